@@ -1,0 +1,140 @@
+// Error classes with stable string codes: every failure the library reports is one of these.
+
+/**
+ * The stable codes carried by every error the library throws or reports. Match on `code`, never on the
+ * message: messages are for people and may be reworded.
+ */
+export const ErrorCodes = {
+  /** An object has no usable `metadata.name` (or no metadata at all), so it has no key. */
+  INVALID_OBJECT: 'INVALID_OBJECT',
+  /** A key that is not `name` or `namespace/name`. */
+  INVALID_KEY: 'INVALID_KEY',
+  /** A resource version that is not an unbounded decimal integer. */
+  INVALID_RESOURCE_VERSION: 'INVALID_RESOURCE_VERSION',
+  /** An index function threw; the store was left exactly as it was. */
+  INDEX_FUNC_FAILED: 'INDEX_FUNC_FAILED',
+  /** A query named an index that does not exist. */
+  UNKNOWN_INDEX: 'UNKNOWN_INDEX',
+  /** `addIndexers` was given a name that already exists. */
+  INDEXER_CONFLICT: 'INDEXER_CONFLICT',
+  /** `pop` on a closed, empty DeltaFIFO. */
+  FIFO_CLOSED: 'FIFO_CLOSED',
+  /** A transform function threw. */
+  TRANSFORM_FAILED: 'TRANSFORM_FAILED',
+  /** Somebody changed an object the cache handed out. */
+  CACHE_MUTATED: 'CACHE_MUTATED',
+  /** The server answered with a non-success Status (HTTP error or watch ERROR event). */
+  API_STATUS: 'API_STATUS',
+  /** 410 Gone: the requested resource version was compacted away; a relist is needed. */
+  EXPIRED: 'EXPIRED',
+  /** A watch event older than what the reflector already holds was rejected. */
+  RESOURCE_VERSION_REGRESSION: 'RESOURCE_VERSION_REGRESSION',
+  /** A watch stream carried something that is not a well-formed watch event. */
+  WATCH_DECODE: 'WATCH_DECODE',
+  /** No bytes arrived on a watch for longer than its idle limit: a stalled or half-open connection. */
+  WATCH_STALLED: 'WATCH_STALLED',
+  /** A network-level failure (connection refused, reset, TLS). */
+  NETWORK: 'NETWORK',
+  /** An event handler threw or rejected. */
+  HANDLER_FAILED: 'HANDLER_FAILED',
+  /** `run()` was called on something that is already running or has run. */
+  ALREADY_STARTED: 'ALREADY_STARTED',
+  /** The operation was cancelled by its AbortSignal. */
+  ABORTED: 'ABORTED',
+  /** A label or field selector that does not parse. */
+  INVALID_SELECTOR: 'INVALID_SELECTOR',
+  /** An option value out of its documented range. */
+  INVALID_OPTION: 'INVALID_OPTION',
+  /** A work queue was used after shutdown in a way that cannot succeed. */
+  QUEUE_SHUT_DOWN: 'QUEUE_SHUT_DOWN',
+  /** A leader-election lock operation failed or lost a race. */
+  LEADER_ELECTION: 'LEADER_ELECTION',
+  /** A scripted fault of the test kit was never consumed. */
+  PENDING_FAULTS: 'PENDING_FAULTS',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** Options every library error accepts. */
+export interface KubeInformerErrorOptions {
+  /** The underlying error, kept as `cause`. */
+  cause?: unknown;
+}
+
+/** The base class of every error the library throws. `code` is stable; `cause` keeps the original. */
+export class KubeInformerError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: KubeInformerErrorOptions) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** An object that has no key: no metadata, or no `metadata.name`. */
+export class InvalidObjectError extends KubeInformerError {
+  constructor(message: string, options?: KubeInformerErrorOptions) {
+    super(ErrorCodes.INVALID_OBJECT, message, options);
+  }
+}
+
+/** A malformed resource version (see {@link compareResourceVersion}). */
+export class InvalidResourceVersionError extends KubeInformerError {
+  readonly resourceVersion: string;
+  constructor(resourceVersion: string, message: string) {
+    super(ErrorCodes.INVALID_RESOURCE_VERSION, message);
+    this.resourceVersion = resourceVersion;
+  }
+}
+
+/**
+ * A Kubernetes `Status` failure: an HTTP error answer, or a watch `ERROR` event. `statusCode` is the
+ * HTTP code (or the Status `code`); `reason` is the Status reason (`Expired`, `Forbidden`, ...).
+ */
+export class ApiStatusError extends KubeInformerError {
+  readonly statusCode: number;
+  readonly reason: string | undefined;
+  readonly status: unknown;
+  /** Seconds from a `Retry-After` header or Status `details.retryAfterSeconds`, when present. */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    statusCode: number,
+    message: string,
+    options?: KubeInformerErrorOptions & { reason?: string; status?: unknown; retryAfterSeconds?: number },
+  ) {
+    super(statusCode === 410 ? ErrorCodes.EXPIRED : ErrorCodes.API_STATUS, message, options);
+    this.statusCode = statusCode;
+    this.reason = options?.reason;
+    this.status = options?.status;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
+  }
+}
+
+/** True when `err` means "the resource version you asked for is gone: relist" (HTTP or Status 410). */
+export function isExpiredError(err: unknown): boolean {
+  if (err === null || typeof err !== 'object') return false;
+  const e = err as { code?: unknown; statusCode?: unknown; status?: unknown };
+  if (e.code === ErrorCodes.EXPIRED || e.code === 410 || e.statusCode === 410) return true;
+  return false;
+}
+
+/** Turns anything thrown into an Error, keeping non-Error values readable (`throw "boom"`). */
+export function toError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  let text: string;
+  try {
+    text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return new Error(`non-Error value thrown: ${text}`, { cause: value });
+}
+
+/** The error an aborted operation rejects with, when it rejects at all. */
+export class AbortedError extends KubeInformerError {
+  constructor(message = 'the operation was aborted', options?: KubeInformerErrorOptions) {
+    super(ErrorCodes.ABORTED, message, options);
+  }
+}

@@ -1,0 +1,2 @@
+// The fifo room's barrel.
+export {};

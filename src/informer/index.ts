@@ -1,0 +1,2 @@
+// The informer room's barrel.
+export {};

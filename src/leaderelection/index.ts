@@ -1,0 +1,2 @@
+// The leaderelection room's barrel.
+export {};

@@ -1,0 +1,55 @@
+// The ListerWatcher contract: how the reflector lists and watches, whatever the transport.
+
+import type { GroupVersionResource } from '../core/types.js';
+
+export type { GroupVersionResource };
+
+/** Query options of a list or watch request; names and meanings are the Kubernetes API's. */
+export interface ListOptions {
+  /** `""` = most recent (quorum read); `"0"` = any (cache); otherwise see `resourceVersionMatch`. */
+  resourceVersion?: string;
+  /** How `resourceVersion` is matched on a list. */
+  resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+  /** Page size of a list; `0`/absent = unpaginated. */
+  limit?: number;
+  /** The continue token of the previous page. */
+  continue?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Server-side watch timeout. */
+  timeoutSeconds?: number;
+  /** Ask the server for BOOKMARK events on a watch. */
+  allowWatchBookmarks?: boolean;
+  /** Streaming list: the watch first sends the current state as ADDED events, then a bookmark. */
+  sendInitialEvents?: boolean;
+}
+
+/** A list answer: items plus the list's resource version and paging fields. */
+export interface ObjectList<T> {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  items: T[];
+}
+
+/** The event types of a Kubernetes watch stream. */
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+/** One watch event. For `ERROR`, `object` is a `Status`; for `BOOKMARK`, only metadata is meaningful. */
+export interface WatchEvent<T> {
+  type: WatchEventType;
+  object: T;
+}
+
+/**
+ * Lists and watches one resource. `list` resolves with one page (the reflector does the paging);
+ * `watch` resolves once the stream is open, with an async iterable of its events that ends when the
+ * server closes the stream and ends (or throws an abort error) when `signal` aborts.
+ *
+ * Errors: a rejection or a thrown iteration error whose `code` is `'EXPIRED'` or whose `statusCode` (or
+ * `code`) is 410 means "the resource version is gone, relist". Use `ApiStatusError` for HTTP answers.
+ */
+export interface ListerWatcher<T> {
+  list(options: ListOptions, signal: AbortSignal): Promise<ObjectList<T>>;
+  watch(options: ListOptions, signal: AbortSignal): Promise<AsyncIterable<WatchEvent<T>>>;
+}

@@ -1,0 +1,2 @@
+// The mutation room's barrel.
+export {};

@@ -1,0 +1,2 @@
+// The observability room's barrel: diagnostics_channel names.
+export * from './channels.js';

@@ -1,0 +1,2 @@
+// The reflector room's barrel.
+export {};

@@ -1,0 +1,2 @@
+// The store room's barrel.
+export {};

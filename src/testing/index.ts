@@ -1,0 +1,2 @@
+// The testing room's barrel.
+export {};

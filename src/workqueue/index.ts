@@ -1,0 +1,2 @@
+// The workqueue room's barrel.
+export {};

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// The unit and integration suites. Benchmarks (bench/) and the real-apiserver suite (test/apiserver/)
+// have their own commands and never run here.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/apiserver/**', 'node_modules/**', 'dist/**'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: 'forks',
+  },
+});
