@@ -1,0 +1,315 @@
+// DeltaFIFO: the queue between the reflector and the informer, accumulating each key's changes in order.
+
+import { InvalidObjectError, KubeInformerError } from '../core/errors.js';
+import { DeletedFinalStateUnknown, metaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
+import { preview } from '../core/preview.js';
+import { FifoClosedError, TransformFailedError } from './errors.js';
+import type { Delta, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter, PopProcessFunc } from './types.js';
+
+/** Past this many consumed slots at the head of the key queue, the queue array is compacted. */
+const COMPACT_AFTER = 1024;
+
+/**
+ * A producer/consumer queue of per-key change lists, with client-go's DeltaFIFO (v0.32) semantics:
+ *
+ * - each key is queued once, at the position of its first pending change; its changes accumulate in
+ *   arrival order and are handed out together by `pop`;
+ * - two consecutive `Deleted` collapse into one, keeping the one that carries the most information
+ *   (the older, unless the older is a {@link DeletedFinalStateUnknown} tombstone);
+ * - `replace` (a full relist) queues `Replaced` (or `Sync`) for every listed item and a `Deleted`
+ *   tombstone for every queued or known key the list no longer has;
+ * - `resync` queues `Sync` for every known key that has nothing pending;
+ * - `hasSynced` turns true once the first `replace`'s items (or, before any replace, the first
+ *   add/update/delete) have all been popped and processed.
+ *
+ * `pop` hands one key's deltas to `process` and waits for it (sync or async). One `pop` processes at
+ * a time: a second concurrent `pop` waits its turn (first come, first served). Adds made while
+ * `process` runs are kept, in order.
+ *
+ * Warning: `pop` does not requeue on failure. When `process` throws or rejects, the deltas are gone
+ * and `pop` rejects with that very error; the consumer decides what to do (the informer stops).
+ *
+ * Recovery: after {@link DeltaFIFO.close}, `pop` keeps handing out what is queued and then rejects with
+ * a {@link FifoClosedError} (code `FIFO_CLOSED`), also waking every `pop` that was waiting.
+ */
+export class DeltaFIFO<T> {
+  #items = new Map<string, Delta<T>[]>();
+  #queue: string[] = [];
+  #head = 0;
+  #keyFunc: KeyFunc<T>;
+  #knownObjects: KeyListerGetter<T> | undefined;
+  #replaceType: DeltaType;
+  #transformer: ((obj: T) => T) | undefined;
+  #populated = false;
+  #initialPopulationCount = 0;
+  #closed = false;
+  /** True while a `pop` holds the turn (it is processing, or it was woken and is about to). */
+  #busy = false;
+  /** Resolvers of `pop` calls waiting for the turn, oldest first. */
+  #waiters: Array<() => void> = [];
+
+  /** Creates an empty queue; see {@link DeltaFIFOOptions} for the options and their defaults. */
+  constructor(options: DeltaFIFOOptions<T> = {}) {
+    this.#keyFunc = options.keyFunction ?? (metaNamespaceKeyFunc as KeyFunc<T>);
+    this.#knownObjects = options.knownObjects;
+    this.#replaceType = options.emitDeltaTypeReplaced === true ? 'Replaced' : 'Sync';
+    this.#transformer = options.transformer;
+  }
+
+  /** Queues an `Added` delta for `obj` (after the transformer). Throws on an object with no key. */
+  add(obj: T): void {
+    const key = this.#keyOf(obj);
+    this.#populated = true;
+    this.#enqueue(key, 'Added', this.#transform(key, obj));
+  }
+
+  /** Queues an `Updated` delta for `obj` (after the transformer). Throws on an object with no key. */
+  update(obj: T): void {
+    const key = this.#keyOf(obj);
+    this.#populated = true;
+    this.#enqueue(key, 'Updated', this.#transform(key, obj));
+  }
+
+  /**
+   * Queues a `Deleted` delta for `obj`, unless the key is unknown: neither queued nor (with
+   * `knownObjects`) held by the consumer — then it was already deleted by a relist and nothing is
+   * queued. A tombstone may be passed; its own key is used and it is not transformed.
+   */
+  delete(obj: T | DeletedFinalStateUnknown<T>): void {
+    const key = this.#keyOf(obj);
+    this.#populated = true;
+    if (!this.#items.has(key) && (this.#knownObjects === undefined || this.#knownObjects.getByKey(key) === undefined)) {
+      return;
+    }
+    this.#enqueue(key, 'Deleted', obj instanceof DeletedFinalStateUnknown ? obj : this.#transform(key, obj));
+  }
+
+  /**
+   * A full relist. Queues `Replaced` (with `emitDeltaTypeReplaced`) or `Sync` for every item, then a
+   * `Deleted` carrying a {@link DeletedFinalStateUnknown} for every key the list does not have: first
+   * the queued keys, in queue order (the tombstone holds the newest queued object), then the keys of
+   * `knownObjects` that have nothing queued, in `listKeys()` order (the tombstone holds the known
+   * object, or `undefined` when `getByKey` has none). The first `replace` defines the initial list
+   * that {@link DeltaFIFO.hasSynced} waits for. `resourceVersion` is not used by the queue.
+   *
+   * Every key and transform is computed before anything is queued: when one throws, the queue is
+   * left unchanged.
+   */
+  replace(items: readonly T[], resourceVersion: string): void {
+    void resourceVersion;
+    const n = items.length;
+    const keys = new Array<string>(n);
+    for (let i = 0; i < n; i++) keys[i] = this.#keyOf(items[i]);
+    const objects = this.#transformer === undefined ? items : items.map((item, i) => this.#transform(keys[i], item));
+    const listed = new Set<string>();
+    for (let i = 0; i < n; i++) {
+      listed.add(keys[i]);
+      this.#enqueue(keys[i], this.#replaceType, objects[i]);
+    }
+
+    let queuedDeletions = 0;
+    for (const [key, deltas] of this.#items) {
+      if (listed.has(key)) continue;
+      const newest = deltas[deltas.length - 1];
+      // A tombstone after a Deleted would collapse into it (dedup keeps the informative one).
+      if (newest.type === 'Deleted') continue;
+      const last = newest.object instanceof DeletedFinalStateUnknown ? newest.object.obj : newest.object;
+      this.#enqueue(key, 'Deleted', new DeletedFinalStateUnknown<T>(key, last));
+      queuedDeletions++;
+    }
+
+    if (this.#knownObjects !== undefined) {
+      for (const key of this.#knownObjects.listKeys()) {
+        if (listed.has(key) || this.#items.has(key)) continue;
+        const known = this.#knownObjects.getByKey(key) as T;
+        this.#enqueue(key, 'Deleted', new DeletedFinalStateUnknown<T>(key, known));
+        queuedDeletions++;
+      }
+    }
+
+    if (!this.#populated) {
+      this.#populated = true;
+      this.#initialPopulationCount = listed.size + queuedDeletions;
+    }
+  }
+
+  /**
+   * Queues `Sync` for every key of `knownObjects` that has nothing pending (a pending change is newer
+   * than what the consumer holds, so a `Sync` would deliver an older state after it). The objects are
+   * not transformed again. A no-op without `knownObjects`.
+   */
+  resync(): void {
+    const known = this.#knownObjects;
+    if (known === undefined) return;
+    for (const k of known.listKeys()) {
+      const obj = known.getByKey(k);
+      if (obj === undefined) continue;
+      const key = this.#keyOf(obj);
+      if (this.#items.has(key)) continue;
+      this.#enqueue(key, 'Sync', obj);
+    }
+  }
+
+  /**
+   * Takes the oldest queued key and calls `process(deltas, isInInitialList)`, waiting for it when it
+   * is async. Resolves with the deltas once `process` finished; rejects with `process`'s own error
+   * when it throws or rejects (the deltas are not requeued). Waits while the queue is empty; rejects
+   * with a {@link FifoClosedError} (code `FIFO_CLOSED`) when the queue is closed and empty.
+   *
+   * Only one `pop` runs `process` at a time; concurrent calls wait their turn in call order.
+   */
+  async pop(process: PopProcessFunc<T>): Promise<Deltas<T>> {
+    if (this.#busy || this.#waiters.length > 0 || this.#items.size === 0) {
+      if (this.#closed && !this.#busy && this.#waiters.length === 0 && this.#items.size === 0) {
+        throw new FifoClosedError();
+      }
+      for (;;) {
+        await new Promise<void>((resolve) => this.#waiters.push(resolve));
+        if (this.#items.size > 0) break;
+        this.#releaseTurn();
+        if (this.#closed) throw new FifoClosedError();
+      }
+    } else {
+      this.#busy = true;
+    }
+
+    const key = this.#shiftKey();
+    const deltas = this.#items.get(key) as Delta<T>[];
+    this.#items.delete(key);
+    const isInInitialList = !this.hasSynced();
+    try {
+      const result = process(deltas, isInInitialList);
+      if (result !== undefined && result !== null && typeof (result as Promise<void>).then === 'function') {
+        await result;
+      }
+    } finally {
+      // Counted down only once processing ended, so hasSynced() never turns true while the last
+      // initial item is still being handled.
+      if (this.#initialPopulationCount > 0) this.#initialPopulationCount--;
+      this.#releaseTurn();
+    }
+    return deltas;
+  }
+
+  /** The newest object (or tombstone) of each queued key, in queue order. A fresh array. */
+  list(): Array<T | DeletedFinalStateUnknown<T>> {
+    const out: Array<T | DeletedFinalStateUnknown<T>> = [];
+    for (const deltas of this.#items.values()) out.push(deltas[deltas.length - 1].object);
+    return out;
+  }
+
+  /** The queued keys, oldest first (the order `pop` will hand them out). A fresh array. */
+  listKeys(): string[] {
+    return this.#queue.slice(this.#head);
+  }
+
+  /** A copy of the deltas queued under `obj`'s key, or `undefined` when none are. */
+  get(obj: T | DeletedFinalStateUnknown<T>): Deltas<T> | undefined {
+    return this.getByKey(this.#keyOf(obj));
+  }
+
+  /** A copy of the deltas queued under `key`, or `undefined` when none are. */
+  getByKey(key: string): Deltas<T> | undefined {
+    const deltas = this.#items.get(key);
+    return deltas === undefined ? undefined : deltas.slice();
+  }
+
+  /**
+   * The key of an object, a tombstone (its own `key`) or a `Deltas` list (its newest object's key).
+   * Throws {@link InvalidObjectError} (code `INVALID_OBJECT`) when there is none.
+   */
+  keyOf(obj: T | DeletedFinalStateUnknown<T> | Deltas<T>): string {
+    if (Array.isArray(obj)) {
+      const deltas = obj as Deltas<T>;
+      if (deltas.length === 0) throw new InvalidObjectError('an empty Deltas list has no key');
+      return this.#keyOf(deltas[deltas.length - 1].object);
+    }
+    return this.#keyOf(obj as T | DeletedFinalStateUnknown<T>);
+  }
+
+  /**
+   * True once the first `replace` has been fully popped and processed — or, when an add, update or
+   * delete came before any `replace`, right away. Never turns false again.
+   */
+  hasSynced(): boolean {
+    return this.#populated && this.#initialPopulationCount === 0;
+  }
+
+  /**
+   * Closes the queue: `pop` hands out what is still queued, then rejects with `FIFO_CLOSED`; every
+   * waiting `pop` is woken. Later adds are still accepted (and drained). Idempotent.
+   */
+  close(): void {
+    this.#closed = true;
+    if (!this.#busy && this.#waiters.length > 0) this.#handTurn();
+  }
+
+  /** True after {@link DeltaFIFO.close}. */
+  isClosed(): boolean {
+    return this.#closed;
+  }
+
+  #keyOf(obj: T | DeletedFinalStateUnknown<T>): string {
+    if (obj instanceof DeletedFinalStateUnknown) return obj.key;
+    try {
+      return this.#keyFunc(obj);
+    } catch (err) {
+      if (err instanceof KubeInformerError) throw err;
+      throw new InvalidObjectError(`couldn't compute the key of ${preview(obj)}`, { cause: err });
+    }
+  }
+
+  #transform(key: string, obj: T): T {
+    const transformer = this.#transformer;
+    if (transformer === undefined) return obj;
+    try {
+      return transformer(obj);
+    } catch (err) {
+      throw new TransformFailedError(key, obj, err);
+    }
+  }
+
+  /** Appends a delta to `key`, collapsing two trailing deletes, and queues the key when it is new. */
+  #enqueue(key: string, type: DeltaType, object: T | DeletedFinalStateUnknown<T>): void {
+    const deltas = this.#items.get(key);
+    if (deltas === undefined) {
+      this.#items.set(key, [{ type, object }]);
+      this.#queue.push(key);
+      if (!this.#busy && this.#waiters.length > 0) this.#handTurn();
+      return;
+    }
+    const lastIndex = deltas.length - 1;
+    if (type === 'Deleted' && deltas[lastIndex].type === 'Deleted') {
+      // Keep the older delete unless it is a tombstone: a real object says more than a tombstone.
+      if (deltas[lastIndex].object instanceof DeletedFinalStateUnknown) deltas[lastIndex] = { type, object };
+      return;
+    }
+    deltas.push({ type, object });
+  }
+
+  #shiftKey(): string {
+    const queue = this.#queue;
+    const key = queue[this.#head++];
+    if (this.#head === queue.length) {
+      queue.length = 0;
+      this.#head = 0;
+    } else if (this.#head >= COMPACT_AFTER && this.#head * 2 >= queue.length) {
+      queue.copyWithin(0, this.#head);
+      queue.length -= this.#head;
+      this.#head = 0;
+    }
+    return key;
+  }
+
+  /** Gives the turn to the oldest waiting `pop`. */
+  #handTurn(): void {
+    this.#busy = true;
+    (this.#waiters.shift() as () => void)();
+  }
+
+  /** Ends a `pop`'s turn, passing it on when a waiter has something to do (an item, or the close). */
+  #releaseTurn(): void {
+    this.#busy = false;
+    if (this.#waiters.length > 0 && (this.#items.size > 0 || this.#closed)) this.#handTurn();
+  }
+}
