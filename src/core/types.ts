@@ -34,7 +34,9 @@ type Primitive = string | number | boolean | bigint | symbol | undefined | null;
  * Warning: this is a compile-time guard only. At run time the `detectMutations` option (or
  * `KUBE_CACHE_MUTATION_DETECTOR=true`) catches writes that get past it.
  */
-export type DeepReadonly<T> = T extends Primitive
+export type DeepReadonly<T> = unknown extends T
+  ? T
+  : T extends Primitive
   ? T
   : T extends (...args: never[]) => unknown
     ? T

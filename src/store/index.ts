@@ -1,2 +1,27 @@
-// The store room's barrel.
-export {};
+// The store room's barrel: Store, Indexer, listers and label selectors.
+export type { IndexFunc, Indexers, Store, Indexer } from './types.js';
+export { NamespaceIndex, metaNamespaceIndexFunc } from './types.js';
+export { IndexFuncError, UnknownIndexError, IndexerConflictError } from './errors.js';
+export type { IndexValues } from './indices.js';
+export { IndexedStore, newStore, newIndexer } from './store.js';
+export type {
+  SelectorOperator,
+  LabelRequirement,
+  Labels,
+  LabelSelector,
+  LabelSelectorObject,
+  LabelSelectorRequirementObject,
+} from './label-selector.js';
+export {
+  SelectorParseError,
+  labelKeyProblem,
+  labelValueProblem,
+  everythingSelector,
+  nothingSelector,
+  labelSelectorFromSet,
+  labelSelectorFromObject,
+} from './label-selector.js';
+export type { LabelSelectorInput } from './selector-parser.js';
+export { parseLabelSelector, toLabelSelector } from './selector-parser.js';
+export type { Lister, NamespaceLister } from './lister.js';
+export { newLister } from './lister.js';

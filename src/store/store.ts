@@ -1,0 +1,272 @@
+// The indexed store: client-go's thread-safe store and Indexer, with atomic writes and snapshot reads.
+
+import { ErrorCodes, InvalidObjectError, KubeInformerError } from '../core/errors.js';
+import { DeletedFinalStateUnknown, type KeyFunc } from '../core/keys.js';
+import { preview } from '../core/preview.js';
+import { getResourceVersion } from '../core/types.js';
+import { IndexerConflictError, UnknownIndexError } from './errors.js';
+import { IndexState, type IndexValues } from './indices.js';
+import type { Indexer, Indexers, IndexFunc, Store } from './types.js';
+
+/**
+ * The store behind {@link newStore} and {@link newIndexer}: a map from key to object plus any number
+ * of secondary indices. Semantics are client-go's (`cache.NewIndexer` over its thread-safe store):
+ * `add` and `update` are the same upsert, deleting a missing key does nothing, `replace` swaps the
+ * whole content and rebuilds every index, `resync` does nothing.
+ *
+ * What it adds to client-go:
+ * - Every write is atomic. Key and index values are all computed before anything changes, so a key
+ *   function or index function that throws leaves the objects and every index exactly as they were.
+ *   The error is an {@link IndexFuncError} (code `INDEX_FUNC_FAILED`) naming the index and the key,
+ *   or the key function's error (code `INVALID_OBJECT`), never a crash of the process.
+ * - Each key's index values are remembered, so an object that was changed in place after it was
+ *   stored (which it must not be) cannot leave stale index entries behind.
+ * - Reads return fresh arrays: a later write never changes an array already returned.
+ *
+ * Warning: objects are stored and returned by reference. Never mutate one you got from a store.
+ */
+export class IndexedStore<T> implements Indexer<T> {
+  #keyFunc: KeyFunc<T>;
+  #items = new Map<string, T>();
+  #indices: IndexState<T>[] = [];
+  #byName = new Map<string, IndexState<T>>();
+  #lastResourceVersion = '';
+
+  /**
+   * @param keyFunc - computes each object's key (usually `deletionHandlingMetaNamespaceKeyFunc`)
+   * @param indexers - the initial index functions by name (default: none)
+   */
+  constructor(keyFunc: KeyFunc<T>, indexers: Indexers<T> = {}) {
+    this.#keyFunc = keyFunc;
+    for (const [name, fn] of Object.entries(indexers)) {
+      checkIndexFunc(name, fn);
+      const state = new IndexState(name, fn);
+      this.#indices.push(state);
+      this.#byName.set(name, state);
+    }
+  }
+
+  /** Inserts or replaces `obj` under its key. Atomic: on any error nothing changed. */
+  add(obj: T): void {
+    this.#upsert(obj);
+  }
+
+  /** Inserts or replaces `obj` under its key (the same as {@link IndexedStore.add}). */
+  update(obj: T): void {
+    this.#upsert(obj);
+  }
+
+  /**
+   * Removes the object with `obj`'s key from the store and every index; a missing key does nothing.
+   * A {@link DeletedFinalStateUnknown} is accepted when the key function understands it.
+   */
+  delete(obj: T | DeletedFinalStateUnknown<T>): void {
+    const key = this.#keyOf(obj);
+    if (!(obj instanceof DeletedFinalStateUnknown)) this.#track(obj);
+    const stored = this.#items.get(key);
+    if (stored === undefined) return;
+    for (const index of this.#indices) index.delete(key, stored);
+    this.#items.delete(key);
+  }
+
+  /** Every stored object, in a fresh array. */
+  list(): T[] {
+    return Array.from(this.#items.values());
+  }
+
+  /** Every key, in a fresh array. */
+  listKeys(): string[] {
+    return Array.from(this.#items.keys());
+  }
+
+  /** The stored object with `obj`'s key, or `undefined`. */
+  get(obj: T): T | undefined {
+    return this.#items.get(this.#keyOf(obj));
+  }
+
+  /** The stored object under `key`, or `undefined`. */
+  getByKey(key: string): T | undefined {
+    return this.#items.get(key);
+  }
+
+  /**
+   * Swaps the whole content for `items` and rebuilds every index; a later item wins over an earlier
+   * one with the same key. Atomic: when any key or index function throws, nothing changed.
+   */
+  replace(items: T[], resourceVersion: string): void {
+    const n = items.length;
+    const keys = new Array<string>(n);
+    for (let i = 0; i < n; i++) keys[i] = this.#keyOf(items[i]);
+    const map = new Map<string, T>();
+    for (let i = 0; i < n; i++) map.set(keys[i], items[i]);
+    const fresh = this.#indices.map((index) => index.emptyCopy());
+    for (const index of fresh) {
+      for (const [key, obj] of map) index.set(key, undefined, index.compute(key, obj));
+    }
+    // Everything computed: swap in one step.
+    this.#items = map;
+    this.#indices = fresh;
+    this.#byName = new Map(fresh.map((index) => [index.name, index]));
+    this.#lastResourceVersion = resourceVersion;
+  }
+
+  /** Does nothing: a store has nobody to re-deliver its items to. */
+  resync(): void {}
+
+  /**
+   * The resource version of the last write: the `resourceVersion` given to `replace`, or the
+   * `metadata.resourceVersion` of the last object added, updated or deleted (a tombstone or an object
+   * without one leaves it unchanged). `''` before any. Informational, like client-go's
+   * `LastStoreSyncResourceVersion`; the reflector's own bookkeeping is authoritative.
+   */
+  lastStoreSyncResourceVersion(): string {
+    return this.#lastResourceVersion;
+  }
+
+  /** Objects sharing at least one value of index `indexName` with `obj`, without duplicates. */
+  index(indexName: string, obj: T): T[] {
+    const index = this.#index(indexName);
+    let key: string;
+    try {
+      key = this.#keyOf(obj);
+    } catch {
+      key = '(object without a key)';
+    }
+    const vals = index.compute(key, obj);
+    if (vals === undefined) return [];
+    if (typeof vals === 'string') return this.#objects(index, vals);
+    const keys = new Set<string>();
+    for (const v of vals) index.forEachKey(v, (k) => keys.add(k));
+    const out: T[] = [];
+    for (const k of keys) out.push(this.#items.get(k) as T);
+    return out;
+  }
+
+  /** Keys of the objects indexed under `indexedValue`, sorted (as client-go sorts them). */
+  indexKeys(indexName: string, indexedValue: string): string[] {
+    return this.#index(indexName).keys(indexedValue).sort();
+  }
+
+  /** Every value of index `indexName` that has at least one object. */
+  listIndexFuncValues(indexName: string): string[] {
+    return this.#index(indexName).values();
+  }
+
+  /** Objects indexed under `indexedValue`, in a fresh array. */
+  byIndex(indexName: string, indexedValue: string): T[] {
+    return this.#objects(this.#index(indexName), indexedValue);
+  }
+
+  /** A copy of the index functions by name. */
+  getIndexers(): Indexers<T> {
+    const out: Indexers<T> = {};
+    for (const index of this.#indices) out[index.name] = index.fn;
+    return out;
+  }
+
+  /**
+   * Adds index functions and indexes every object already stored. Atomic: on a name conflict
+   * ({@link IndexerConflictError}) or a failing function ({@link IndexFuncError}) no index is added.
+   */
+  addIndexers(indexers: Indexers<T>): void {
+    const added: IndexState<T>[] = [];
+    for (const [name, fn] of Object.entries(indexers)) {
+      if (this.#byName.has(name)) throw new IndexerConflictError(name);
+      checkIndexFunc(name, fn);
+      added.push(new IndexState(name, fn));
+    }
+    for (const index of added) {
+      for (const [key, obj] of this.#items) index.set(key, undefined, index.compute(key, obj));
+    }
+    for (const index of added) {
+      this.#indices.push(index);
+      this.#byName.set(index.name, index);
+    }
+  }
+
+  /**
+   * The values the object under `key` is indexed under in `indexName`: `undefined` for none (or no
+   * such key), a string for one, an array for several. For tests and tools.
+   */
+  indexValuesOf(indexName: string, key: string): IndexValues {
+    const index = this.#index(indexName);
+    if (!this.#items.has(key)) return undefined;
+    return index.valuesOf(key, this.#items.get(key) as T);
+  }
+
+  #upsert(obj: T): void {
+    const key = this.#keyOf(obj);
+    const indices = this.#indices;
+    const n = indices.length;
+    if (n !== 0) {
+      const stored = this.#items.get(key); // objects are never undefined: a key function rejects that
+      if (n === 1) {
+        indices[0].set(key, stored, indices[0].compute(key, obj));
+      } else {
+        const vals = new Array<IndexValues>(n);
+        for (let i = 0; i < n; i++) vals[i] = indices[i].compute(key, obj);
+        for (let i = 0; i < n; i++) indices[i].set(key, stored, vals[i]);
+      }
+    }
+    this.#items.set(key, obj);
+    this.#track(obj);
+  }
+
+  #track(obj: unknown): void {
+    const rv = getResourceVersion(obj);
+    if (rv) this.#lastResourceVersion = rv;
+  }
+
+  #keyOf(obj: T | DeletedFinalStateUnknown<T>): string {
+    let key: unknown;
+    try {
+      key = this.#keyFunc(obj);
+    } catch (err) {
+      if (err instanceof KubeInformerError) throw err;
+      const why = err instanceof Error ? err.message : preview(err, 80);
+      throw new InvalidObjectError(`the key function failed (${why}) for object ${preview(obj)}`, { cause: err });
+    }
+    if (typeof key !== 'string') {
+      throw new InvalidObjectError(`the key function returned ${typeof key}, not a string, for object ${preview(obj)}`);
+    }
+    return key;
+  }
+
+  #index(name: string): IndexState<T> {
+    const index = this.#byName.get(name);
+    if (index === undefined) throw new UnknownIndexError(name, Array.from(this.#byName.keys()));
+    return index;
+  }
+
+  #objects(index: IndexState<T>, value: string): T[] {
+    const out: T[] = [];
+    index.forEachKey(value, (k) => out.push(this.#items.get(k) as T));
+    return out;
+  }
+}
+
+function checkIndexFunc(name: string, fn: unknown): asserts fn is IndexFunc<unknown> {
+  if (typeof fn !== 'function') {
+    throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `the indexer "${name}" is ${typeof fn}, not a function`);
+  }
+}
+
+/**
+ * Creates a {@link Store} with no index: client-go's `cache.NewStore`.
+ *
+ * @param keyFunc - computes each object's key; informers use `deletionHandlingMetaNamespaceKeyFunc`
+ */
+export function newStore<T>(keyFunc: KeyFunc<T>): Store<T> {
+  return new IndexedStore(keyFunc);
+}
+
+/**
+ * Creates an {@link Indexer}: client-go's `cache.NewIndexer`. More indices can be added later with
+ * `addIndexers`, even once objects are stored.
+ *
+ * @param keyFunc - computes each object's key; informers use `deletionHandlingMetaNamespaceKeyFunc`
+ * @param indexers - index functions by name, e.g. `{ [NamespaceIndex]: metaNamespaceIndexFunc }`
+ */
+export function newIndexer<T>(keyFunc: KeyFunc<T>, indexers: Indexers<T>): Indexer<T> {
+  return new IndexedStore(keyFunc, indexers);
+}
