@@ -1,0 +1,387 @@
+// The leader elector: acquire a lock, renew it while leading, give it up on cancel (client-go semantics).
+
+import { realClock, sleep, type Clock } from '../core/clock.js';
+import { ErrorCodes, KubeInformerError } from '../core/errors.js';
+import { channels, publish } from '../observability/channels.js';
+import { LeaderElectionError, LockNotFoundError, recordFingerprint, type LeaderElectionRecord, type ResourceLock } from './lock.js';
+import { raceAbort } from './race.js';
+
+/** Retry periods are stretched by up to this factor of themselves at random (client-go's `JitterFactor`). */
+export const LEADER_ELECTION_JITTER_FACTOR = 1.2;
+
+/** Options of a {@link LeaderElector}. Durations are milliseconds. */
+export interface LeaderElectorOptions {
+  /** The lock candidates compete for; its `identity()` names this candidate. Required. */
+  lock: ResourceLock;
+  /**
+   * How long other candidates wait, after last seeing the record change, before taking the lock over.
+   * Written to the lock in whole seconds (rounded up). Default: `15000`.
+   */
+  leaseDurationMs?: number;
+  /**
+   * How long the leader keeps retrying a failed renewal before it stops leading; also bounds each
+   * acquire attempt and the release. Default: `10000`.
+   */
+  renewDeadlineMs?: number;
+  /** The pause between attempts (acquire retries are jittered by up to 1.2×). Default: `2000`. */
+  retryPeriodMs?: number;
+  /**
+   * Give the lock up when `run`'s signal aborts (writes an empty holder with a 1 s lease), so another
+   * candidate takes over at once instead of after `leaseDurationMs`. Default: `false`.
+   */
+  releaseOnCancel?: boolean;
+  /** A name for diagnostics messages. Default: the lock's `describe()`. */
+  name?: string;
+  /** The clock for retries, deadlines and observed times. Default: `realClock`. */
+  clock?: Clock;
+  /** The random source for jitter, returning [0, 1). Default: `Math.random`. */
+  random?: () => number;
+  /**
+   * Called once the lock is acquired; `signal` aborts when leadership ends (lost, cancelled or failed).
+   * Its promise is awaited before the lock is released and before `run` settles. Required.
+   */
+  onStartedLeading: (signal: AbortSignal) => void | Promise<void>;
+  /** Called when `run` ends, whether or not this candidate ever led. Default: none. */
+  onStoppedLeading?: () => void | Promise<void>;
+  /** Called with the identity of each new holder observed (including this candidate). Default: none. */
+  onNewLeader?: (identity: string) => void | Promise<void>;
+}
+
+/** The events published on `channelNames.leaderElection`. */
+export type LeaderElectionEventType = 'acquired' | 'renewed' | 'lost' | 'stopped' | 'released' | 'new-leader' | 'error';
+
+/** A message on `channelNames.leaderElection`. */
+export interface LeaderElectionEvent {
+  /** The elector's `name`. */
+  name: string;
+  /** What happened. */
+  event: LeaderElectionEventType;
+  /** This candidate's identity. */
+  identity: string;
+  /** The holder last observed (`''` when none). */
+  leader: string;
+  /** The failure, for `error` events (a lock operation failed; the elector retries). */
+  error?: unknown;
+}
+
+function positive(name: string, value: number): void {
+  if (!(value > 0) || !Number.isFinite(value)) {
+    throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `${name} must be a positive number, got ${value}`);
+  }
+}
+
+/**
+ * Leader election on a {@link ResourceLock} (client-go's `tools/leaderelection`). {@link LeaderElector.run}
+ * tries to acquire the lock every `retryPeriodMs` (jittered); once it holds it, it calls
+ * `onStartedLeading` and renews every `retryPeriodMs`. If renewing keeps failing for `renewDeadlineMs`,
+ * or another holder shows up, leadership ends.
+ *
+ * Another candidate's lock counts as expired only when `leaseDuration` has passed on *this* clock since
+ * this candidate last saw the record change — never by comparing the record's timestamps — so clock
+ * skew between machines does not matter. Updates are compare-and-swap: a conflict means another
+ * candidate won the round.
+ *
+ * Differences from client-go: `onStoppedLeading` is optional (`run`'s promise says the same); a throwing
+ * callback ends the run and makes `run` reject; `run` waits for `onStartedLeading`'s promise to settle
+ * before releasing, so the guarded work has stopped before someone else may start.
+ *
+ * Warning: `onStartedLeading` must stop its work when its signal aborts; `run` waits for it.
+ */
+export class LeaderElector {
+  readonly #lock: ResourceLock;
+  readonly #identity: string;
+  readonly #name: string;
+  readonly #leaseMs: number;
+  readonly #renewDeadlineMs: number;
+  readonly #retryMs: number;
+  readonly #release: boolean;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #options: LeaderElectorOptions;
+  #observed: LeaderElectionRecord | undefined;
+  #observedFingerprint = '';
+  #observedAt = 0;
+  #reportedLeader = '';
+  #leading = false;
+  #started = false;
+  #failure: { error: unknown } | undefined;
+  readonly #internal = new AbortController();
+  readonly #background = new Set<Promise<void>>();
+
+  /** Validates the options like client-go; throws `INVALID_OPTION` errors. */
+  constructor(options: LeaderElectorOptions) {
+    this.#leaseMs = options.leaseDurationMs ?? 15_000;
+    this.#renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+    this.#retryMs = options.retryPeriodMs ?? 2_000;
+    positive('leaseDurationMs', this.#leaseMs);
+    positive('renewDeadlineMs', this.#renewDeadlineMs);
+    positive('retryPeriodMs', this.#retryMs);
+    const invalid = (message: string) => new KubeInformerError(ErrorCodes.INVALID_OPTION, message);
+    if (this.#leaseMs <= this.#renewDeadlineMs) throw invalid('leaseDurationMs must be greater than renewDeadlineMs');
+    if (this.#renewDeadlineMs <= LEADER_ELECTION_JITTER_FACTOR * this.#retryMs) {
+      throw invalid(`renewDeadlineMs must be greater than retryPeriodMs × ${LEADER_ELECTION_JITTER_FACTOR}`);
+    }
+    if (typeof options.onStartedLeading !== 'function') throw invalid('onStartedLeading is required');
+    if (options.lock === undefined || options.lock === null) throw invalid('lock is required');
+    this.#identity = options.lock.identity();
+    if (typeof this.#identity !== 'string' || this.#identity === '') throw invalid("the lock's identity is empty");
+    this.#lock = options.lock;
+    this.#name = options.name ?? options.lock.describe();
+    this.#release = options.releaseOnCancel ?? false;
+    this.#clock = options.clock ?? realClock;
+    this.#random = options.random ?? Math.random;
+    this.#options = options;
+  }
+
+  /** Whether this candidate currently leads (between `onStartedLeading` and the end of its term). */
+  isLeader(): boolean {
+    return this.#leading;
+  }
+
+  /** The identity of the holder last observed in the lock (`''` when none, or nothing read yet). */
+  getLeader(): string {
+    return this.#observed?.holderIdentity ?? '';
+  }
+
+  /**
+   * Competes for the lock until `signal` aborts or leadership ends. Resolves once the term (if any) is
+   * over: renewals stopped, `onStartedLeading`'s promise settled, the lock released (with
+   * `releaseOnCancel`), and `onStoppedLeading` called. Lock failures are retried, never thrown (they are
+   * published on the `leaderElection` channel). Rejects only when a callback throws (a
+   * `LeaderElectionError` with reason `callback-failed`, the callback's error as `cause`), or with
+   * `ALREADY_STARTED` when called twice.
+   *
+   * Recovery: an elector runs once; to compete again after a lost term, create a new one.
+   */
+  async run(signal?: AbortSignal): Promise<void> {
+    if (this.#started) throw new KubeInformerError(ErrorCodes.ALREADY_STARTED, 'LeaderElector.run() was already called');
+    this.#started = true;
+    const stop = signal === undefined ? this.#internal.signal : AbortSignal.any([signal, this.#internal.signal]);
+    try {
+      if (await this.#acquire(stop)) await this.#lead(stop);
+    } finally {
+      while (this.#background.size > 0) await Promise.all([...this.#background]);
+      const onStopped = this.#options.onStoppedLeading;
+      if (onStopped !== undefined) await this.#guard(onStopped);
+    }
+    if (this.#failure !== undefined) {
+      throw new LeaderElectionError('callback-failed', `a leader-election callback of ${this.#name} failed`, {
+        cause: this.#failure.error,
+      });
+    }
+  }
+
+  async #acquire(stop: AbortSignal): Promise<boolean> {
+    for (;;) {
+      if (stop.aborted) return false;
+      const ok = await this.#withDeadline(stop, (signal) => this.#tryAcquireOrRenew(signal));
+      this.#reportTransition();
+      if (ok && !stop.aborted) {
+        this.#publish('acquired');
+        return true;
+      }
+      if (ok) {
+        // Acquired just as the run was cancelled: never lead, but do not sit on the lock either.
+        if (this.#release) await this.#releaseLock();
+        return false;
+      }
+      const wait = this.#retryMs * (1 + this.#random() * LEADER_ELECTION_JITTER_FACTOR);
+      if (!(await sleep(this.#clock, wait, stop))) return false;
+    }
+  }
+
+  async #lead(stop: AbortSignal): Promise<void> {
+    this.#leading = true;
+    const term = new AbortController();
+    const endTerm = () => term.abort();
+    stop.addEventListener('abort', endTerm, { once: true });
+    const work = this.#spawn(() => this.#options.onStartedLeading(term.signal));
+    try {
+      const lost = await this.#renewLoop(stop);
+      this.#publish(lost ? 'lost' : 'stopped');
+    } finally {
+      this.#leading = false;
+      stop.removeEventListener('abort', endTerm);
+      term.abort();
+      await work;
+      if (this.#release) await this.#releaseLock();
+    }
+  }
+
+  /** Renews until a renewal fails for `renewDeadlineMs` (true: lost) or `stop` aborts (false). */
+  async #renewLoop(stop: AbortSignal): Promise<boolean> {
+    for (;;) {
+      const ok = await this.#withDeadline(stop, async (signal) => {
+        for (;;) {
+          if (await this.#tryAcquireOrRenew(signal)) return true;
+          // Someone else holds the lock now: our term is over, no point retrying until the deadline.
+          if (signal.aborted || this.getLeader() !== this.#identity) return false;
+          if (!(await sleep(this.#clock, this.#retryMs, signal))) return false;
+        }
+      });
+      this.#reportTransition();
+      if (stop.aborted) return false;
+      if (!ok) return true;
+      this.#publish('renewed');
+      if (!(await sleep(this.#clock, this.#retryMs, stop))) return false;
+    }
+  }
+
+  /** Runs `fn` with a signal that aborts when `stop` does or `renewDeadlineMs` passes. */
+  async #withDeadline<T>(stop: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const deadline = new AbortController();
+    const onStop = () => deadline.abort();
+    const timer = this.#clock.setTimeout(onStop, this.#renewDeadlineMs);
+    stop.addEventListener('abort', onStop, { once: true });
+    if (stop.aborted) deadline.abort();
+    try {
+      return await fn(deadline.signal);
+    } finally {
+      this.#clock.clearTimeout(timer);
+      stop.removeEventListener('abort', onStop);
+    }
+  }
+
+  /** One attempt to acquire or renew; true when this candidate holds the lock afterwards. Never throws. */
+  async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    const lock = this.#lock;
+    const now = this.#wallNow();
+    const desired: LeaderElectionRecord = {
+      holderIdentity: this.#identity,
+      leaseDurationSeconds: Math.max(1, Math.ceil(this.#leaseMs / 1000)),
+      acquireTime: now,
+      renewTime: now,
+      leaderTransitions: 0,
+    };
+    // 1. Fast path: we hold a lease that is still valid, so update against the version we last saw.
+    const observed = this.#observed;
+    if (observed !== undefined && this.#observedLeader() && this.#leaseValid()) {
+      desired.acquireTime = observed.acquireTime;
+      desired.leaderTransitions = observed.leaderTransitions;
+      try {
+        await raceAbort(lock.update(desired, signal), signal);
+        this.#setObserved(desired);
+        return true;
+      } catch (err) {
+        if (signal.aborted) return false;
+        this.#publish('error', err);
+      }
+    }
+    // 2. Read the record, creating it when it does not exist.
+    let current: LeaderElectionRecord;
+    try {
+      current = await raceAbort(lock.get(signal), signal);
+    } catch (err) {
+      if (signal.aborted) return false;
+      if (!(err instanceof LockNotFoundError)) return this.#failed(err);
+      try {
+        await raceAbort(lock.create(desired, signal), signal);
+      } catch (createErr) {
+        return signal.aborted ? false : this.#failed(createErr);
+      }
+      this.#setObserved(desired);
+      return true;
+    }
+    // 3. Note when the record last changed; a live lease of another holder wins.
+    if (recordFingerprint(current) !== this.#observedFingerprint) this.#setObserved(current);
+    if (current.holderIdentity !== '' && this.#leaseValid() && !this.#observedLeader()) return false;
+    // 4. Take (or keep) the lock.
+    if (this.#observedLeader()) {
+      desired.acquireTime = current.acquireTime;
+      desired.leaderTransitions = current.leaderTransitions;
+    } else {
+      desired.leaderTransitions = current.leaderTransitions + 1;
+    }
+    try {
+      await raceAbort(lock.update(desired, signal), signal);
+    } catch (err) {
+      return signal.aborted ? false : this.#failed(err);
+    }
+    this.#setObserved(desired);
+    return true;
+  }
+
+  async #releaseLock(): Promise<void> {
+    const deadline = new AbortController();
+    const timer = this.#clock.setTimeout(() => deadline.abort(), this.#renewDeadlineMs);
+    const signal = deadline.signal;
+    try {
+      const current = await raceAbort(this.#lock.get(signal), signal);
+      if (recordFingerprint(current) !== this.#observedFingerprint) this.#setObserved(current);
+      if (!this.#observedLeader()) return;
+      const now = this.#wallNow();
+      const released: LeaderElectionRecord = {
+        holderIdentity: '',
+        leaseDurationSeconds: 1,
+        acquireTime: now,
+        renewTime: now,
+        leaderTransitions: current.leaderTransitions,
+      };
+      await raceAbort(this.#lock.update(released, signal), signal);
+      this.#setObserved(released);
+      this.#publish('released');
+    } catch (err) {
+      this.#publish('error', err);
+    } finally {
+      this.#clock.clearTimeout(timer);
+    }
+  }
+
+  #failed(err: unknown): false {
+    this.#publish('error', err);
+    return false;
+  }
+
+  #setObserved(record: LeaderElectionRecord): void {
+    this.#observed = record;
+    this.#observedFingerprint = recordFingerprint(record);
+    this.#observedAt = this.#clock.now();
+  }
+
+  #observedLeader(): boolean {
+    return this.#observed !== undefined && this.#observed.holderIdentity === this.#identity;
+  }
+
+  /** Whether the observed lease is still live, judged by when *we* saw it change. */
+  #leaseValid(): boolean {
+    const seconds = this.#observed?.leaseDurationSeconds ?? 0;
+    return this.#observedAt + seconds * 1000 > this.#clock.now();
+  }
+
+  #reportTransition(): void {
+    const holder = this.getLeader();
+    if (holder === this.#reportedLeader) return;
+    this.#reportedLeader = holder;
+    this.#publish('new-leader');
+    const onNewLeader = this.#options.onNewLeader;
+    if (onNewLeader !== undefined && holder !== '') this.#spawn(() => onNewLeader(holder));
+  }
+
+  /** Wall time for the record's informational timestamps, derived from the injected clock. */
+  #wallNow(): Date {
+    return new Date(performance.timeOrigin + this.#clock.now());
+  }
+
+  /** Runs a callback in the background; its failure ends the run. `run` awaits it before settling. */
+  #spawn(fn: () => void | Promise<void>): Promise<void> {
+    const p = this.#guard(fn).finally(() => this.#background.delete(p));
+    this.#background.add(p);
+    return p;
+  }
+
+  async #guard(fn: () => void | Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      this.#failure ??= { error: err };
+      this.#internal.abort();
+    }
+  }
+
+  #publish(event: LeaderElectionEventType, error?: unknown): void {
+    if (!channels.leaderElection.hasSubscribers) return;
+    const message: LeaderElectionEvent = { name: this.#name, event, identity: this.#identity, leader: this.getLeader() };
+    if (error !== undefined) message.error = error;
+    publish(channels.leaderElection, message);
+  }
+}

@@ -1,0 +1,199 @@
+// A ResourceLock on a coordination.k8s.io/v1 Lease, through @kubernetes/client-node's CoordinationV1Api.
+
+import { AbortedError } from '../core/errors.js';
+import {
+  LeaderElectionError,
+  LockConflictError,
+  LockNotFoundError,
+  type LeaderElectionRecord,
+  type ResourceLock,
+} from './lock.js';
+import { raceAbort } from './race.js';
+
+/** The Lease fields the lock reads and writes (a structural subset of client-node's `V1Lease`). */
+export interface LeaseObject {
+  /** `coordination.k8s.io/v1`. */
+  apiVersion?: string;
+  /** `Lease`. */
+  kind?: string;
+  /** Object metadata; `resourceVersion` is what makes updates compare-and-swap. */
+  metadata?: LeaseMetadata;
+  /** The election record. */
+  spec?: LeaseSpecFields;
+}
+
+/** The Lease metadata the lock uses. */
+export interface LeaseMetadata {
+  /** The Lease's name. */
+  name?: string;
+  /** The Lease's namespace. */
+  namespace?: string;
+  /** The version the next update must match. */
+  resourceVersion?: string;
+}
+
+/** The Lease spec fields of an election record. Times are RFC 3339 with microseconds, or `Date`s. */
+export interface LeaseSpecFields {
+  /** The holder; `''` or absent when free. */
+  holderIdentity?: string;
+  /** The holder's lease duration in seconds. */
+  leaseDurationSeconds?: number;
+  /** When the holder acquired the lease. */
+  acquireTime?: Date | string;
+  /** When the holder last renewed. */
+  renewTime?: Date | string;
+  /** How many times the lease changed hands. */
+  leaseTransitions?: number;
+}
+
+/**
+ * The three calls the lock makes, with client-node's object-parameter signatures (1.x and 2.x):
+ * `kc.makeApiClient(CoordinationV1Api)` satisfies it. Errors must carry the HTTP status as a numeric
+ * `code` (client-node's `ApiException`) or `statusCode`.
+ */
+export interface LeaseClient {
+  /** GET the Lease. */
+  readNamespacedLease(param: { name: string; namespace: string }): Promise<LeaseObject>;
+  /** POST a new Lease. */
+  createNamespacedLease(param: { namespace: string; body: LeaseObject }): Promise<LeaseObject>;
+  /** PUT the Lease (fails with 409 when `metadata.resourceVersion` is stale). */
+  replaceNamespacedLease(param: { name: string; namespace: string; body: LeaseObject }): Promise<LeaseObject>;
+}
+
+/** Options of a {@link LeaseLock}. All are required. */
+export interface LeaseLockOptions {
+  /** The API client, e.g. `kc.makeApiClient(CoordinationV1Api)`. */
+  client: LeaseClient;
+  /** The Lease's namespace. */
+  namespace: string;
+  /** The Lease's name (usually the controller's name). */
+  name: string;
+  /** This candidate's identity, unique among candidates (e.g. the pod name). */
+  identity: string;
+}
+
+/** The HTTP status of a client-node failure, when there is one. */
+function httpStatus(err: unknown): number | undefined {
+  if (err === null || typeof err !== 'object') return undefined;
+  const e = err as { code?: unknown; statusCode?: unknown; response?: { statusCode?: unknown } };
+  for (const v of [e.code, e.statusCode, e.response?.statusCode]) if (typeof v === 'number') return v;
+  return undefined;
+}
+
+/** Formats a Date the way the API server's MicroTime expects (six fractional digits). */
+function microTime(date: Date | undefined): string | undefined {
+  return date === undefined ? undefined : date.toISOString().replace(/Z$/, '000Z');
+}
+
+function parseTime(value: Date | string | undefined): Date | undefined {
+  if (value === undefined || value === null) return undefined;
+  const date = value instanceof Date ? new Date(value.getTime()) : new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/**
+ * A {@link ResourceLock} on a `coordination.k8s.io/v1` Lease. `update` sends the `resourceVersion` of the
+ * Lease as last read or written, so a concurrent writer makes it fail with {@link LockConflictError}
+ * (HTTP 409); a missing Lease is {@link LockNotFoundError} (404); anything else is a
+ * {@link LeaderElectionError} with the client's error as `cause`.
+ *
+ * ```ts
+ * const lock = new LeaseLock({
+ *   client: kc.makeApiClient(CoordinationV1Api), namespace: 'kube-system', name: 'my-controller',
+ *   identity: process.env.POD_NAME!,
+ * });
+ * ```
+ *
+ * The client cannot cancel a request in flight; when `signal` aborts, the call rejects at once and its
+ * late answer is ignored.
+ */
+export class LeaseLock implements ResourceLock {
+  readonly #client: LeaseClient;
+  readonly #namespace: string;
+  readonly #name: string;
+  readonly #identity: string;
+  #lease: LeaseObject | undefined;
+
+  /** See {@link LeaseLockOptions}. */
+  constructor(options: LeaseLockOptions) {
+    this.#client = options.client;
+    this.#namespace = options.namespace;
+    this.#name = options.name;
+    this.#identity = options.identity;
+  }
+
+  /** Reads the Lease and returns its record. */
+  async get(signal?: AbortSignal): Promise<LeaderElectionRecord> {
+    const lease = await this.#call('get', this.#client.readNamespacedLease({ name: this.#name, namespace: this.#namespace }), signal);
+    this.#lease = lease;
+    return leaseToRecord(lease);
+  }
+
+  /** Creates the Lease holding `record`. */
+  async create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
+    const body: LeaseObject = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: this.#name, namespace: this.#namespace },
+      spec: recordToSpec(record),
+    };
+    this.#lease = await this.#call('create', this.#client.createNamespacedLease({ namespace: this.#namespace, body }), signal);
+  }
+
+  /** Replaces the Lease's record, compare-and-swap on the last seen `resourceVersion`. */
+  async update(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
+    const last = this.#lease;
+    if (last === undefined) {
+      throw new LeaderElectionError('not-initialized', 'lease not initialized: call get or create first');
+    }
+    const body: LeaseObject = { ...last, spec: { ...last.spec, ...recordToSpec(record) } };
+    const request = this.#client.replaceNamespacedLease({ name: this.#name, namespace: this.#namespace, body });
+    this.#lease = await this.#call('update', request, signal);
+  }
+
+  /** This candidate's identity. */
+  identity(): string {
+    return this.#identity;
+  }
+
+  /** `<namespace>/<name>`. */
+  describe(): string {
+    return `${this.#namespace}/${this.#name}`;
+  }
+
+  async #call(op: string, request: Promise<LeaseObject>, signal: AbortSignal | undefined): Promise<LeaseObject> {
+    try {
+      return await raceAbort(request, signal);
+    } catch (err) {
+      if (err instanceof AbortedError) throw err;
+      const status = httpStatus(err);
+      const what = `${op} lease ${this.describe()}`;
+      if (status === 409) throw new LockConflictError(`${what}: conflict (409)`, { cause: err });
+      if (status === 404) throw new LockNotFoundError(`${what}: not found (404)`, { cause: err });
+      const detail = status === undefined ? String((err as Error)?.message ?? err) : `HTTP ${status}`;
+      throw new LeaderElectionError('lock-failed', `${what} failed: ${detail}`, { cause: err });
+    }
+  }
+}
+
+/** The record a Lease holds. */
+export function leaseToRecord(lease: LeaseObject): LeaderElectionRecord {
+  const spec = lease.spec ?? {};
+  return {
+    holderIdentity: spec.holderIdentity ?? '',
+    leaseDurationSeconds: spec.leaseDurationSeconds ?? 0,
+    acquireTime: parseTime(spec.acquireTime),
+    renewTime: parseTime(spec.renewTime),
+    leaderTransitions: spec.leaseTransitions ?? 0,
+  };
+}
+
+function recordToSpec(record: LeaderElectionRecord): LeaseSpecFields {
+  return {
+    holderIdentity: record.holderIdentity,
+    leaseDurationSeconds: record.leaseDurationSeconds,
+    acquireTime: microTime(record.acquireTime),
+    renewTime: microTime(record.renewTime),
+    leaseTransitions: record.leaderTransitions,
+  };
+}

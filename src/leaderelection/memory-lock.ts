@@ -1,0 +1,127 @@
+// An in-memory ResourceLock with the Lease's optimistic concurrency, for tests and single-process use.
+
+import { AbortedError } from '../core/errors.js';
+import { LeaderElectionError, LockConflictError, LockNotFoundError, type LeaderElectionRecord, type ResourceLock } from './lock.js';
+
+/** A record read from an {@link InMemoryLockStore}, with the version it had. */
+export interface InMemoryLockSnapshot {
+  /** A copy of the stored record. */
+  record: LeaderElectionRecord;
+  /** The store's version when it was read. */
+  version: number;
+}
+
+/**
+ * The shared "object" several {@link InMemoryLock}s compete for: one record and a version that moves on
+ * every write (the stand-in for a Lease's `resourceVersion`).
+ */
+export class InMemoryLockStore {
+  #record: LeaderElectionRecord | undefined;
+  #version = 0;
+
+  /** The stored record (a copy), or `undefined` before anyone created it. */
+  get record(): LeaderElectionRecord | undefined {
+    return this.#record === undefined ? undefined : copy(this.#record);
+  }
+
+  /** The current version; 0 before creation. */
+  get version(): number {
+    return this.#version;
+  }
+
+  /** Reads the record and its version. */
+  read(): InMemoryLockSnapshot | undefined {
+    return this.#record === undefined ? undefined : { record: copy(this.#record), version: this.#version };
+  }
+
+  /** Creates the record; fails with a conflict if it exists. Returns the new version. */
+  create(record: LeaderElectionRecord): number {
+    if (this.#record !== undefined) throw new LockConflictError('the lock already exists');
+    this.#record = copy(record);
+    return ++this.#version;
+  }
+
+  /** Replaces the record if `expectedVersion` is current; fails with a conflict otherwise. */
+  update(record: LeaderElectionRecord, expectedVersion: number): number {
+    if (this.#record === undefined) throw new LockNotFoundError('the lock does not exist');
+    if (expectedVersion !== this.#version) {
+      throw new LockConflictError(`the lock changed (version ${this.#version}, expected ${expectedVersion})`);
+    }
+    this.#record = copy(record);
+    return ++this.#version;
+  }
+
+  /** Writes the record unconditionally (a test pretending to be another writer). */
+  forceWrite(record: LeaderElectionRecord): void {
+    this.#record = copy(record);
+    this.#version++;
+  }
+}
+
+function copy(record: LeaderElectionRecord): LeaderElectionRecord {
+  return {
+    ...record,
+    acquireTime: record.acquireTime === undefined ? undefined : new Date(record.acquireTime.getTime()),
+    renewTime: record.renewTime === undefined ? undefined : new Date(record.renewTime.getTime()),
+  };
+}
+
+/**
+ * A {@link ResourceLock} over an {@link InMemoryLockStore}: give every candidate its own lock on one
+ * shared store. Behaves like a Lease (not-found, conflict on create, compare-and-swap on update) but
+ * answers synchronously (in a resolved promise).
+ */
+export class InMemoryLock implements ResourceLock {
+  readonly #store: InMemoryLockStore;
+  readonly #identity: string;
+  #seenVersion: number | undefined;
+
+  /** `identity` is this candidate's name; `store` is shared with the other candidates. */
+  constructor(identity: string, store: InMemoryLockStore = new InMemoryLockStore()) {
+    this.#identity = identity;
+    this.#store = store;
+  }
+
+  /** The shared store. */
+  get store(): InMemoryLockStore {
+    return this.#store;
+  }
+
+  /** Reads the record, remembering its version for the next update. */
+  async get(signal?: AbortSignal): Promise<LeaderElectionRecord> {
+    checkSignal(signal);
+    const current = this.#store.read();
+    if (current === undefined) throw new LockNotFoundError(`lock ${this.describe()} not found`);
+    this.#seenVersion = current.version;
+    return current.record;
+  }
+
+  /** Creates the record. */
+  async create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
+    checkSignal(signal);
+    this.#seenVersion = this.#store.create(record);
+  }
+
+  /** Replaces the record if nobody wrote since this lock last read or wrote. */
+  async update(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
+    checkSignal(signal);
+    if (this.#seenVersion === undefined) {
+      throw new LeaderElectionError('not-initialized', 'lock not initialized: call get or create first');
+    }
+    this.#seenVersion = this.#store.update(record, this.#seenVersion);
+  }
+
+  /** This candidate's identity. */
+  identity(): string {
+    return this.#identity;
+  }
+
+  /** `in-memory/<identity>`. */
+  describe(): string {
+    return `in-memory/${this.#identity}`;
+  }
+}
+
+function checkSignal(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new AbortedError();
+}

@@ -1,0 +1,307 @@
+// The basic work queue: a deduplicating FIFO of keys that never hands one key to two workers at once.
+
+import { realClock, type Clock } from '../core/clock.js';
+import { ErrorCodes, KubeInformerError } from '../core/errors.js';
+import { QueueMetrics, type WorkQueueMetricsProvider } from './metrics.js';
+
+/**
+ * The ordering strategy under a {@link WorkQueue} (client-go's `Queue[T]`): where waiting items sit and
+ * which one a worker gets next. The work queue does the deduplication; the strategy only orders.
+ */
+export interface QueueStrategy<T> {
+  /** Appends an item that is not yet in the strategy. */
+  push(item: T): void;
+  /** Removes and returns the next item; only called when `len() > 0`. */
+  pop(): T;
+  /** How many items are waiting. */
+  len(): number;
+  /** Called when an item already waiting is added again (a priority queue may reorder it). */
+  touch?(item: T): void;
+}
+
+/** The default {@link QueueStrategy}: first in, first out; popped slots are cleared so items can be collected. */
+export class FifoQueueStrategy<T> implements QueueStrategy<T> {
+  #items: (T | undefined)[] = [];
+  #head = 0;
+
+  /** Appends an item. */
+  push(item: T): void {
+    this.#items.push(item);
+  }
+
+  /** Removes and returns the oldest item. */
+  pop(): T {
+    const item = this.#items[this.#head] as T;
+    this.#items[this.#head] = undefined;
+    this.#head++;
+    if (this.#head === this.#items.length) {
+      this.#items = [];
+      this.#head = 0;
+    } else if (this.#head >= 1024 && this.#head * 2 >= this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return item;
+  }
+
+  /** How many items are waiting. */
+  len(): number {
+    return this.#items.length - this.#head;
+  }
+}
+
+/** Options of a {@link WorkQueue} (and, by extension, of the delaying and rate-limiting queues). */
+export interface WorkQueueOptions<T> {
+  /**
+   * The queue's name, used as the metrics label and in diagnostics messages. Required when
+   * `metricsProvider` is set (as in client-go, only named queues have metrics). Default: `''`.
+   */
+  name?: string;
+  /** The clock for metrics timestamps and (in a delaying queue) delays. Default: `realClock`. */
+  clock?: Clock;
+  /** Where the queue's metrics go. Default: none (no metrics, no per-item timing state, no timer). */
+  metricsProvider?: WorkQueueMetricsProvider;
+  /**
+   * How often (ms) the unfinished-work and longest-running-processor gauges are refreshed while a
+   * `metricsProvider` is set. Default: `500` (client-go's period).
+   */
+  metricsUpdatePeriodMs?: number;
+  /** The ordering strategy. Default: a new {@link FifoQueueStrategy}. */
+  queue?: QueueStrategy<T>;
+}
+
+/** What {@link WorkQueue.get} resolves with: an item, or the news that the queue shut down and is empty. */
+export type WorkQueueGetResult<T> =
+  | {
+      /** The item; pass it to `done` when finished. */
+      item: T;
+      /** The queue handed out an item. */
+      shutdown: false;
+    }
+  | {
+      /** No item. */
+      item: undefined;
+      /** The queue is shutting down and empty: the worker should exit. */
+      shutdown: true;
+    };
+
+type Waiter<T> = (result: WorkQueueGetResult<T>) => void;
+
+interface StateWaiter {
+  idle: boolean;
+  resolve: () => void;
+}
+
+/**
+ * client-go's work queue (`workqueue.Typed`). An item is either waiting (queued and "dirty"), being
+ * processed (handed out by {@link WorkQueue.get}, not yet {@link WorkQueue.done}), or both — added again
+ * while being processed, in which case it is queued again only once `done` is called. So an item is
+ * never held twice and never handed to two workers at the same time, however many workers call `get`.
+ *
+ * **Item identity**: items are compared like `Set` members (SameValueZero): by value for strings and
+ * numbers, by reference for objects. Use string keys (`metaNamespaceKeyFunc`) as client-go does; two
+ * equal-looking objects are two different items.
+ *
+ * **Shutdown**: after {@link WorkQueue.shutDown}, `add` is ignored, items still queued are handed out,
+ * and `get` resolves `{ shutdown: true }` once the queue is empty. A worker loop is:
+ *
+ * ```ts
+ * for (;;) {
+ *   const { item, shutdown } = await queue.get();
+ *   if (shutdown) return;
+ *   try { await reconcile(item); } finally { queue.done(item); }
+ * }
+ * ```
+ *
+ * Warning: forgetting `done` means the item is never handed out again and a drain never finishes.
+ */
+export class WorkQueue<T> {
+  readonly #name: string;
+  readonly #queue: QueueStrategy<T>;
+  readonly #dirty = new Set<T>();
+  readonly #processing = new Set<T>();
+  readonly #metrics: QueueMetrics<T>;
+  #getWaiters: Waiter<T>[] = [];
+  #drainWaiters: (() => void)[] = [];
+  #stateWaiters: StateWaiter[] = [];
+  #shuttingDown = false;
+  #drain = false;
+
+  /** Creates an empty queue; see {@link WorkQueueOptions} for the options and their defaults. */
+  constructor(options: WorkQueueOptions<T> = {}) {
+    const name = options.name ?? '';
+    const period = options.metricsUpdatePeriodMs ?? 500;
+    if (options.metricsProvider !== undefined && name === '') {
+      throw new KubeInformerError(ErrorCodes.INVALID_OPTION, 'a work queue with a metricsProvider needs a name');
+    }
+    if (!(period > 0) || !Number.isFinite(period)) {
+      throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `metricsUpdatePeriodMs must be a positive number, got ${period}`);
+    }
+    this.#name = name;
+    this.#queue = options.queue ?? new FifoQueueStrategy<T>();
+    this.#metrics = new QueueMetrics<T>(name, options.clock ?? realClock, options.metricsProvider, period);
+  }
+
+  /** The queue's name (`''` when unnamed). */
+  get name(): string {
+    return this.#name;
+  }
+
+  /**
+   * Marks `item` as needing processing. Ignored after shutdown; a no-op when the item is already waiting;
+   * when the item is being processed, it is queued again only after its `done`.
+   */
+  add(item: T): void {
+    if (this.#shuttingDown) return;
+    if (this.#dirty.has(item)) {
+      if (!this.#processing.has(item)) this.#queue.touch?.(item);
+      return;
+    }
+    this.#metrics.add(item);
+    this.#dirty.add(item);
+    if (this.#processing.has(item)) return;
+    this.#queue.push(item);
+    this.#handOut();
+  }
+
+  /** How many items are waiting to be handed out (items being processed are not counted). */
+  len(): number {
+    return this.#queue.len();
+  }
+
+  /**
+   * Takes the next item, waiting while the queue is empty. Resolves `{ item, shutdown: false }` — the
+   * caller must call {@link WorkQueue.done} with it — or `{ item: undefined, shutdown: true }` once the
+   * queue is shutting down and empty. Never rejects.
+   */
+  get(): Promise<WorkQueueGetResult<T>> {
+    if (this.#queue.len() > 0) {
+      const item = this.#take();
+      this.checkStateWaiters();
+      return Promise.resolve({ item, shutdown: false });
+    }
+    if (this.#shuttingDown) return Promise.resolve({ item: undefined, shutdown: true });
+    return new Promise((resolve) => this.#getWaiters.push(resolve));
+  }
+
+  /**
+   * Marks `item` as processed. If it was added again meanwhile, it goes back in the queue now. Calling
+   * `done` for an item that is not being processed is a no-op (client-go would queue it twice).
+   */
+  done(item: T): void {
+    if (!this.#processing.has(item)) return;
+    this.#metrics.done(item);
+    this.#processing.delete(item);
+    if (this.#dirty.has(item)) {
+      this.#queue.push(item);
+      this.#handOut();
+    }
+    if (this.#processing.size === 0 && this.#drainWaiters.length > 0) this.#releaseDrain();
+    this.checkStateWaiters();
+  }
+
+  /**
+   * Stops accepting items: later `add` calls are ignored, waiting `get` calls resolve `{ shutdown: true }`
+   * (items still queued are handed out first), and a pending {@link WorkQueue.shutDownWithDrain} returns
+   * at once. Does not wait for items being processed. Idempotent.
+   */
+  shutDown(): void {
+    this.#drain = false;
+    this.#beginShutdown();
+    this.#releaseDrain();
+  }
+
+  /**
+   * Like {@link WorkQueue.shutDown}, then resolves once no item is being processed (every handed-out item
+   * got its `done`). Items still queued are handed out but not waited for, unless a worker takes them
+   * before the last `done`. A later `shutDown()` makes it resolve at once.
+   *
+   * Warning: if a worker never calls `done`, this never resolves — pair it with a timeout and `shutDown`.
+   */
+  shutDownWithDrain(): Promise<void> {
+    this.#drain = true;
+    this.#beginShutdown();
+    if (this.#processing.size === 0 || !this.#drain) return Promise.resolve();
+    return new Promise((resolve) => this.#drainWaiters.push(resolve));
+  }
+
+  /** Whether a shutdown was requested. */
+  shuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
+  /** Resolves once no item is waiting to be handed out (at once when the queue is empty). */
+  onEmpty(): Promise<void> {
+    return this.#waitState(false);
+  }
+
+  /**
+   * Resolves once the queue is idle: nothing waiting, nothing being processed and (for a delaying queue)
+   * nothing waiting for its delay. At once when already idle.
+   */
+  onIdle(): Promise<void> {
+    return this.#waitState(true);
+  }
+
+  /** Counts a retry in metrics and diagnostics; called by delayed adds. */
+  protected recordRetry(item: T): void {
+    this.#metrics.retry(item);
+  }
+
+  /** How many items wait outside the queue for a delay; the delaying queue overrides this. */
+  protected delayedCount(): number {
+    return 0;
+  }
+
+  /** Settles `onEmpty` / `onIdle` waiters whose condition now holds; subclasses call it after changes. */
+  protected checkStateWaiters(): void {
+    if (this.#stateWaiters.length === 0 || this.#queue.len() > 0) return;
+    const idle = this.#processing.size === 0 && this.delayedCount() === 0;
+    const keep: StateWaiter[] = [];
+    for (const w of this.#stateWaiters) {
+      if (!w.idle || idle) w.resolve();
+      else keep.push(w);
+    }
+    this.#stateWaiters = keep;
+  }
+
+  #waitState(idle: boolean): Promise<void> {
+    return new Promise((resolve) => {
+      this.#stateWaiters.push({ idle, resolve });
+      this.checkStateWaiters();
+    });
+  }
+
+  #take(): T {
+    const item = this.#queue.pop();
+    this.#processing.add(item);
+    this.#dirty.delete(item);
+    this.#metrics.get(item);
+    return item;
+  }
+
+  /** Gives queued items to waiting `get` calls, oldest waiter first. */
+  #handOut(): void {
+    while (this.#getWaiters.length > 0 && this.#queue.len() > 0) {
+      const waiter = this.#getWaiters.shift() as Waiter<T>;
+      waiter({ item: this.#take(), shutdown: false });
+    }
+    this.checkStateWaiters();
+  }
+
+  #beginShutdown(): void {
+    if (this.#shuttingDown) return;
+    this.#shuttingDown = true;
+    this.#metrics.shutdown();
+    // Waiters exist only while the queue is empty, so every one of them learns about the shutdown.
+    const waiters = this.#getWaiters;
+    this.#getWaiters = [];
+    for (const w of waiters) w({ item: undefined, shutdown: true });
+  }
+
+  #releaseDrain(): void {
+    const waiters = this.#drainWaiters;
+    this.#drainWaiters = [];
+    for (const w of waiters) w();
+  }
+}

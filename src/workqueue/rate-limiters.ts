@@ -1,0 +1,233 @@
+// Rate limiters for re-queueing failed items: per-item backoff, fast/slow, token bucket, combinators.
+
+import { realClock, type Clock } from '../core/clock.js';
+import { ErrorCodes, KubeInformerError } from '../core/errors.js';
+
+/**
+ * Decides how long an item waits before it is retried (client-go's `TypedRateLimiter`). Each `when` call
+ * is one failure: it returns the delay in milliseconds and counts the failure.
+ */
+export interface RateLimiter<T> {
+  /** The delay (ms) before `item` may be retried; counts one more failure for it. */
+  when(item: T): number;
+  /** Stops tracking `item` (call it when the item finally succeeded). */
+  forget(item: T): void;
+  /** How many failures are being tracked for `item`. */
+  numRequeues(item: T): number;
+}
+
+function checkDuration(what: string, value: number): void {
+  if (!(value >= 0)) {
+    throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `${what} must be a number >= 0, got ${value}`);
+  }
+}
+
+/**
+ * Exponential per-item backoff: the n-th failure of an item (counting from 0) waits `baseDelayMs × 2ⁿ`,
+ * capped at `maxDelayMs`. Overflow-safe: however many failures, the delay never exceeds the cap. A base
+ * of 0 always returns 0; a cap below the base always returns the cap.
+ */
+export class ItemExponentialFailureRateLimiter<T> implements RateLimiter<T> {
+  readonly #baseDelayMs: number;
+  readonly #maxDelayMs: number;
+  readonly #failures = new Map<T, number>();
+
+  /** `baseDelayMs`: the first delay; `maxDelayMs`: the cap. Both must be ≥ 0. */
+  constructor(baseDelayMs: number, maxDelayMs: number) {
+    checkDuration('baseDelayMs', baseDelayMs);
+    checkDuration('maxDelayMs', maxDelayMs);
+    this.#baseDelayMs = baseDelayMs;
+    this.#maxDelayMs = maxDelayMs;
+  }
+
+  /** `base × 2^failures(item)` capped at the maximum; then counts the failure. */
+  when(item: T): number {
+    const exp = this.#failures.get(item) ?? 0;
+    this.#failures.set(item, exp + 1);
+    if (this.#baseDelayMs === 0) return 0;
+    // 2 ** exp becomes Infinity past 1023, which the cap absorbs.
+    const backoff = this.#baseDelayMs * 2 ** exp;
+    return backoff > this.#maxDelayMs ? this.#maxDelayMs : backoff;
+  }
+
+  /** Forgets the item's failures. */
+  forget(item: T): void {
+    this.#failures.delete(item);
+  }
+
+  /** The item's failure count. */
+  numRequeues(item: T): number {
+    return this.#failures.get(item) ?? 0;
+  }
+}
+
+/**
+ * Retries quickly a few times, then slowly: the first `maxFastAttempts` failures of an item wait
+ * `fastDelayMs`, later ones `slowDelayMs`.
+ */
+export class ItemFastSlowRateLimiter<T> implements RateLimiter<T> {
+  readonly #fastDelayMs: number;
+  readonly #slowDelayMs: number;
+  readonly #maxFastAttempts: number;
+  readonly #failures = new Map<T, number>();
+
+  /** Delays in ms (≥ 0); `maxFastAttempts` is how many failures get the fast delay. */
+  constructor(fastDelayMs: number, slowDelayMs: number, maxFastAttempts: number) {
+    checkDuration('fastDelayMs', fastDelayMs);
+    checkDuration('slowDelayMs', slowDelayMs);
+    checkDuration('maxFastAttempts', maxFastAttempts);
+    this.#fastDelayMs = fastDelayMs;
+    this.#slowDelayMs = slowDelayMs;
+    this.#maxFastAttempts = maxFastAttempts;
+  }
+
+  /** Counts the failure, then the fast delay while within `maxFastAttempts`, else the slow one. */
+  when(item: T): number {
+    const attempts = (this.#failures.get(item) ?? 0) + 1;
+    this.#failures.set(item, attempts);
+    return attempts <= this.#maxFastAttempts ? this.#fastDelayMs : this.#slowDelayMs;
+  }
+
+  /** Forgets the item's failures. */
+  forget(item: T): void {
+    this.#failures.delete(item);
+  }
+
+  /** The item's failure count. */
+  numRequeues(item: T): number {
+    return this.#failures.get(item) ?? 0;
+  }
+}
+
+/** Options of a {@link BucketRateLimiter}. */
+export interface BucketRateLimiterOptions {
+  /** The clock the bucket refills on. Default: `realClock`. */
+  clock?: Clock;
+}
+
+/**
+ * An overall (not per-item) token bucket: it refills at `qps` tokens per second up to `burst` tokens.
+ * Each `when` takes one token and returns how long until that token exists (0 while the burst lasts);
+ * the token is consumed even if the caller never uses it. With 10 qps and burst 100, the first 100
+ * calls return 0 and each further call returns 100 ms more than the previous one (minus elapsed time).
+ * `numRequeues` is always 0 and `forget` does nothing.
+ */
+export class BucketRateLimiter<T> implements RateLimiter<T> {
+  readonly #qps: number;
+  readonly #burst: number;
+  readonly #clock: Clock;
+  #tokens: number;
+  #last: number;
+
+  /** `qps` > 0 (`Infinity` = unlimited); `burst` ≥ 1 tokens. */
+  constructor(qps: number, burst: number, options: BucketRateLimiterOptions = {}) {
+    if (!(qps > 0)) throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `qps must be > 0, got ${qps}`);
+    if (!(burst >= 1) || !Number.isFinite(burst)) {
+      throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `burst must be a finite number >= 1, got ${burst}`);
+    }
+    this.#qps = qps;
+    this.#burst = burst;
+    this.#clock = options.clock ?? realClock;
+    this.#tokens = burst;
+    this.#last = this.#clock.now();
+  }
+
+  /** Reserves one token; returns the wait (ms) until it is available. */
+  when(_item: T): number {
+    if (this.#qps === Infinity) return 0;
+    const now = this.#clock.now();
+    const elapsed = Math.max(0, now - this.#last);
+    this.#last = Math.max(this.#last, now);
+    this.#tokens = Math.min(this.#burst, this.#tokens + (elapsed * this.#qps) / 1000);
+    this.#tokens -= 1;
+    return this.#tokens >= 0 ? 0 : (-this.#tokens / this.#qps) * 1000;
+  }
+
+  /** Does nothing: the bucket does not track items. */
+  forget(_item: T): void {}
+
+  /** Always 0: the bucket does not track items. */
+  numRequeues(_item: T): number {
+    return 0;
+  }
+}
+
+/**
+ * Combines limiters: `when` calls every one (so all of them count the failure) and returns the longest
+ * delay; `numRequeues` is the largest count; `forget` forgets in all of them.
+ */
+export class MaxOfRateLimiter<T> implements RateLimiter<T> {
+  readonly #limiters: readonly RateLimiter<T>[];
+
+  /** At least one limiter. */
+  constructor(...limiters: RateLimiter<T>[]) {
+    if (limiters.length === 0) {
+      throw new KubeInformerError(ErrorCodes.INVALID_OPTION, 'MaxOfRateLimiter needs at least one limiter');
+    }
+    this.#limiters = limiters;
+  }
+
+  /** The longest delay of all limiters (each one is called). */
+  when(item: T): number {
+    let max = 0;
+    for (const l of this.#limiters) max = Math.max(max, l.when(item));
+    return max;
+  }
+
+  /** Forgets the item in every limiter. */
+  forget(item: T): void {
+    for (const l of this.#limiters) l.forget(item);
+  }
+
+  /** The largest count of all limiters. */
+  numRequeues(item: T): number {
+    let max = 0;
+    for (const l of this.#limiters) max = Math.max(max, l.numRequeues(item));
+    return max;
+  }
+}
+
+/** Caps another limiter's delays at `maxDelayMs`; counting and forgetting are delegated. */
+export class WithMaxWaitRateLimiter<T> implements RateLimiter<T> {
+  readonly #limiter: RateLimiter<T>;
+  readonly #maxDelayMs: number;
+
+  /** Wraps `limiter`; `maxDelayMs` ≥ 0. */
+  constructor(limiter: RateLimiter<T>, maxDelayMs: number) {
+    checkDuration('maxDelayMs', maxDelayMs);
+    this.#limiter = limiter;
+    this.#maxDelayMs = maxDelayMs;
+  }
+
+  /** The wrapped delay, at most `maxDelayMs`. */
+  when(item: T): number {
+    return Math.min(this.#limiter.when(item), this.#maxDelayMs);
+  }
+
+  /** Delegated. */
+  forget(item: T): void {
+    this.#limiter.forget(item);
+  }
+
+  /** Delegated. */
+  numRequeues(item: T): number {
+    return this.#limiter.numRequeues(item);
+  }
+}
+
+/**
+ * client-go's default for controllers: the longer of per-item exponential backoff (5 ms doubling up to
+ * 1000 s) and an overall token bucket of 10 qps with a burst of 100. `numRequeues` is the per-item count.
+ * `options.clock` (default `realClock`) drives the bucket.
+ */
+export function defaultControllerRateLimiter<T>(options: BucketRateLimiterOptions = {}): RateLimiter<T> {
+  return new MaxOfRateLimiter<T>(
+    new ItemExponentialFailureRateLimiter<T>(5, 1_000_000),
+    new BucketRateLimiter<T>(10, 100, options),
+  );
+}
+
+/** client-go's default per-item limiter: exponential backoff from 1 ms doubling up to 1000 s. */
+export function defaultItemBasedRateLimiter<T>(): RateLimiter<T> {
+  return new ItemExponentialFailureRateLimiter<T>(1, 1_000_000);
+}
