@@ -33,10 +33,16 @@ export const ErrorCodes = {
   WATCH_DECODE: 'WATCH_DECODE',
   /** No bytes arrived on a watch for longer than its idle limit: a stalled or half-open connection. */
   WATCH_STALLED: 'WATCH_STALLED',
+  /** A watch closed in under a second having delivered no event; the reflector backs off and relists. */
+  WATCH_TOO_SHORT: 'WATCH_TOO_SHORT',
   /** A network-level failure (connection refused, reset, TLS). */
   NETWORK: 'NETWORK',
+  /** The KubeConfig gave no usable server or credentials (no current cluster, exec plugin failed, ...). */
+  KUBECONFIG: 'KUBECONFIG',
   /** An event handler threw or rejected. */
   HANDLER_FAILED: 'HANDLER_FAILED',
+  /** An informer has stopped (or stopped before its cache synced): it accepts no new handlers or indexers. */
+  INFORMER_STOPPED: 'INFORMER_STOPPED',
   /** `run()` was called on something that is already running or has run. */
   ALREADY_STARTED: 'ALREADY_STARTED',
   /** The operation was cancelled by its AbortSignal. */

@@ -1,2 +1,9 @@
-// The listwatch room's barrel: the ListerWatcher contract and newListWatch over @kubernetes/client-node.
+// The listwatch room's barrel: the ListerWatcher contract, newListWatch over @kubernetes/client-node, the watch decoder.
 export * from './types.js';
+export { NetworkError, KubeConfigError, ResponseDecodeError, WatchDecodeError } from './errors.js';
+export type { DecodeFailure } from './errors.js';
+export * from './paths.js';
+export * from './decoder.js';
+export { newListWatch, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from './list-watch.js';
+export type { NewListWatchOptions, KubeListWatch } from './list-watch.js';
+export type { KubeConfigLike } from './transport.js';

@@ -14,7 +14,9 @@ export interface ListOptions {
   limit?: number;
   /** The continue token of the previous page. */
   continue?: string;
+  /** Only objects whose labels match (`app=web,tier!=db`). */
   labelSelector?: string;
+  /** Only objects whose fields match (`metadata.name=x,spec.nodeName=n1`). */
   fieldSelector?: string;
   /** Server-side watch timeout. */
   timeoutSeconds?: number;
@@ -26,9 +28,20 @@ export interface ListOptions {
 
 /** A list answer: items plus the list's resource version and paging fields. */
 export interface ObjectList<T> {
+  /** The list's API version (`v1`, `apps/v1`). */
   apiVersion?: string;
+  /** The list's kind (`PodList`). */
   kind?: string;
-  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  /** The list's resource version and paging fields. */
+  metadata: {
+    /** The resource version the list was served at. */
+    resourceVersion?: string;
+    /** The token for the next page; absent or empty on the last page. */
+    continue?: string;
+    /** How many items remain after this page, when the server knows. */
+    remainingItemCount?: number;
+  };
+  /** The objects of this page. */
   items: T[];
 }
 
@@ -37,7 +50,9 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ER
 
 /** One watch event. For `ERROR`, `object` is a `Status`; for `BOOKMARK`, only metadata is meaningful. */
 export interface WatchEvent<T> {
+  /** What happened. */
   type: WatchEventType;
+  /** The object after the change (its last state, for DELETED); a Status for ERROR; metadata for BOOKMARK. */
   object: T;
 }
 
@@ -50,6 +65,8 @@ export interface WatchEvent<T> {
  * `code`) is 410 means "the resource version is gone, relist". Use `ApiStatusError` for HTTP answers.
  */
 export interface ListerWatcher<T> {
+  /** Lists one page. */
   list(options: ListOptions, signal: AbortSignal): Promise<ObjectList<T>>;
+  /** Opens a watch; resolves once the server accepted it. */
   watch(options: ListOptions, signal: AbortSignal): Promise<AsyncIterable<WatchEvent<T>>>;
 }

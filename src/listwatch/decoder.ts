@@ -1,0 +1,251 @@
+// The streaming watch decoder: newline-delimited JSON chunks in, validated WatchEvents out.
+
+import { KubeInformerError } from '../core/index.js';
+import { chunkSource, type Chunk, type ChunkSource } from './chunk-source.js';
+import { WatchDecodeError, toNetworkError } from './errors.js';
+import type { WatchEvent } from './types.js';
+
+/** Options of {@link decodeWatchStream}. */
+export interface DecodeWatchStreamOptions {
+  /**
+   * When it aborts, the iterator ends quietly (no error) and the source is destroyed. Default: none
+   * (only `return()`, a decode error or the end of the source stops it).
+   */
+  signal?: AbortSignal;
+  /** Names the stream in error messages. Default `'watch stream'`. */
+  description?: string;
+}
+
+const NEWLINE = 10;
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
+
+function isBlank(text: string): boolean {
+  return text.trim() === '';
+}
+
+/**
+ * Parses one line into a watch event or throws {@link WatchDecodeError}. Returns `undefined` for a
+ * blank line. The parsed object itself is the event (no copy).
+ */
+function parseEventLine<T>(text: string, what: string): WatchEvent<T> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    if (isBlank(text)) return undefined;
+    throw new WatchDecodeError('malformed-json', `${what}: a line is not JSON`, text, { cause: err });
+  }
+  if (value === null || typeof value !== 'object') {
+    throw new WatchDecodeError('not-an-event', `${what}: a line is not a watch event`, text);
+  }
+  const { type, object } = value as { type?: unknown; object?: unknown };
+  if (typeof type !== 'string' || object === null || typeof object !== 'object' || Array.isArray(object)) {
+    throw new WatchDecodeError(
+      'not-an-event',
+      `${what}: a line is not a watch event (needs a string "type" and an object "object")`,
+      text,
+    );
+  }
+  switch (type) {
+    case 'ADDED':
+    case 'MODIFIED':
+    case 'DELETED':
+    case 'BOOKMARK':
+    case 'ERROR':
+      return value as WatchEvent<T>;
+    default:
+      throw new WatchDecodeError('unknown-type', `${what}: unknown watch event type ${JSON.stringify(type)}`, text);
+  }
+}
+
+/**
+ * The iterator behind {@link decodeWatchStream}. It decodes a whole chunk at a time into a small
+ * array of events and hands them out one by one, so the per-event cost is one `JSON.parse` and one
+ * resolved promise; lines are cut with `Buffer.indexOf` and only a line split across chunks is copied.
+ */
+class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
+  #chunks: ChunkSource;
+  #signal: AbortSignal | undefined;
+  #what: string;
+  #ready: Array<WatchEvent<T>> = [];
+  #readyIndex = 0;
+  #pending: Buffer[] = [];
+  #pendingLength = 0;
+  #failure: Error | undefined;
+  #finished = false;
+  #closed = false;
+  #onAbort: (() => void) | undefined;
+
+  constructor(source: AsyncIterable<Chunk>, options: DecodeWatchStreamOptions) {
+    this.#signal = options.signal;
+    this.#what = options.description ?? 'watch stream';
+    // Start reading at once: a Node stream then hands over chunks that arrive before a reset even
+    // when the consumer has not asked for them yet (a destroyed stream drops what it buffered).
+    this.#chunks = chunkSource(source);
+    const signal = this.#signal;
+    if (signal?.aborted === true) this.#close();
+    else if (signal !== undefined) {
+      this.#onAbort = () => this.#close();
+      signal.addEventListener('abort', this.#onAbort, { once: true });
+    }
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<WatchEvent<T>>> {
+    if (this.#readyIndex < this.#ready.length) {
+      const value = this.#ready[this.#readyIndex++];
+      return Promise.resolve({ value, done: false });
+    }
+    return this.#fill();
+  }
+
+  /** Stops early: destroys the source (releasing its socket) and ends the iteration. */
+  return(): Promise<IteratorResult<WatchEvent<T>>> {
+    this.#close();
+    return Promise.resolve(DONE);
+  }
+
+  async #fill(): Promise<IteratorResult<WatchEvent<T>>> {
+    for (;;) {
+      if (this.#failure !== undefined) {
+        const failure = this.#failure;
+        this.#failure = undefined;
+        this.#close();
+        throw failure;
+      }
+      if (this.#finished || this.#stopped()) {
+        this.#close();
+        return DONE;
+      }
+      let result: IteratorResult<Chunk>;
+      try {
+        result = await this.#chunks.next();
+      } catch (err) {
+        if (this.#stopped()) {
+          this.#close();
+          return DONE;
+        }
+        this.#close();
+        throw err instanceof KubeInformerError ? err : toNetworkError(err, `${this.#what}: reading failed`);
+      }
+      if (this.#stopped()) {
+        this.#close();
+        return DONE;
+      }
+      this.#ready.length = 0;
+      this.#readyIndex = 0;
+      if (result.done === true) {
+        this.#finished = true;
+        this.#decodeTail();
+      } else {
+        const raw = result.value;
+        const chunk =
+          typeof raw === 'string'
+            ? Buffer.from(raw, 'utf8')
+            : Buffer.isBuffer(raw)
+              ? raw
+              : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+        this.#decodeChunk(chunk);
+      }
+      if (this.#ready.length > 0) {
+        this.#readyIndex = 1;
+        return { value: this.#ready[0], done: false };
+      }
+    }
+  }
+
+  /** True once `return()` was called or the signal aborted: read failures then mean "stopped". */
+  #stopped(): boolean {
+    return this.#closed || this.#signal?.aborted === true;
+  }
+
+  #decodeChunk(chunk: Buffer): void {
+    let start = 0;
+    let nl = chunk.indexOf(NEWLINE);
+    try {
+      while (nl !== -1) {
+        let text: string;
+        if (this.#pendingLength === 0) {
+          text = chunk.toString('utf8', start, nl);
+        } else {
+          this.#pending.push(chunk.subarray(start, nl));
+          text = Buffer.concat(this.#pending, this.#pendingLength + nl - start).toString('utf8');
+          this.#pending = [];
+          this.#pendingLength = 0;
+        }
+        start = nl + 1;
+        if (text.length > 0) {
+          const event = parseEventLine<T>(text, this.#what);
+          if (event !== undefined) this.#ready.push(event);
+        }
+        nl = chunk.indexOf(NEWLINE, start);
+      }
+    } catch (err) {
+      this.#failure = err as Error;
+      return;
+    }
+    if (start < chunk.length) {
+      this.#pending.push(start === 0 ? chunk : chunk.subarray(start));
+      this.#pendingLength += chunk.length - start;
+    }
+  }
+
+  /** The source ended: a complete last line without `\n` is accepted, a cut one is an error. */
+  #decodeTail(): void {
+    if (this.#pendingLength === 0) return;
+    const text = Buffer.concat(this.#pending, this.#pendingLength).toString('utf8');
+    this.#pending = [];
+    this.#pendingLength = 0;
+    if (isBlank(text)) return;
+    let event: WatchEvent<T> | undefined;
+    try {
+      event = parseEventLine<T>(text, this.#what);
+    } catch (err) {
+      const cause = err instanceof WatchDecodeError && err.failure === 'malformed-json' ? err.cause : err;
+      this.#failure = new WatchDecodeError('truncated', `${this.#what}: the body ended in the middle of a line`, text, {
+        cause,
+      });
+      return;
+    }
+    if (event !== undefined) this.#ready.push(event);
+  }
+
+  #close(): void {
+    if (this.#onAbort !== undefined) {
+      this.#signal?.removeEventListener('abort', this.#onAbort);
+      this.#onAbort = undefined;
+    }
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#finished = true;
+    this.#ready = [];
+    this.#readyIndex = 0;
+    this.#pending = [];
+    this.#pendingLength = 0;
+    this.#chunks.close();
+  }
+}
+
+/**
+ * Decodes a Kubernetes watch body (one JSON event per line) from any byte source: an HTTP response,
+ * a `Readable`, or an async iterable of `Buffer`/`Uint8Array`/`string` chunks. Events may be split at
+ * any byte and many may share a chunk.
+ *
+ * The iterator yields each event as parsed (no copy; `ERROR` events pass through with their Status).
+ * It throws {@link WatchDecodeError} (code `WATCH_DECODE`) after the last good event when a line is
+ * not JSON, not an event (needs a string `type` and an object `object`), has an unknown type, or the
+ * body ends in the middle of a line; a source that fails to read becomes a `NetworkError`.
+ *
+ * Stopping: `return()` (leaving a `for await` early) destroys the source when it has `destroy()`, even
+ * while a read is pending; an abort of `options.signal` does the same and ends the iteration without
+ * an error. After an error or the end, the source is destroyed too.
+ */
+export function decodeWatchStream<T = unknown>(
+  source: AsyncIterable<Uint8Array | string>,
+  options: DecodeWatchStreamOptions = {},
+): AsyncIterableIterator<WatchEvent<T>> {
+  return new WatchEventIterator<T>(source, options);
+}
