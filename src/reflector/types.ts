@@ -1,0 +1,138 @@
+// The reflector's public shapes: the store it feeds, its options, its error context and its stats.
+
+import type { Clock } from '../core/clock.js';
+import type { BackoffOptions } from './backoff.js';
+import type { RegressionInfo } from './errors.js';
+
+/**
+ * What the reflector writes to. The store room's `Store<T>` and the `DeltaFIFO` satisfy it structurally.
+ * A method that throws ends the current list/watch cycle; the reflector reports the error, backs off and
+ * relists (so a dropped event is repaired by the next `replace`, not silently lost).
+ */
+export interface ReflectorStore<T> {
+  /** An ADDED watch event. */
+  add(obj: T): void;
+  /** A MODIFIED watch event. */
+  update(obj: T): void;
+  /** A DELETED watch event, with the object's final state as the server sent it. */
+  delete(obj: T): void;
+  /** A complete list (all pages, or the streamed initial state) at `resourceVersion`. */
+  replace(items: T[], resourceVersion: string): void;
+  /** Re-deliver the cached objects (the resync timer); never talks to the server. */
+  resync(): void;
+  /** Optional: told every time the reflector's resource version advances during a watch. */
+  updateResourceVersion?(resourceVersion: string): void;
+}
+
+/** Read access to the objects already cached, so ADDED/MODIFIED older than the cached copy are rejected. */
+export interface KnownObjectsGetter<T> {
+  /** The cached object with this key, or `undefined`. */
+  getByKey(key: string): T | undefined;
+}
+
+/** Where in its cycle the reflector was when something went wrong. */
+export type ReflectorPhase = 'list' | 'watch' | 'watch-list' | 'event' | 'resync' | 'store' | 'guard' | 'hook';
+
+/**
+ * What the reflector does about a reported error: `relist` (the cycle ended; it backs off and lists
+ * again), `rewatch` (re-opens the watch from the last resource version, no relist), `skip` (the event
+ * was dropped, the watch goes on), `fallback` (streaming list failed; a normal list follows), `warn`
+ * (nothing to retry).
+ */
+export type ReflectorAction = 'relist' | 'rewatch' | 'skip' | 'fallback' | 'warn';
+
+/** Passed to `onError` with every reported error. */
+export interface ReflectorErrorContext {
+  /** The reflector's name. */
+  readonly name: string;
+  /** Where it happened. */
+  readonly phase: ReflectorPhase;
+  /** What the reflector does next. */
+  readonly action: ReflectorAction;
+}
+
+/** Options of a {@link Reflector}. Every field is optional. */
+export interface ReflectorOptions<T> {
+  /** Shown in errors and diagnostics. Default `'reflector'`, or `'reflector <expectedKind>'` when that is set. */
+  name?: string;
+  /** How often `store.resync()` runs during a watch, in ms. Default `0` (never). */
+  resyncPeriodMs?: number;
+  /** Asked before every resync; `false` skips that one. Default: always resync. */
+  shouldResync?: () => boolean;
+  /**
+   * List page size. When unset (the default) the reflector pages by 500 only where paging is cheap, as
+   * client-go does: lists at `"0"` or `""` are paged; lists at a concrete resource version are sent
+   * unpaginated so the server can answer from its watch cache, unless an earlier `"0"` list came back
+   * paginated. When set, every list is paged by this size; `0` = never paginate.
+   */
+  pageSize?: number;
+  /**
+   * The shortest server-side watch timeout, in ms. Each watch asks for a random `timeoutSeconds` in
+   * `[min, 2*min)`. Default `300000` (5 minutes). Unlike client-go, values under 5 minutes are honoured.
+   */
+  minWatchTimeoutMs?: number;
+  /**
+   * Extra silence tolerated on a watch beyond its `timeoutSeconds` before the reflector decides the
+   * connection is dead (half-open) and re-watches, reporting `WATCH_STALLED`. The same limit bounds how
+   * long a watch may take to connect. Default `30000`.
+   */
+  watchIdleMarginMs?: number;
+  /**
+   * How long one list request (one page) may take before it is abandoned — its signal aborted, reported
+   * with code `NETWORK` — and retried after backoff: a stalled list must not wedge the reflector.
+   * Default `300000` (5 minutes).
+   */
+  listTimeoutMs?: number;
+  /** Stream the initial state over a watch (`sendInitialEvents`) instead of listing. Default `false`. */
+  useWatchList?: boolean;
+  /** Backoff between failures (shared by relists and watch retries). Defaults: see {@link BackoffOptions}. */
+  backoff?: BackoffOptions;
+  /** Time and timers. Default `realClock`. */
+  clock?: Clock;
+  /** A uniform random number in `[0, 1)`, for jitter and watch timeouts. Default `Math.random`. */
+  random?: () => number;
+  /** The objects already cached (the informer's indexer): enables the per-object regression check. */
+  knownObjects?: KnownObjectsGetter<T>;
+  /** The key of an object. Default `metaNamespaceKeyFunc`. */
+  keyFunc?: (obj: T) => string;
+  /** Watch objects whose `kind` is set and differs from this are skipped and reported. Default: no check. */
+  expectedKind?: string;
+  /** Watch objects whose `apiVersion` is set and differs from this are skipped and reported. Default: no check. */
+  expectedApiVersion?: string;
+  /** Told about every error the reflector recovers from (and the one that ended a cycle). Default: none. */
+  onError?: (error: Error, context: ReflectorErrorContext) => void;
+  /** Told about every rejected, older-than-held event or list. Default: none. */
+  onRegression?: (info: RegressionInfo) => void;
+}
+
+/** Counters and state for health checks; a fresh snapshot on every `stats()` call. */
+export interface ReflectorStats {
+  /** Lists completed and handed to the store (classic or streamed), the first one included. */
+  readonly lists: number;
+  /** Completed lists after the first. */
+  readonly relists: number;
+  /** Watch streams opened. */
+  readonly watches: number;
+  /** ADDED/MODIFIED/DELETED events applied to the store. */
+  readonly events: number;
+  /** BOOKMARK events received. */
+  readonly bookmarks: number;
+  /** Errors reported (every `onError` call). */
+  readonly errors: number;
+  /** Events or lists rejected because their resource version went backwards. */
+  readonly regressions: number;
+  /** Watches closed for silence (`WATCH_STALLED`). */
+  readonly stalls: number;
+  /** Clock time of the last watch event of any type, or `undefined`. */
+  readonly lastEventAt: number | undefined;
+  /** Clock time of the last completed list, or `undefined`. */
+  readonly lastListAt: number | undefined;
+  /** True while a watch stream is open. */
+  readonly watchConnected: boolean;
+  /** The resource version the reflector holds. */
+  readonly lastSyncResourceVersion: string;
+  /** False once a non-integer resource version turned the guard off. */
+  readonly resourceVersionGuard: boolean;
+  /** The last error reported, or `undefined`. */
+  readonly lastError: Error | undefined;
+}
