@@ -1,0 +1,81 @@
+// Contender (a): the raw baseline — HTTP stream, split lines, JSON.parse, Map.set. The floor for any JavaScript informer.
+//
+// It sends the requests an informer sends (first list at resourceVersion 0 with limit 500, following
+// `continue`; then a watch from the list's version with bookmarks) and does nothing else: no
+// validation, no queue, no handlers, no resourceVersion bookkeeping beyond the watch start.
+// `metadataOnly` (contender `raw-meta`) asks for PartialObjectMetadata with client-go's Accept header.
+
+import http from 'node:http';
+import { runContender } from '../lib/contender.js';
+
+const LIST_ACCEPT_META = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const WATCH_ACCEPT_META = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
+interface Obj {
+  metadata: { name: string; namespace?: string; resourceVersion?: string };
+}
+
+function get(url: string, token: string, accept: string): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { headers: { Accept: accept, Authorization: `Bearer ${token}` } }, (res) => {
+      if (res.statusCode !== 200) reject(new Error(`GET ${url}: HTTP ${res.statusCode}`));
+      else resolve(res);
+    });
+    req.on('error', reject);
+  });
+}
+
+async function readAll(res: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of res as AsyncIterable<Buffer>) chunks.push(c);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+await runContender((cfg, hooks) => {
+  const cache = new Map<string, Obj>();
+  const base = `${cfg.url}/api/v1/pods`;
+  const key = (o: Obj): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+  async function list(): Promise<string> {
+    const first = cfg.listRv === undefined ? 'resourceVersion=0' : `resourceVersion=${cfg.listRv}&resourceVersionMatch=Exact`;
+    let query = `${first}&limit=500`;
+    for (;;) {
+      const res = await get(`${base}?${query}`, cfg.token, cfg.metadataOnly ? LIST_ACCEPT_META : 'application/json');
+      const page = JSON.parse(await readAll(res)) as { metadata: { resourceVersion: string; continue?: string }; items: Obj[] };
+      for (const item of page.items) cache.set(key(item), item);
+      if (!page.metadata.continue) return page.metadata.resourceVersion;
+      query = `limit=500&continue=${encodeURIComponent(page.metadata.continue)}`;
+    }
+  }
+
+  async function watch(rv: string): Promise<void> {
+    const url = `${base}?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=3600`;
+    const res = await get(url, cfg.token, cfg.metadataOnly ? WATCH_ACCEPT_META : 'application/json');
+    res.setEncoding('utf8');
+    let partial = '';
+    res.on('data', (chunk: string) => {
+      let text = partial + chunk;
+      let nl = text.indexOf('\n');
+      let from = 0;
+      while (nl !== -1) {
+        const ev = JSON.parse(text.slice(from, nl)) as { type: string; object: Obj };
+        if (ev.type === 'DELETED') cache.delete(key(ev.object));
+        else if (ev.type !== 'BOOKMARK') {
+          cache.set(key(ev.object), ev.object);
+          if (ev.type === 'MODIFIED') hooks.modified(0);
+        }
+        from = nl + 1;
+        nl = text.indexOf('\n', from);
+      }
+      partial = text.slice(from);
+      text = '';
+    });
+    res.on('error', (err) => hooks.error(err));
+  }
+
+  const synced = (async () => {
+    const rv = await list();
+    await watch(rv);
+  })();
+  return { synced, size: () => cache.size };
+});

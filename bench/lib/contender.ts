@@ -1,0 +1,136 @@
+// The child-process side of a Node contender: measure sync, watch throughput and steady memory, print JSON lines.
+//
+// A contender module calls `runContender(start)`. `start` builds the client under test and returns a
+// `Running`; the harness takes heap (after GC) and CPU before it, waits for the sync, prints a
+// `synced` line, then in mode `watch` waits until every handler saw `events` MODIFIED notifications
+// (counted through `hooks.modified(handlerIndex)`) and prints `done`, or in mode `steady` prints a
+// memory `sample` every `sampleMs` until stdin closes (the runner's lifeline). Needs `--expose-gc`.
+
+import { KubeConfig } from '@kubernetes/client-node';
+import type { ContenderConfig, ContenderLine } from './protocol.js';
+
+/** Callbacks the client under test calls. */
+export interface Hooks {
+  /** Handler `h` received one MODIFIED notification. */
+  modified(h: number): void;
+  /** Something went wrong that the client reported instead of throwing (e.g. an informer `error` event). */
+  error(err: unknown): void;
+}
+
+/** A started client under test. */
+export interface Running {
+  /** Resolves once the client considers itself synced (and every handler saw its initial adds). */
+  synced: Promise<void>;
+  /** Objects in the client's cache. */
+  size(): number;
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+function collect(): NodeJS.MemoryUsage {
+  if (gc === undefined) throw new Error('run contenders with node --expose-gc');
+  gc();
+  gc();
+  return process.memoryUsage();
+}
+
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+function print(line: ContenderLine): void {
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/** A KubeConfig for the benchmark server (the kubeconfig file when given, else URL + token). */
+export function benchKubeConfig(cfg: ContenderConfig): KubeConfig {
+  const kc = new KubeConfig();
+  if (cfg.kubeconfig !== undefined) {
+    kc.loadFromFile(cfg.kubeconfig);
+    return kc;
+  }
+  kc.loadFromOptions({
+    clusters: [{ name: 'bench', server: cfg.url, skipTLSVerify: true }],
+    users: [{ name: 'bench', token: cfg.token }],
+    contexts: [{ name: 'bench', cluster: 'bench', user: 'bench' }],
+    currentContext: 'bench',
+  });
+  return kc;
+}
+
+/** Runs one contender in this process, as told by the JSON config in `process.argv[2]`. */
+export async function runContender(start: (cfg: ContenderConfig, hooks: Hooks) => Running | Promise<Running>): Promise<void> {
+  const cfg = JSON.parse(process.argv[2] ?? '{}') as ContenderConfig;
+  const counts = new Array<number>(cfg.handlers).fill(0);
+  let finished = 0;
+  let firstAt = 0;
+  let firstCpu = 0;
+  let resolveDone!: () => void;
+  const done = new Promise<void>((resolve) => (resolveDone = resolve));
+  const errors: string[] = [];
+  let failSync!: (err: Error) => void;
+  const syncFailed = new Promise<never>((_, reject) => (failSync = reject));
+  const hooks: Hooks = {
+    modified(h) {
+      const n = ++counts[h];
+      if (n === 1 && h === 0) {
+        firstAt = performance.now();
+        firstCpu = cpuMs();
+      }
+      if (n === cfg.events && ++finished === counts.length) resolveDone();
+    },
+    error(err) {
+      errors.push(message(err));
+      // client-node reports a failed list as an `error` event and never syncs: fail at once.
+      if (cfg.id === 'client-node') failSync(new Error(message(err)));
+    },
+  };
+
+  const before = collect();
+  const cpu0 = cpuMs();
+  const t0 = performance.now();
+  let running: Running | undefined;
+  try {
+    running = await start(cfg, hooks);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`not synced after ${cfg.syncTimeoutMs} ms`)), cfg.syncTimeoutMs);
+    });
+    await Promise.race([running.synced, timeout, syncFailed]);
+    clearTimeout(timer);
+    if (running.size() < cfg.pods) throw new Error(`synced with ${running.size()} of ${cfg.pods} objects`);
+  } catch (err) {
+    const seen = errors.length > 0 ? ` (reported: ${errors.slice(-3).join(' | ')})` : '';
+    print({ type: 'error', message: `${message(err)}${seen}`, cached: running?.size() ?? 0 });
+    process.exit(0);
+  }
+  const syncMs = performance.now() - t0;
+  const syncCpuMs = cpuMs() - cpu0;
+  const after = collect();
+  print({ type: 'synced', syncMs, syncCpuMs, cached: running.size(), heapBefore: before.heapUsed, heapAfter: after.heapUsed, rss: after.rss, runtime: process.version });
+
+  if (cfg.mode === 'watch') {
+    await done;
+    const seconds = (performance.now() - firstAt) / 1000;
+    const cpu = cpuMs() - firstCpu;
+    const mem = collect();
+    print({ type: 'done', events: cfg.events, seconds, cpuMs: cpu, heapAfter: mem.heapUsed, rss: mem.rss });
+    process.exit(0);
+  }
+  if (cfg.mode === 'steady') {
+    const sample = (): void => {
+      const mem = collect();
+      print({ type: 'sample', t: (performance.now() - t0) / 1000, heap: mem.heapUsed, rss: mem.rss, events: counts[0], cpuMs: cpuMs() - cpu0 });
+    };
+    sample();
+    setInterval(sample, cfg.sampleMs);
+    process.stdin.on('end', () => process.exit(0)).resume();
+    return;
+  }
+  process.exit(0);
+}

@@ -1,0 +1,116 @@
+// What the benchmark's processes tell each other: contender configs and the JSON lines they print.
+
+/** How a contender child runs: sync only, sync then a burst of MODIFIED events, or a long steady watch. */
+export type ContenderMode = 'sync' | 'watch' | 'steady';
+
+/** The contenders, by id. */
+export type ContenderId =
+  | 'raw'
+  | 'raw-meta'
+  | 'client-node'
+  | 'ki-1'
+  | 'ki-3'
+  | 'ki-strip'
+  | 'ki-meta'
+  | 'ki-watchlist'
+  | 'client-go'
+  | 'client-go-meta';
+
+/** Everything a contender child needs, passed as JSON in its first argument. */
+export interface ContenderConfig {
+  id: ContenderId;
+  /** The server's URL (`http://127.0.0.1:<port>` for the fake server). */
+  url: string;
+  /** Bearer token. */
+  token: string;
+  /** A kubeconfig file to use instead of `url`/`token` (the real kube-apiserver). */
+  kubeconfig?: string;
+  mode: ContenderMode;
+  /** Objects the cache must hold to count as synced. */
+  pods: number;
+  /** MODIFIED notifications every handler must see (mode `watch`). */
+  events: number;
+  /** No-op handlers to register. */
+  handlers: number;
+  /** Ask for PartialObjectMetadata. */
+  metadataOnly: boolean;
+  /** Apply `stripManagedFields`. */
+  strip: boolean;
+  /** Streaming list (`sendInitialEvents`) instead of list + watch. */
+  watchList: boolean;
+  /** Mode `watch`: list at exactly this resourceVersion, so the watch replays the recorded events. */
+  listRv?: string;
+  /** Mode `steady`: memory sample period. */
+  sampleMs: number;
+  /** Give up waiting for the sync after this long. */
+  syncTimeoutMs: number;
+}
+
+/** Printed once the cache holds every object and every handler has seen its initial adds. */
+export interface SyncedLine {
+  type: 'synced';
+  syncMs: number;
+  syncCpuMs: number;
+  cached: number;
+  /** Heap in use (after GC) before the informer was created, and after the sync. */
+  heapBefore: number;
+  heapAfter: number;
+  rss: number;
+  runtime?: string;
+}
+
+/** Printed once every handler has seen `events` MODIFIED notifications. */
+export interface DoneLine {
+  type: 'done';
+  events: number;
+  /** From the first MODIFIED notification to the last one of the last handler. */
+  seconds: number;
+  /** CPU (user + system) over the same window. */
+  cpuMs: number;
+  heapAfter: number;
+  rss: number;
+}
+
+/** A steady-mode memory sample. */
+export interface SampleLine {
+  type: 'sample';
+  /** Seconds since the contender started. */
+  t: number;
+  heap: number;
+  rss: number;
+  events: number;
+  cpuMs: number;
+}
+
+/** The sync never completed (an error, or the timeout). */
+export interface ErrorLine {
+  type: 'error';
+  message: string;
+  cached: number;
+}
+
+/** Any line a contender prints. */
+export type ContenderLine = SyncedLine | DoneLine | SampleLine | ErrorLine;
+
+/** Commands the runner sends to the server process, and what it answers. */
+export type ServerCommand =
+  | { cmd: 'load'; pods: number; events: number }
+  | { cmd: 'steady'; ratePerSecond: number }
+  | { cmd: 'stop-steady' }
+  | { cmd: 'exit' };
+
+/** The server process's answer to `load`. */
+export interface LoadResult {
+  url: string;
+  token: string;
+  /** The resourceVersion after the pods were created (before the events). */
+  loadedRv: string;
+  /** The resourceVersion after the events. */
+  finalRv: string;
+  loadSeconds: number;
+  eventSeconds: number;
+  /** Bytes of one pod's JSON, average over a sample. */
+  podBytes: number;
+  /** Bytes of one pod's metadata-only JSON. */
+  metaBytes: number;
+}

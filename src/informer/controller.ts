@@ -1,0 +1,310 @@
+// The low-level controller: a reflector feeding a DeltaFIFO, the loop that pops it, and processDeltas.
+
+import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
+import { DeletedFinalStateUnknown } from '../core/keys.js';
+import { getResourceVersion } from '../core/types.js';
+import { toError } from '../core/errors.js';
+import { channels, publish } from '../observability/channels.js';
+import { isFifoClosedError } from '../fifo/errors.js';
+import type { DeltaFIFO } from '../fifo/delta-fifo.js';
+import type { Delta, Deltas, PopProcessFunc } from '../fifo/types.js';
+import type { Store } from '../store/types.js';
+import type { ListerWatcher } from '../listwatch/types.js';
+import { Reflector } from '../reflector/reflector.js';
+import type { ReflectorOptions, ReflectorStats } from '../reflector/types.js';
+import { AlreadyStartedError } from './errors.js';
+
+/**
+ * What {@link processDeltas} calls after each change is applied to the store. Any callback may return
+ * a promise; the next delta is then applied only after it settles (a rejection stops the batch).
+ */
+export interface DeltaHandler<T> {
+  /** The object was not in the store and now is. */
+  onAdd(obj: T, isInInitialList: boolean): void | Promise<void>;
+  /** The object replaced a cached one; `isSync` when this is a re-delivery of an unchanged object. */
+  onUpdate(oldObj: T, newObj: T, isSync: boolean): void | Promise<void>;
+  /** The object (or a tombstone) was removed from the store. */
+  onDelete(obj: T | DeletedFinalStateUnknown<T>): void | Promise<void>;
+}
+
+/**
+ * True when an update is a re-delivery rather than a change: a `Sync` delta (resync, or a relist
+ * without `Replaced`), or a `Replaced` delta whose object carries the same, non-empty resource version
+ * as the cached one (a relist that found it unchanged).
+ *
+ * Deliberately narrower than client-go HEAD, which treats any same-resource-version update as a sync
+ * (including two objects without resource versions): an `Added`/`Updated` from a watch is always a change.
+ */
+export function isSyncDelta<T>(delta: Delta<T>, oldObj: T, newObj: T): boolean {
+  if (delta.type === 'Sync') return true;
+  if (delta.type !== 'Replaced') return false;
+  const oldRv = getResourceVersion(oldObj);
+  return oldRv !== undefined && oldRv !== '' && oldRv === getResourceVersion(newObj);
+}
+
+function isThenable(value: unknown): value is PromiseLike<void> {
+  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<void>).then === 'function';
+}
+
+function applyDelta<T>(
+  handler: DeltaHandler<T>,
+  store: Store<T>,
+  delta: Delta<T>,
+  isInInitialList: boolean,
+): void | Promise<void> {
+  if (delta.type === 'Deleted') {
+    store.delete(delta.object);
+    return handler.onDelete(delta.object);
+  }
+  const obj = delta.object as T;
+  if (obj instanceof DeletedFinalStateUnknown) {
+    // Only a Deleted delta may carry a tombstone; anything else is a queue bug, not user data.
+    throw new TypeError(`a ${delta.type} delta carried a DeletedFinalStateUnknown for ${obj.key}`);
+  }
+  const old = store.get(obj);
+  if (old !== undefined) {
+    store.update(obj);
+    return handler.onUpdate(old, obj, isSyncDelta(delta, old, obj));
+  }
+  store.add(obj);
+  return handler.onAdd(obj, isInInitialList);
+}
+
+/**
+ * Applies one key's deltas, oldest first, to `store` and calls `handler` after each (client-go's
+ * `processDeltas`): `Added`/`Updated`/`Replaced`/`Sync` become an update when the store already holds
+ * the key and an add otherwise; `Deleted` removes it. Handlers therefore always see the store already
+ * updated. Runs synchronously while every callback is synchronous; returns a promise as soon as one
+ * returns a promise. A throw (from the store or a handler) stops the remaining deltas of the batch.
+ */
+export function processDeltas<T>(
+  handler: DeltaHandler<T>,
+  store: Store<T>,
+  deltas: Deltas<T>,
+  isInInitialList: boolean,
+  from = 0,
+): void | Promise<void> {
+  for (let i = from; i < deltas.length; i++) {
+    const result = applyDelta(handler, store, deltas[i], isInInitialList);
+    if (isThenable(result)) {
+      return Promise.resolve(result).then(() => processDeltas(handler, store, deltas, isInInitialList, i + 1));
+    }
+  }
+}
+
+/** A running informer loop (client-go's `cache.Controller`). */
+export interface Controller {
+  /**
+   * Lists, watches and processes until `signal` aborts, then resolves once the watch is closed and
+   * every timer cleared. Rejects when processing fails (a handler error): the watch is aborted first,
+   * so the rejection comes promptly and leaves nothing running. A second call rejects with
+   * `ALREADY_STARTED`.
+   */
+  run(signal: AbortSignal): Promise<void>;
+  /** True once the first full list has been popped and processed. */
+  hasSynced(): boolean;
+  /** The reflector's resource version (`""` before the first list). */
+  lastSyncResourceVersion(): string;
+}
+
+/** Configuration of {@link newController} (client-go's `cache.Config`). */
+export interface ControllerConfig<T> {
+  /** The queue the reflector fills and the loop pops. It is closed when the controller stops. */
+  queue: DeltaFIFO<T>;
+  /** Where objects come from. */
+  listerWatcher: ListerWatcher<T>;
+  /** Called with each popped key's deltas; a throw or rejection stops the controller with that error. */
+  process: PopProcessFunc<T>;
+  /** Name in errors and diagnostics. Default `'controller'`. */
+  name?: string;
+  /** How often the reflector asks for a resync, in ms. Default 0 (never). */
+  resyncPeriodMs?: number;
+  /** Asked before each resync; false skips it. Default: always. */
+  shouldResync?: () => boolean;
+  /** Time and timers. Default `realClock`. */
+  clock?: Clock;
+  /**
+   * How long stopping waits for a `process` call already running (a handler's async work), in ms.
+   * Past it, `run()` settles anyway and the call's outcome is only published on the
+   * `informerHandlerError` channel. Default 500.
+   */
+  stopGraceMs?: number;
+  /**
+   * After stopping, call `close()` on the ListerWatcher when it has one (`newListWatch`'s releases its
+   * pooled idle sockets; it stays usable). Default true.
+   */
+  closeListerWatcher?: boolean;
+  /** Called once, synchronously, when {@link Controller.hasSynced} turns true. */
+  onSynced?: () => void;
+  /** More reflector options (page size, backoff, watch list, onError hooks, known objects, ...). */
+  reflector?: Omit<ReflectorOptions<T>, 'name' | 'resyncPeriodMs' | 'shouldResync' | 'clock'>;
+}
+
+/** A {@link Controller} that also exposes its reflector's counters. */
+export interface ReflectorController extends Controller {
+  /** The reflector's counters, or `undefined` before `run()`. */
+  reflectorStats(): ReflectorStats | undefined;
+}
+
+/**
+ * Waits for `task`, but once `signal` has aborted waits at most `graceMs` more. Resolves `true` when
+ * the task settled in time. The task's rejection is passed through. Leaves no timer behind.
+ */
+export async function settleWithin(task: Promise<void>, signal: AbortSignal, clock: Clock, graceMs: number): Promise<boolean> {
+  let timer: ClockTimer | undefined;
+  let onAbort: (() => void) | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    const arm = (): void => {
+      timer = clock.setTimeout(() => resolve(false), graceMs);
+    };
+    if (signal.aborted) arm();
+    else {
+      onAbort = arm;
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+  });
+  try {
+    return await Promise.race([task.then(() => true), late]);
+  } finally {
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+    if (timer !== undefined) clock.clearTimeout(timer);
+  }
+}
+
+/** Returns an AbortController aborted when `parent` aborts, and a function that unlinks it. */
+export function linkedAbortController(parent: AbortSignal): { controller: AbortController; unlink: () => void } {
+  const controller = new AbortController();
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return { controller, unlink: () => {} };
+  }
+  const onAbort = (): void => controller.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  return { controller, unlink: () => parent.removeEventListener('abort', onAbort) };
+}
+
+/**
+ * Calls `close()` on a ListerWatcher that has one (like `newListWatch`'s, which releases its pooled
+ * idle sockets); a throw there is published on the `reflectorError` channel, never raised.
+ */
+export function closeListerWatcher(lw: unknown): void {
+  const close = (lw as { close?: unknown } | null)?.close;
+  if (typeof close !== 'function') return;
+  try {
+    (close as () => void).call(lw);
+  } catch (err) {
+    publish(channels.reflectorError, { name: 'listerWatcher.close', error: toError(err), phase: 'close', action: 'warn' });
+  }
+}
+
+class ProcessController<T> implements ReflectorController {
+  readonly #config: ControllerConfig<T>;
+  readonly #clock: Clock;
+  readonly #name: string;
+  #reflector: Reflector<T> | undefined;
+  #started = false;
+  #synced = false;
+
+  constructor(config: ControllerConfig<T>) {
+    this.#config = config;
+    this.#clock = config.clock ?? realClock;
+    this.#name = config.name ?? 'controller';
+  }
+
+  hasSynced(): boolean {
+    return this.#config.queue.hasSynced();
+  }
+
+  lastSyncResourceVersion(): string {
+    return this.#reflector?.lastSyncResourceVersion() ?? '';
+  }
+
+  reflectorStats(): ReflectorStats | undefined {
+    return this.#reflector?.stats();
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.#started) throw new AlreadyStartedError(this.#name);
+    this.#started = true;
+    const queue = this.#config.queue;
+    const { controller: internal, unlink } = linkedAbortController(signal);
+    let failure: Error | undefined;
+    const fail = (err: unknown): void => {
+      if (failure === undefined) failure = toError(err);
+      internal.abort(failure);
+    };
+    const closeQueue = (): void => queue.close();
+    internal.signal.addEventListener('abort', closeQueue, { once: true });
+    if (internal.signal.aborted) closeQueue();
+
+    const checkSynced = (): void => this.#checkSynced();
+    const store = {
+      add: (obj: T) => queue.add(obj),
+      update: (obj: T) => queue.update(obj),
+      delete: (obj: T) => queue.delete(obj),
+      replace: (items: T[], rv: string) => {
+        queue.replace(items, rv);
+        checkSynced();
+      },
+      resync: () => queue.resync(),
+    };
+    const reflector = new Reflector<T>(this.#config.listerWatcher, store, {
+      ...this.#config.reflector,
+      name: this.#name,
+      resyncPeriodMs: this.#config.resyncPeriodMs ?? 0,
+      shouldResync: this.#config.shouldResync,
+      clock: this.#clock,
+    });
+    this.#reflector = reflector;
+    const reflectorDone = reflector.run(internal.signal).catch(fail);
+    const loopDone = this.#processLoop(internal.signal).catch(fail);
+    const inTime = await settleWithin(loopDone, internal.signal, this.#clock, this.#config.stopGraceMs ?? 500);
+    if (!inTime) {
+      loopDone.then(
+        () => undefined,
+        (err) => publish(channels.informerHandlerError, { name: this.#name, error: err, late: true }),
+      );
+    }
+    await reflectorDone;
+    if (this.#config.closeListerWatcher !== false) closeListerWatcher(this.#config.listerWatcher);
+    unlink();
+    internal.signal.removeEventListener('abort', closeQueue);
+    if (failure !== undefined) throw failure;
+  }
+
+  #checkSynced(): void {
+    if (this.#synced || !this.#config.queue.hasSynced()) return;
+    this.#synced = true;
+    this.#config.onSynced?.();
+  }
+
+  async #processLoop(signal: AbortSignal): Promise<void> {
+    const queue = this.#config.queue;
+    const process = this.#config.process;
+    const guarded: PopProcessFunc<T> = (deltas, isInInitialList) => {
+      // Items still queued when the controller stops are dropped, not processed.
+      if (signal.aborted) return;
+      return process(deltas, isInInitialList);
+    };
+    while (!signal.aborted) {
+      try {
+        await queue.pop(guarded);
+      } catch (err) {
+        if (isFifoClosedError(err)) return;
+        throw err;
+      }
+      this.#checkSynced();
+    }
+  }
+}
+
+/**
+ * Creates a low-level controller (client-go's `cache.New(config)`): a reflector lists and watches
+ * into `config.queue`, and a loop pops each key's deltas and hands them to `config.process`.
+ *
+ * Unlike client-go, a failing `process` stops the controller: `run()` aborts the reflector, closes
+ * the queue and rejects with that error (never a hang behind a wait on the watch, kubernetes #93641).
+ */
+export function newController<T>(config: ControllerConfig<T>): ReflectorController {
+  return new ProcessController(config);
+}

@@ -1,0 +1,66 @@
+// Error classes of the informer room: handler failures, stopped informers, lifecycle misuse.
+
+import { ErrorCodes, KubeInformerError, toError, type KubeInformerErrorOptions } from '../core/errors.js';
+import { preview } from '../core/preview.js';
+
+/** The handler callback that failed. */
+export type HandlerEventKind = 'add' | 'update' | 'delete';
+
+/**
+ * An event handler threw or rejected (code `HANDLER_FAILED`). `cause` is exactly what the handler
+ * threw (wrapped by `toError` only when it was not an `Error`, the original then being its `cause`).
+ *
+ * Under the default error policy (`'stop'`) this stops the informer and `run()` rejects with it; under
+ * `'report'` it is passed to the `onError` hook and delivery continues.
+ */
+export class HandlerError extends KubeInformerError {
+  /** The name of the handler registration that failed (see `AddEventHandlerOptions.name`). */
+  readonly handlerName: string;
+  /** Which callback failed. */
+  readonly event: HandlerEventKind;
+  /** The key of the object being delivered, when it has one. */
+  readonly key: string | undefined;
+
+  /** `cause` is what the handler threw or rejected with. */
+  constructor(handlerName: string, event: HandlerEventKind, key: string | undefined, cause: unknown) {
+    const err = toError(cause);
+    const where = key === undefined ? '' : ` for ${preview(key, 120)}`;
+    super(ErrorCodes.HANDLER_FAILED, `event handler ${handlerName} failed in on${capital(event)}${where}: ${err.message}`, {
+      cause: err,
+    });
+    this.handlerName = handlerName;
+    this.event = event;
+    this.key = key;
+  }
+}
+
+/**
+ * The informer has stopped (code `INFORMER_STOPPED`): it accepts no new handlers or indexers, or it
+ * stopped before its cache synced. When it stopped because of a failure, `cause` is that failure.
+ */
+export class InformerStoppedError extends KubeInformerError {
+  /** `options.cause` is the failure that stopped the informer, if any. */
+  constructor(message: string, options?: KubeInformerErrorOptions) {
+    super(ErrorCodes.INFORMER_STOPPED, message, options);
+  }
+}
+
+/** `run()` was called a second time (code `ALREADY_STARTED`); an informer or controller runs once. */
+export class AlreadyStartedError extends KubeInformerError {
+  /** `what` names the thing started twice. */
+  constructor(what: string) {
+    super(ErrorCodes.ALREADY_STARTED, `${what} has already been started; run() may be called only once`);
+  }
+}
+
+/** An option value outside its documented range (code `INVALID_OPTION`). */
+export class InvalidOptionError extends KubeInformerError {
+  /** `message` names the option and the value. */
+  constructor(message: string) {
+    super(ErrorCodes.INVALID_OPTION, message);
+  }
+}
+
+function capital(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}

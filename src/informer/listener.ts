@@ -1,0 +1,299 @@
+// One handler's delivery: an unbounded buffer and its own loop, so a slow handler delays only itself.
+
+import type { Clock } from '../core/clock.js';
+import type { DeletedFinalStateUnknown } from '../core/keys.js';
+import { HandlerError, type HandlerEventKind } from './errors.js';
+import type { ResourceEventHandler } from './handler.js';
+import { SingleFileTracker, SyncCondition } from './sync-track.js';
+
+/** A notification waiting in a listener's buffer. */
+export type Notification<T> = AddNotification<T> | UpdateNotification<T> | DeleteNotification<T>;
+
+/** An `onAdd` to deliver. */
+export interface AddNotification<T> {
+  /** Discriminant. */
+  readonly kind: 'add';
+  /** The added object. */
+  readonly obj: T;
+  /** Part of an initial list (counts toward the registration's sync). */
+  readonly isInInitialList: boolean;
+  /** Clock time it was enqueued. */
+  readonly at: number;
+}
+
+/** An `onUpdate` to deliver. */
+export interface UpdateNotification<T> {
+  /** Discriminant. */
+  readonly kind: 'update';
+  /** The previously cached object. */
+  readonly oldObj: T;
+  /** The new object. */
+  readonly newObj: T;
+  /** Clock time it was enqueued. */
+  readonly at: number;
+}
+
+/** An `onDelete` to deliver. */
+export interface DeleteNotification<T> {
+  /** Discriminant. */
+  readonly kind: 'delete';
+  /** The deleted object, or a tombstone. */
+  readonly obj: T | DeletedFinalStateUnknown<T>;
+  /** Clock time it was enqueued. */
+  readonly at: number;
+}
+
+/** What the informer does when a handler throws or rejects. */
+export type ErrorPolicy = 'stop' | 'report';
+
+/** How a {@link ProcessorListener} is set up (internal to the informer room). */
+export interface ProcessorListenerOptions<T> {
+  /** The registration's name. */
+  name: string;
+  /** The period the handler asked for; 0 = never. */
+  requestedResyncPeriodMs: number;
+  /** The effective period (see `determineResyncPeriod`). */
+  resyncPeriodMs: number;
+  /** Time source for timestamps. */
+  clock: Clock;
+  /** What a handler failure does. */
+  errorPolicy: ErrorPolicy;
+  /** Called with every handler error under the `'report'` policy; if it throws, that is fatal. */
+  onError?: (err: HandlerError) => void;
+  /** Called once with the error that must stop the informer. */
+  onFatal: (err: Error) => void;
+  /** Whether the informer has synced (the registration's upstream). */
+  upstreamHasSynced: () => boolean;
+  /** The key of an object, for error messages; `undefined` when it has none. */
+  keyOf: (obj: unknown) => string | undefined;
+}
+
+/** A point-in-time view of a listener, used by `health()`. */
+export interface ListenerStats {
+  /** Notifications buffered, not yet delivered. */
+  backlog: number;
+  /** Clock time the oldest undelivered notification was enqueued, when there is one. */
+  oldestPendingAt: number | undefined;
+  /** Clock time the callback running now started, when one is running. */
+  inFlightSince: number | undefined;
+  /** Notifications delivered (failed ones included). */
+  delivered: number;
+  /** Callbacks that threw or rejected. */
+  failures: number;
+  /** The largest backlog seen. */
+  maxBacklog: number;
+}
+
+const YIELD_EVERY = 64;
+
+/** A handler's buffer and delivery loop (client-go's `processorListener`). */
+export class ProcessorListener<T> {
+  /** The registration's name. */
+  readonly name: string;
+  /** The user's handler. */
+  readonly handler: ResourceEventHandler<T>;
+  #options: ProcessorListenerOptions<T>;
+  #buffer: Array<Notification<T> | undefined> = [];
+  #head = 0;
+  #wake: (() => void) | undefined;
+  #started = false;
+  #stopped = false;
+  #done: Promise<void> = Promise.resolve();
+  #tracker: SingleFileTracker;
+  #synced: SyncCondition;
+  #requestedResyncPeriodMs: number;
+  #resyncPeriodMs: number;
+  #nextResync: number;
+  #inFlightSince: number | undefined;
+  #delivered = 0;
+  #failures = 0;
+  #maxBacklog = 0;
+
+  /** Creates a stopped listener; `start()` begins delivery. */
+  constructor(handler: ResourceEventHandler<T>, options: ProcessorListenerOptions<T>) {
+    this.handler = handler;
+    this.name = options.name;
+    this.#options = options;
+    this.#requestedResyncPeriodMs = options.requestedResyncPeriodMs;
+    this.#resyncPeriodMs = options.resyncPeriodMs;
+    this.#nextResync = options.clock.now() + options.resyncPeriodMs;
+    this.#tracker = new SingleFileTracker(options.upstreamHasSynced);
+    this.#synced = new SyncCondition(() => this.#tracker.hasSynced());
+  }
+
+  /** Queues a notification (never blocks); ignored once stopped. */
+  add(n: Notification<T>): void {
+    if (this.#stopped) return;
+    if (n.kind === 'add' && n.isInInitialList) this.#tracker.start();
+    this.#buffer.push(n);
+    const backlog = this.#buffer.length - this.#head;
+    if (backlog > this.#maxBacklog) this.#maxBacklog = backlog;
+    const wake = this.#wake;
+    if (wake !== undefined) {
+      this.#wake = undefined;
+      wake();
+    }
+  }
+
+  /** Starts the delivery loop (idempotent). */
+  start(): void {
+    if (this.#started || this.#stopped) return;
+    this.#started = true;
+    this.#done = this.#loop();
+  }
+
+  /** Stops delivery: drops the buffer; a callback already running finishes on its own. */
+  stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#buffer = [];
+    this.#head = 0;
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  /** True once {@link ProcessorListener.stop} was called. */
+  isStopped(): boolean {
+    return this.#stopped;
+  }
+
+  /** Resolves when the delivery loop has exited (at once if it never started). Never rejects. */
+  done(): Promise<void> {
+    return this.#done;
+  }
+
+  /** The registration's sync state: the informer synced and every initial item handled. */
+  hasSynced(): boolean {
+    return this.#tracker.hasSynced();
+  }
+
+  /** The awaitable form of {@link ProcessorListener.hasSynced}. */
+  get synced(): SyncCondition {
+    return this.#synced;
+  }
+
+  /** The resync period the handler asked for. */
+  get requestedResyncPeriodMs(): number {
+    return this.#requestedResyncPeriodMs;
+  }
+
+  /** The effective resync period. */
+  get resyncPeriodMs(): number {
+    return this.#resyncPeriodMs;
+  }
+
+  /** Sets the effective resync period (when the informer's check period changes before start). */
+  setResyncPeriod(periodMs: number): void {
+    this.#resyncPeriodMs = periodMs;
+  }
+
+  /** True when this listener's resync is due at `now`. */
+  shouldResync(now: number): boolean {
+    return this.#resyncPeriodMs !== 0 && now >= this.#nextResync;
+  }
+
+  /** Schedules the next resync one period after `now`. */
+  determineNextResync(now: number): void {
+    this.#nextResync = now + this.#resyncPeriodMs;
+  }
+
+  /** Delivery statistics for `health()`. */
+  stats(): ListenerStats {
+    const oldest = this.#buffer[this.#head];
+    return {
+      backlog: this.#buffer.length - this.#head,
+      oldestPendingAt: oldest?.at,
+      inFlightSince: this.#inFlightSince,
+      delivered: this.#delivered,
+      failures: this.#failures,
+      maxBacklog: this.#maxBacklog,
+    };
+  }
+
+  #take(): Notification<T> | undefined {
+    if (this.#head >= this.#buffer.length) return undefined;
+    const n = this.#buffer[this.#head];
+    this.#buffer[this.#head] = undefined;
+    this.#head++;
+    if (this.#head >= this.#buffer.length) {
+      this.#buffer = [];
+      this.#head = 0;
+    } else if (this.#head >= 1024 && this.#head * 2 >= this.#buffer.length) {
+      this.#buffer = this.#buffer.slice(this.#head);
+      this.#head = 0;
+    }
+    return n;
+  }
+
+  async #loop(): Promise<void> {
+    let sinceYield = 0;
+    while (!this.#stopped) {
+      const n = this.#take();
+      if (n === undefined) {
+        sinceYield = 0;
+        await new Promise<void>((resolve) => {
+          this.#wake = resolve;
+        });
+        continue;
+      }
+      let failed = false;
+      let error: unknown;
+      this.#inFlightSince = this.#options.clock.now();
+      try {
+        const result = this.#call(n);
+        if (result !== undefined) {
+          sinceYield = 0;
+          await result;
+        }
+      } catch (e) {
+        failed = true;
+        error = e;
+      }
+      this.#inFlightSince = undefined;
+      this.#delivered++;
+      if (failed && !this.#handleFailure(n, error)) return;
+      if (n.kind === 'add' && n.isInInitialList) {
+        this.#tracker.finished();
+        this.#synced.check();
+      }
+      if (++sinceYield >= YIELD_EVERY) {
+        sinceYield = 0;
+        await Promise.resolve();
+      }
+    }
+  }
+
+  /** Returns true when delivery may continue. */
+  #handleFailure(n: Notification<T>, error: unknown): boolean {
+    this.#failures++;
+    const obj = n.kind === 'update' ? n.newObj : n.obj;
+    const err = new HandlerError(this.name, n.kind as HandlerEventKind, this.#options.keyOf(obj), error);
+    if (this.#options.errorPolicy === 'report' && this.#options.onError !== undefined) {
+      try {
+        this.#options.onError(err);
+        return true;
+      } catch (hookError) {
+        err.message += ` (and the onError hook threw: ${String(hookError)})`;
+      }
+    }
+    this.#stopped = true;
+    this.#buffer = [];
+    this.#head = 0;
+    this.#synced.fail(err);
+    this.#options.onFatal(err);
+    return false;
+  }
+
+  #call(n: Notification<T>): void | Promise<void> {
+    const h = this.handler;
+    switch (n.kind) {
+      case 'add':
+        return h.onAdd?.(n.obj, n.isInInitialList);
+      case 'update':
+        return h.onUpdate?.(n.oldObj, n.newObj);
+      case 'delete':
+        return h.onDelete?.(n.obj);
+    }
+  }
+}

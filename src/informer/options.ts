@@ -1,0 +1,110 @@
+// Options of the SharedIndexInformer, with their defaults and validation.
+
+import type { Clock } from '../core/clock.js';
+import { cacheMutationDetectorEnabled, type CacheMutationDetectorOptions } from '../mutation/detector.js';
+import type { ReflectorErrorContext, ReflectorOptions } from '../reflector/types.js';
+import type { Indexers } from '../store/types.js';
+import { InvalidOptionError, type HandlerError } from './errors.js';
+import type { HealthThresholds } from './health.js';
+import type { ErrorPolicy } from './listener.js';
+
+/** Options of `SharedIndexInformer`. Every field is optional. */
+export interface SharedIndexInformerOptions<T> {
+  /** Name in errors, health and diagnostics. Default `'informer'`. */
+  name?: string;
+  /**
+   * Default resync period of handlers, and the informer's resync check period, in ms. `0` = never; an
+   * informer created with 0 never resyncs, whatever its handlers ask. Default 0.
+   */
+  resyncPeriodMs?: number;
+  /** Index functions by name. More can be added later with `addIndexers`. Default `{}`. */
+  indexers?: Indexers<T>;
+  /**
+   * Applied once to every object as it enters the queue, before anyone else sees it (e.g.
+   * `stripManagedFields`). Not applied to tombstones or resyncs. Default: none.
+   */
+  transform?: (obj: T) => T;
+  /**
+   * Check that nobody mutates objects the cache hands out. Default: `true` when the environment
+   * variable `KUBE_CACHE_MUTATION_DETECTOR` is `true`, else `false`.
+   */
+  detectMutations?: boolean;
+  /**
+   * Tuning of the mutation detector when detection is on (how often it compares, how long it keeps
+   * copies). Defaults: the mutation room's (`periodMs` 10 000, `retentionMs` 120 000).
+   */
+  mutationDetection?: Pick<CacheMutationDetectorOptions, 'periodMs' | 'retentionMs' | 'maxChanges'>;
+  /**
+   * What a handler error does. `'stop'` (default): stop the informer; `run()` rejects with a
+   * `HandlerError` (code `HANDLER_FAILED`) whose `cause` is the handler's error. `'report'`: pass the
+   * error to `onError` and keep delivering (the failed notification counts as handled, so the
+   * handler's `hasSynced` still turns true). `'report'` requires `onError`.
+   */
+  errorPolicy?: ErrorPolicy;
+  /**
+   * Receives handler errors under `errorPolicy: 'report'`. If it throws, the informer stops as under
+   * `'stop'`. Default: none.
+   */
+  onError?: (err: HandlerError) => void;
+  /** Told about every list/watch error the reflector recovers from (client-go's watch error handler). Default: none. */
+  onWatchError?: (err: Error, context: ReflectorErrorContext) => void;
+  /** Time and timers. Default `realClock`. */
+  clock?: Clock;
+  /**
+   * How long stopping waits for handler callbacks already running, in ms; past it `run()` settles
+   * anyway (their late outcome is only published on the `informerHandlerError` channel). Default 500.
+   */
+  stopGraceMs?: number;
+  /**
+   * After stopping, call `close()` on the ListerWatcher when it has one (`newListWatch`'s releases its
+   * pooled idle sockets and stays usable). Default true.
+   */
+  closeListerWatcher?: boolean;
+  /** Thresholds of `health()`. Defaults: see {@link HealthThresholds}. */
+  health?: HealthThresholds;
+  /**
+   * Before the first sync, this many list/watch failures in a row with HTTP 401, 403 or 404 make
+   * `whenSynced()` reject with the last one (the informer keeps retrying). Default 3.
+   */
+  syncFailureThreshold?: number;
+  /** More reflector options (page size, backoff, watch list, timeouts). Default: the reflector's. */
+  reflector?: Omit<ReflectorOptions<T>, 'name' | 'resyncPeriodMs' | 'shouldResync' | 'clock' | 'onError' | 'knownObjects'>;
+}
+
+/** Options of `addEventHandler`. */
+export interface AddEventHandlerOptions {
+  /**
+   * This handler's resync period in ms (0 = never). Below 1000 it is raised to 1000; after the
+   * informer started, below the informer's check period it is raised to it. Default: the informer's
+   * `resyncPeriodMs`.
+   */
+  resyncPeriodMs?: number;
+  /** The handler's name in errors and health. Default `handler-<n>`. */
+  name?: string;
+}
+
+/** Reads `KUBE_CACHE_MUTATION_DETECTOR` (client-go's switch). */
+export function mutationDetectionFromEnv(): boolean {
+  return cacheMutationDetectorEnabled();
+}
+
+/** Throws {@link InvalidOptionError} for out-of-range options. */
+export function validateInformerOptions<T>(options: SharedIndexInformerOptions<T>): void {
+  const nonNegative = (name: string, v: number | undefined): void => {
+    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) {
+      throw new InvalidOptionError(`informer option ${name} must be a finite number >= 0, got ${String(v)}`);
+    }
+  };
+  nonNegative('resyncPeriodMs', options.resyncPeriodMs);
+  nonNegative('stopGraceMs', options.stopGraceMs);
+  nonNegative('health.watchStallMs', options.health?.watchStallMs);
+  nonNegative('health.slowHandlerMs', options.health?.slowHandlerMs);
+  nonNegative('syncFailureThreshold', options.syncFailureThreshold);
+  const policy = options.errorPolicy ?? 'stop';
+  if (policy !== 'stop' && policy !== 'report') {
+    throw new InvalidOptionError(`informer option errorPolicy must be 'stop' or 'report', got ${String(policy)}`);
+  }
+  if (policy === 'report' && typeof options.onError !== 'function') {
+    throw new InvalidOptionError("errorPolicy 'report' needs an onError hook: handler errors must go somewhere");
+  }
+}

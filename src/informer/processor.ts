@@ -1,0 +1,130 @@
+// The shared processor: fans notifications out to every listener and decides whose resync is due.
+
+import type { Clock, ClockTimer } from '../core/clock.js';
+import type { Notification, ProcessorListener } from './listener.js';
+
+/** The smallest resync period a handler may ask for; shorter ones are raised to it. */
+export const MINIMUM_RESYNC_PERIOD_MS = 1000;
+
+/**
+ * The effective resync period of a handler: 0 when it asked for none or when the informer's check
+ * period is 0 (such an informer never resyncs), otherwise the larger of the two.
+ */
+export function determineResyncPeriod(desiredMs: number, checkMs: number): number {
+  if (desiredMs === 0) return 0;
+  if (checkMs === 0) return 0;
+  return Math.max(desiredMs, checkMs);
+}
+
+/**
+ * Holds the listeners of one informer (client-go's `sharedProcessor`). `distribute` never blocks:
+ * each listener buffers without bound and delivers on its own loop.
+ */
+export class SharedProcessor<T> {
+  /** listener → whether it is flagged "syncing" (receives sync notifications). */
+  #listeners = new Map<ProcessorListener<T>, boolean>();
+  #running = false;
+  #stopped = false;
+  #clock: Clock;
+
+  /** Timers of the processor run on `clock`. */
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  /** Adds a listener, flagged syncing; starts its loop when the processor is running. */
+  addListener(listener: ProcessorListener<T>): void {
+    this.#listeners.set(listener, true);
+    if (this.#running) listener.start();
+  }
+
+  /** Removes a listener and stops it; harmless for an unknown one. Returns whether it was present. */
+  removeListener(listener: ProcessorListener<T>): boolean {
+    const present = this.#listeners.delete(listener);
+    if (present) listener.stop();
+    return present;
+  }
+
+  /** True when `listener` is registered here. */
+  has(listener: ProcessorListener<T>): boolean {
+    return this.#listeners.has(listener);
+  }
+
+  /** The registered listeners, in registration order. */
+  listeners(): ProcessorListener<T>[] {
+    return [...this.#listeners.keys()];
+  }
+
+  /** How many listeners are registered. */
+  size(): number {
+    return this.#listeners.size;
+  }
+
+  /**
+   * Hands `n` to every listener, or for a sync notification (a resync, or a relist that found an
+   * unchanged object) only to listeners flagged syncing at the last resync check.
+   */
+  distribute(n: Notification<T>, isSync: boolean): void {
+    for (const [listener, syncing] of this.#listeners) {
+      if (!isSync || syncing) listener.add(n);
+    }
+  }
+
+  /** Starts every listener's loop; listeners added later start at once. */
+  run(): void {
+    if (this.#running || this.#stopped) return;
+    this.#running = true;
+    for (const listener of this.#listeners.keys()) listener.start();
+  }
+
+  /** True while running (between `run` and `stop`). */
+  isRunning(): boolean {
+    return this.#running && !this.#stopped;
+  }
+
+  /**
+   * Stops every listener and waits for their loops to exit, at most `graceMs` (callbacks already
+   * running are user code and may never end; they are not awaited past the grace period).
+   * Resolves `true` when every loop exited in time. Leaves no timer behind.
+   */
+  async stop(graceMs: number): Promise<boolean> {
+    this.#stopped = true;
+    this.#running = false;
+    const listeners = [...this.#listeners.keys()];
+    for (const listener of listeners) listener.stop();
+    const all = Promise.all(listeners.map((l) => l.done())).then(() => true);
+    let timer: ClockTimer | undefined;
+    const grace = new Promise<boolean>((resolve) => {
+      timer = this.#clock.setTimeout(() => resolve(false), graceMs);
+    });
+    try {
+      return await Promise.race([all, grace]);
+    } finally {
+      if (timer !== undefined) this.#clock.clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Flags as syncing exactly the listeners whose resync is due at `now` (and schedules their next
+   * one); returns whether any is due. Called at every resync check.
+   */
+  shouldResync(now: number): boolean {
+    let any = false;
+    for (const listener of this.#listeners.keys()) {
+      const due = listener.shouldResync(now);
+      this.#listeners.set(listener, due);
+      if (due) {
+        any = true;
+        listener.determineNextResync(now);
+      }
+    }
+    return any;
+  }
+
+  /** Recomputes every listener's effective period after the informer's check period changed. */
+  resyncCheckPeriodChanged(checkMs: number): void {
+    for (const listener of this.#listeners.keys()) {
+      listener.setResyncPeriod(determineResyncPeriod(listener.requestedResyncPeriodMs, checkMs));
+    }
+  }
+}

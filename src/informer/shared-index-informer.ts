@@ -1,0 +1,396 @@
+// SharedIndexInformer: one reflector and one indexer shared by many independently buffered handlers.
+
+import { realClock, type Clock } from '../core/clock.js';
+import { ApiStatusError, toError } from '../core/errors.js';
+import { deletionHandlingMetaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
+import { channels, publish } from '../observability/channels.js';
+import { DeltaFIFO } from '../fifo/delta-fifo.js';
+import type { ListerWatcher } from '../listwatch/types.js';
+import { newLister, type Lister } from '../store/lister.js';
+import { newIndexer } from '../store/store.js';
+import type { Indexer, Indexers, Store } from '../store/types.js';
+import { AlreadyStartedError, InformerStoppedError } from './errors.js';
+import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
+import { computeHealth, type InformerHealth, type InformerState } from './health.js';
+import { ProcessorListener } from './listener.js';
+import { CacheMutationDetector, type MutationDetector } from '../mutation/detector.js';
+import {
+  mutationDetectionFromEnv,
+  validateInformerOptions,
+  type AddEventHandlerOptions,
+  type SharedIndexInformerOptions,
+} from './options.js';
+import {
+  closeListerWatcher,
+  linkedAbortController,
+  newController,
+  processDeltas,
+  type DeltaHandler,
+  type ReflectorController,
+} from './controller.js';
+import { determineResyncPeriod, MINIMUM_RESYNC_PERIOD_MS, SharedProcessor } from './processor.js';
+import { SyncCondition } from './sync-track.js';
+import { statusCodeOf, WatchMonitor } from './watch-monitor.js';
+
+const PERSISTENT_STATUSES = new Set([401, 403, 404]);
+
+const keyFunc = deletionHandlingMetaNamespaceKeyFunc as KeyFunc<unknown>;
+function keyOf(obj: unknown): string | undefined {
+  try {
+    return keyFunc(obj);
+  } catch {
+    return undefined;
+  }
+}
+
+class Registration<T> implements SharedInformerRegistration {
+  readonly listener: ProcessorListener<T>;
+  constructor(listener: ProcessorListener<T>) {
+    this.listener = listener;
+  }
+  get name(): string {
+    return this.listener.name;
+  }
+  get resyncPeriodMs(): number {
+    return this.listener.resyncPeriodMs;
+  }
+  hasSynced(): boolean {
+    return this.listener.hasSynced();
+  }
+  whenSynced(signal?: AbortSignal): Promise<void> {
+    return this.listener.synced.wait(signal);
+  }
+}
+
+/**
+ * client-go's `SharedIndexInformer`: one list+watch and one indexed cache, shared by any number of
+ * handlers. Each handler has its own unbounded buffer and delivery loop, so a slow handler delays only
+ * itself (watch its backlog in {@link SharedIndexInformer.health}).
+ *
+ * Handler errors propagate: under the default `errorPolicy: 'stop'`, a handler that throws or rejects
+ * stops the informer — the watch is aborted, timers cleared — and `run()` rejects within
+ * `stopGraceMs` with a `HandlerError` (code `HANDLER_FAILED`) whose `cause` is the handler's error.
+ * With `detectMutations`, a change to a handed-out object makes `run()` reject with `CACHE_MUTATED`.
+ *
+ * Recovery: list/watch failures are retried forever by the reflector (see `onWatchError`,
+ * `health()`, and `whenSynced()`, which rejects on persistent 401/403/404). A stopped informer
+ * cannot be restarted: create a new one.
+ *
+ * Warning: handed-out objects are the cache's own; never mutate them.
+ */
+export class SharedIndexInformer<T> {
+  readonly #lw: ListerWatcher<T>;
+  readonly #options: SharedIndexInformerOptions<T>;
+  readonly #name: string;
+  readonly #clock: Clock;
+  readonly #indexer: Indexer<T>;
+  readonly #processor: SharedProcessor<T>;
+  readonly #monitor: WatchMonitor<T>;
+  readonly #synced = new SyncCondition(() => this.hasSynced());
+  readonly #registrations = new Set<Registration<T>>();
+  readonly #defaultHandlerResyncMs: number;
+  #resyncCheckPeriodMs: number;
+  #state: InformerState = 'new';
+  #stopping = false;
+  #controller: ReflectorController | undefined;
+  #internal: AbortController | undefined;
+  #detector: MutationDetector | undefined;
+  #failure: Error | undefined;
+  #persistentFailures = 0;
+  #lastPersistentError: ApiStatusError | undefined;
+  #handlerCount = 0;
+  #deltaHandler: DeltaHandler<T>;
+
+  /** Throws `INVALID_OPTION` for out-of-range options (see {@link SharedIndexInformerOptions}). */
+  constructor(lw: ListerWatcher<T>, options: SharedIndexInformerOptions<T> = {}) {
+    validateInformerOptions(options);
+    this.#lw = lw;
+    this.#options = options;
+    this.#name = options.name ?? 'informer';
+    this.#clock = options.clock ?? realClock;
+    this.#indexer = newIndexer<T>(keyFunc as KeyFunc<T>, { ...(options.indexers ?? {}) });
+    this.#processor = new SharedProcessor<T>(this.#clock);
+    this.#monitor = new WatchMonitor<T>(lw, this.#clock, (err, state) => this.#onSourceError(err, state.consecutiveErrors));
+    this.#defaultHandlerResyncMs = options.resyncPeriodMs ?? 0;
+    this.#resyncCheckPeriodMs = this.#defaultHandlerResyncMs;
+    const at = (): number => this.#clock.now();
+    this.#deltaHandler = {
+      onAdd: (obj, isInInitialList) => {
+        this.#detector?.addObject(keyOf(obj) ?? '', obj);
+        this.#processor.distribute({ kind: 'add', obj, isInInitialList, at: at() }, false);
+      },
+      onUpdate: (oldObj, newObj, isSync) => {
+        this.#detector?.addObject(keyOf(newObj) ?? '', newObj);
+        this.#processor.distribute({ kind: 'update', oldObj, newObj, at: at() }, isSync);
+      },
+      onDelete: (obj) => this.#processor.distribute({ kind: 'delete', obj, at: at() }, false),
+    };
+  }
+
+  /** The informer's name. */
+  get name(): string {
+    return this.#name;
+  }
+
+  /**
+   * Registers a handler. Before `run()`, it waits for the initial list; on a running informer it
+   * first receives every cached object as `onAdd(obj, true)`, and its registration's `hasSynced()`
+   * turns true once it has handled them. Throws `INFORMER_STOPPED` on a stopped informer.
+   */
+  addEventHandler(handler: ResourceEventHandler<T>, options: AddEventHandlerOptions = {}): SharedInformerRegistration {
+    const name = options.name ?? `handler-${++this.#handlerCount}`;
+    if (this.isStopped()) {
+      throw new InformerStoppedError(
+        `handler ${name} was not added to shared informer ${this.#name} because it has stopped already`,
+        { cause: this.#failure },
+      );
+    }
+    const started = this.#state !== 'new';
+    let period = options.resyncPeriodMs ?? this.#defaultHandlerResyncMs;
+    if (period > 0) {
+      if (period < MINIMUM_RESYNC_PERIOD_MS) period = MINIMUM_RESYNC_PERIOD_MS;
+      if (period < this.#resyncCheckPeriodMs) {
+        if (started) period = this.#resyncCheckPeriodMs;
+        else {
+          this.#resyncCheckPeriodMs = period;
+          this.#processor.resyncCheckPeriodChanged(period);
+        }
+      }
+    }
+    const listener = new ProcessorListener<T>(handler, {
+      name,
+      requestedResyncPeriodMs: period,
+      resyncPeriodMs: determineResyncPeriod(period, this.#resyncCheckPeriodMs),
+      clock: this.#clock,
+      errorPolicy: this.#options.errorPolicy ?? 'stop',
+      onError: this.#options.onError,
+      onFatal: (err) => this.#fail(err),
+      upstreamHasSynced: () => this.hasSynced(),
+      keyOf,
+    });
+    const registration = new Registration(listener);
+    this.#registrations.add(registration);
+    this.#processor.addListener(listener);
+    if (started) {
+      const at = this.#clock.now();
+      for (const obj of this.#indexer.list()) listener.add({ kind: 'add', obj, isInInitialList: true, at });
+    }
+    return registration;
+  }
+
+  /**
+   * Stops delivery to a handler: buffered notifications are dropped; a callback already running
+   * finishes on its own. Harmless for a removed or foreign registration, and on a stopped informer.
+   */
+  removeEventHandler(registration: SharedInformerRegistration): void {
+    const reg = registration as Registration<T>;
+    if (!this.#registrations.delete(reg)) return;
+    this.#processor.removeListener(reg.listener);
+    reg.listener.synced.fail(new InformerStoppedError(`handler ${reg.name} was removed from informer ${this.#name}`));
+  }
+
+  /**
+   * Removes a handler and resolves once its delivery loop has exited (client-go's
+   * `ShutDownEventHandler`). Warning: never await this from inside that handler — it would wait for itself.
+   */
+  async shutDownEventHandler(registration: SharedInformerRegistration): Promise<void> {
+    const reg = registration as Registration<T>;
+    if (!this.#registrations.has(reg)) return;
+    this.removeEventHandler(reg);
+    await reg.listener.done();
+  }
+
+  /** True when `registration` is currently registered with this informer. */
+  isHandlerRegistered(registration: SharedInformerRegistration): boolean {
+    return this.#registrations.has(registration as Registration<T>);
+  }
+
+  /**
+   * How often the informer checks whether a handler's resync is due, in ms: the constructor's
+   * `resyncPeriodMs`, lowered by handlers added before `run()` that asked for less.
+   */
+  resyncCheckPeriodMs(): number {
+    return this.#resyncCheckPeriodMs;
+  }
+
+  /** How many handlers are registered. */
+  handlerCount(): number {
+    return this.#registrations.size;
+  }
+
+  /** The cache (the indexer), as a {@link Store}. */
+  getStore(): Store<T> {
+    return this.#indexer;
+  }
+
+  /** The cache. Objects in it are shared: never mutate one. */
+  getIndexer(): Indexer<T> {
+    return this.#indexer;
+  }
+
+  /** A lister (by name, namespace, label selector) over the cache. */
+  lister(): Lister<T> {
+    return newLister(this.#indexer);
+  }
+
+  /**
+   * Adds index functions, before or while running (existing objects are indexed at once). Throws
+   * `INDEXER_CONFLICT` for an existing name and `INFORMER_STOPPED` on a stopped informer.
+   */
+  addIndexers(indexers: Indexers<T>): void {
+    if (this.isStopped()) {
+      throw new InformerStoppedError(`informer ${this.#name} has stopped; indexers can no longer be added`, {
+        cause: this.#failure,
+      });
+    }
+    this.#indexer.addIndexers(indexers);
+  }
+
+  /** True once the cache has been filled by the first full list (says nothing about handlers). */
+  hasSynced(): boolean {
+    return this.#controller?.hasSynced() ?? false;
+  }
+
+  /**
+   * Resolves once the cache has synced. Rejects — so "never synced" always comes with a why — when
+   * the informer fails first (with that error, e.g. `HANDLER_FAILED`), stops first (`INFORMER_STOPPED`),
+   * keeps getting 401/403/404 (`API_STATUS`, see `syncFailureThreshold`), or `signal` aborts (`ABORTED`).
+   */
+  whenSynced(signal?: AbortSignal): Promise<void> {
+    const persistent = this.#lastPersistentError;
+    if (persistent !== undefined && !this.hasSynced() && this.#failure === undefined && this.#monitor.state().consecutiveErrors > 0) {
+      return Promise.reject(persistent);
+    }
+    return this.#synced.wait(signal);
+  }
+
+  /** The reflector's resource version (`""` before the first list). */
+  lastSyncResourceVersion(): string {
+    return this.#controller?.lastSyncResourceVersion() ?? '';
+  }
+
+  /** True once `run()` was called. */
+  isStarted(): boolean {
+    return this.#state !== 'new';
+  }
+
+  /** True once the informer stopped or is stopping (aborted or failed); it never runs again. */
+  isStopped(): boolean {
+    return this.#stopping || this.#state === 'stopped' || this.#state === 'failed';
+  }
+
+  /** A health snapshot: watch liveness, per-handler backlog and age, counters. See {@link InformerHealth}. */
+  health(): InformerHealth {
+    return computeHealth({
+      name: this.#name,
+      now: this.#clock.now(),
+      state: this.#state,
+      synced: this.hasSynced(),
+      lastSyncResourceVersion: this.lastSyncResourceVersion(),
+      monitor: this.#monitor.state(),
+      regressions: this.#controller?.reflectorStats()?.regressions ?? 0,
+      handlers: [...this.#registrations].map((r) => ({ name: r.name, synced: r.hasSynced(), stats: r.listener.stats() })),
+      thresholds: this.#options.health ?? {},
+      failure: this.#failure,
+    });
+  }
+
+  /**
+   * Lists, watches and delivers until `signal` aborts, then resolves once the watch is closed, timers
+   * are cleared and handler loops have exited (callbacks already running get `stopGraceMs`).
+   * Rejects with the fatal error (`HANDLER_FAILED`, `CACHE_MUTATED`, ...) after the same teardown.
+   * A second call rejects with `ALREADY_STARTED`.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.#state !== 'new') throw new AlreadyStartedError(`shared informer ${this.#name}`);
+    this.#state = 'running';
+    const { controller: internal, unlink } = linkedAbortController(signal);
+    this.#internal = internal;
+    if (this.#failure !== undefined) internal.abort(this.#failure);
+    const fifo = new DeltaFIFO<T>({
+      knownObjects: this.#indexer,
+      emitDeltaTypeReplaced: true,
+      transformer: this.#options.transform,
+    });
+    this.#controller = newController<T>({
+      queue: fifo,
+      listerWatcher: this.#monitor.listerWatcher(),
+      name: this.#name,
+      process: (deltas, isInInitialList) => processDeltas(this.#deltaHandler, this.#indexer, deltas, isInInitialList),
+      resyncPeriodMs: this.#resyncCheckPeriodMs,
+      shouldResync: () => this.#processor.shouldResync(this.#clock.now()),
+      clock: this.#clock,
+      stopGraceMs: this.#options.stopGraceMs,
+      onSynced: () => this.#onSynced(),
+      reflector: { ...this.#options.reflector, knownObjects: this.#indexer, onError: this.#options.onWatchError },
+    });
+    const detectorDone = this.#startDetector(internal.signal);
+    this.#monitor.reset();
+    this.#processor.run();
+    try {
+      await this.#controller.run(internal.signal);
+    } catch (err) {
+      this.#fail(err);
+    }
+    this.#stopping = true;
+    internal.abort();
+    await this.#processor.stop(this.#options.stopGraceMs ?? 500);
+    await detectorDone;
+    if (this.#options.closeListerWatcher !== false) closeListerWatcher(this.#lw);
+    unlink();
+    this.#state = this.#failure === undefined ? 'stopped' : 'failed';
+    const stopped = new InformerStoppedError(`informer ${this.#name} stopped before its cache synced`, { cause: this.#failure });
+    this.#synced.fail(this.#failure ?? stopped);
+    for (const reg of this.#registrations) reg.listener.synced.fail(this.#failure ?? stopped);
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+
+  #startDetector(signal: AbortSignal): Promise<void> {
+    const enabled = this.#options.detectMutations ?? mutationDetectionFromEnv();
+    if (!enabled) return Promise.resolve();
+    const detector = new CacheMutationDetector({
+      ...this.#options.mutationDetection,
+      name: this.#name,
+      clock: this.#clock,
+      onMutation: (err) => this.#fail(err),
+    });
+    this.#detector = detector;
+    return detector.run(signal).catch((err) => this.#fail(err));
+  }
+
+  /** The one place a fatal error is recorded: the first wins, and it stops everything. */
+  #fail(error: unknown): void {
+    const err = toError(error);
+    if (this.#failure === undefined) {
+      this.#failure = err;
+      publish(channels.informerHandlerError, { name: this.#name, error: err });
+    }
+    this.#internal?.abort(err);
+  }
+
+  #onSynced(): void {
+    this.#persistentFailures = 0;
+    this.#lastPersistentError = undefined;
+    this.#synced.check();
+    for (const reg of this.#registrations) reg.listener.synced.check();
+  }
+
+  #onSourceError(err: unknown, consecutive: number): void {
+    if (this.hasSynced()) return;
+    const status = statusCodeOf(err);
+    if (status === undefined || !PERSISTENT_STATUSES.has(status)) {
+      this.#persistentFailures = 0;
+      return;
+    }
+    this.#persistentFailures = consecutive === 1 ? 1 : this.#persistentFailures + 1;
+    if (this.#persistentFailures < (this.#options.syncFailureThreshold ?? 3)) return;
+    const cause = toError(err);
+    const e = new ApiStatusError(
+      status,
+      `informer ${this.#name} cannot sync: ${this.#persistentFailures} list/watch requests in a row failed with HTTP ${status}: ${cause.message}`,
+      { cause, reason: (err as { reason?: string }).reason },
+    );
+    this.#lastPersistentError = e;
+    this.#synced.rejectWaiters(e);
+  }
+}

@@ -1,0 +1,145 @@
+// HTTP helpers of the fake API server: Status answers, JSON bodies, backpressure-aware writes.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiStatusError } from '../../core/errors.js';
+
+/** The `reason` kube-apiserver puts on a Status for each HTTP code it commonly answers. */
+export const REASONS: Readonly<Record<number, string>> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  406: 'NotAcceptable',
+  409: 'Conflict',
+  410: 'Expired',
+  415: 'UnsupportedMediaType',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};
+
+/** A failure `Status` object, shaped like kube-apiserver's. */
+export function statusBody(
+  code: number,
+  message: string,
+  reason: string = REASONS[code] ?? 'Unknown',
+  details?: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    ...(details !== undefined ? { details } : {}),
+    code,
+  };
+}
+
+/** Sends a JSON body (already serialized) with `code`. */
+export function sendJson(
+  res: ServerResponse,
+  code: number,
+  json: string,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(code, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(json),
+    'Cache-Control': 'no-cache, private',
+    ...headers,
+  });
+  res.end(json);
+}
+
+/** Sends an error as a Status body: an {@link ApiStatusError} keeps its Status, anything else is a 500. */
+export function sendError(res: ServerResponse, err: unknown): void {
+  if (err instanceof ApiStatusError) {
+    const body = (err.status as Record<string, unknown> | undefined) ?? statusBody(err.statusCode, err.message, err.reason);
+    const headers: Record<string, string> =
+      err.retryAfterSeconds !== undefined ? { 'Retry-After': String(err.retryAfterSeconds) } : {};
+    sendJson(res, err.statusCode, JSON.stringify(body), headers);
+    return;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  sendJson(res, 500, JSON.stringify(statusBody(500, `fake API server failure: ${message}`)));
+}
+
+/** Reads a whole request body as text. */
+export async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Parses a JSON request body; a 400 {@link ApiStatusError} when it is not JSON. */
+export function parseJsonBody(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new ApiStatusError(400, `the request body is not valid JSON: ${(e as Error).message}`, {
+      reason: 'BadRequest',
+      status: statusBody(400, `the request body is not valid JSON: ${(e as Error).message}`),
+    });
+  }
+}
+
+/**
+ * Resolves when `res` can take more data ('drain'), or `false` as soon as the connection is gone, so
+ * a writer never waits forever on a client that went away.
+ */
+export function waitDrain(res: ServerResponse): Promise<boolean> {
+  if (res.destroyed || res.writableEnded) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean): void => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = (): void => done(true);
+    const onClose = (): void => done(false);
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
+}
+
+/**
+ * Writes `parts` to `res` in chunks of about `chunkBytes` characters, waiting for 'drain' whenever the
+ * socket buffer is full. Resolves `false` when the connection closed before everything was written.
+ */
+export async function writeParts(res: ServerResponse, parts: Iterable<string>, chunkBytes = 256 * 1024): Promise<boolean> {
+  let buf: string[] = [];
+  let size = 0;
+  const flush = async (): Promise<boolean> => {
+    if (buf.length === 0) return true;
+    const chunk = buf.join('');
+    buf = [];
+    size = 0;
+    if (res.destroyed) return false;
+    if (!res.write(chunk)) return waitDrain(res);
+    return true;
+  };
+  for (const part of parts) {
+    buf.push(part);
+    size += part.length;
+    if (size >= chunkBytes && !(await flush())) return false;
+  }
+  return flush();
+}
+
+/** Parses the `Accept` header: whether the client asked for metadata-only objects. */
+export function wantsPartialMetadata(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  const first = accept.split(',')[0].toLowerCase();
+  return /;\s*as=partialobjectmetadata(list)?\b/.test(first) && /;\s*g=meta\.k8s\.io\b/.test(first);
+}
+
+/** The Content-Type of a metadata-only answer. */
+export function partialContentType(list: boolean): string {
+  return `application/json;as=PartialObjectMetadata${list ? 'List' : ''};g=meta.k8s.io;v=v1`;
+}

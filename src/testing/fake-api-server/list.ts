@@ -1,0 +1,157 @@
+// LIST and the start of WATCH: resourceVersion semantics, paging, selectors, metadata-only answers.
+
+import type { ServerResponse } from 'node:http';
+import { isComparableResourceVersion } from '../../core/resource-version.js';
+import { expiredError, statusError, tooLargeError, type ResourceState, type StoredEntry } from '../resource-state.js';
+import { entryMatcher } from '../selectors.js';
+import { decodeContinue, encodeContinue } from '../state-paging.js';
+import { partialContentType, statusBody, writeParts } from './http-util.js';
+import type { ResourceInfo } from './paths.js';
+import type { WatchPlan } from './watch.js';
+
+/** The parts of a request the list and watch handlers read. */
+export interface CollectionRequest {
+  /** The resource. */
+  ri: ResourceInfo;
+  /** Namespace from the path, if any. */
+  namespace?: string;
+  /** Object name from the path (a single-object watch), if any. */
+  name?: string;
+  /** The query parameters. */
+  query: URLSearchParams;
+  /** The client asked for PartialObjectMetadata. */
+  metadataOnly: boolean;
+}
+
+/** Server-wide switches the list handler honours. */
+export interface ListBehaviour {
+  /** Serve `resourceVersion=0` lists from a "watch cache" that ignores `limit`. */
+  watchCache: boolean;
+}
+
+const badRequest = (message: string): Error => statusError(400, 'BadRequest', message);
+
+function parseRv(text: string, current: number): number {
+  if (!isComparableResourceVersion(text)) throw badRequest(`invalid resource version: ${JSON.stringify(text)}`);
+  if (text.length > 15 || Number(text) > current) throw tooLargeError(text, current);
+  return Number(text);
+}
+
+/** The label/field selector filter of a request, with a single-object name folded in. */
+export function requestMatcher(cr: CollectionRequest): ((e: StoredEntry) => boolean) | undefined {
+  const m = entryMatcher(cr.query.get('labelSelector') ?? undefined, cr.query.get('fieldSelector') ?? undefined);
+  if (cr.name === undefined) return m;
+  const name = cr.name;
+  return (e) => e.name === name && (m === undefined || m(e));
+}
+
+/** Serves one LIST request (writes the whole answer, in chunks, honouring backpressure). */
+export async function serveList(
+  res: ServerResponse,
+  state: ResourceState,
+  cr: CollectionRequest,
+  behaviour: ListBehaviour,
+): Promise<void> {
+  const q = cr.query;
+  const { ri } = cr;
+  const current = state.currentResourceVersion();
+  const floor = state.replayFloor(ri.stateKey);
+  const rv = q.get('resourceVersion') ?? '';
+  const rvm = q.get('resourceVersionMatch') ?? '';
+  let limit = Number.parseInt(q.get('limit') ?? '0', 10);
+  if (!Number.isFinite(limit) || limit < 0) limit = 0;
+  const token = q.get('continue') ?? '';
+  let atRv: number | undefined;
+  let after: string | undefined;
+  if (token !== '') {
+    if (rvm !== '') throw badRequest('resourceVersionMatch is forbidden when continue is provided');
+    if (rv !== '' && rv !== '0') throw badRequest('specifying resource version is not allowed when using continue');
+    const pos = decodeContinue(token);
+    if (pos === undefined) throw badRequest('continue key is not valid: incorrect encoded start resourceVersion');
+    if (pos.rv < floor) {
+      const message =
+        'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.';
+      throw Object.assign(expiredError(pos.rv, floor), { status: statusBody(410, message, 'Expired') });
+    }
+    ({ rv: atRv, after } = pos);
+  } else if (rvm === 'Exact') {
+    if (rv === '' || rv === '0') throw badRequest('resourceVersionMatch "Exact" requires a non-zero resourceVersion');
+    atRv = parseRv(rv, current);
+  } else if (rvm === 'NotOlderThan' || rvm === '') {
+    if (rvm === 'NotOlderThan' && rv === '') throw badRequest('resourceVersionMatch "NotOlderThan" requires a resourceVersion');
+    if (rv === '0') {
+      if (behaviour.watchCache) limit = 0;
+    } else if (rv !== '') {
+      const n = parseRv(rv, current);
+      if (rvm === '' && limit > 0) atRv = n; // legacy: a limited list at rv N is an Exact read
+    }
+  } else throw badRequest(`unsupported resourceVersionMatch: ${JSON.stringify(rvm)}`);
+  if (atRv !== undefined && atRv < floor) throw expiredError(atRv, floor);
+
+  const matcher = requestMatcher(cr);
+  const page = state.page(ri.stateKey, { namespace: cr.namespace, atRv, after, limit, filter: matcher });
+  const meta: Record<string, unknown> = { resourceVersion: String(page.rv) };
+  if (page.nextAfter !== undefined) {
+    meta.continue = encodeContinue({ rv: page.rv, after: page.nextAfter });
+    if (matcher === undefined) meta.remainingItemCount = page.remaining;
+  }
+  const head = cr.metadataOnly
+    ? `{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadataList","metadata":${JSON.stringify(meta)},"items":[`
+    : `{"apiVersion":${JSON.stringify(ri.apiVersion)},"kind":${JSON.stringify(ri.listKind)},"metadata":${JSON.stringify(meta)},"items":[`;
+  res.writeHead(200, {
+    'Content-Type': cr.metadataOnly ? partialContentType(true) : 'application/json',
+    'Cache-Control': 'no-cache, private',
+  });
+  await writeParts(res, listParts(head, page.entries, ri, cr.metadataOnly));
+  if (!res.destroyed) res.end();
+}
+
+function* listParts(head: string, entries: StoredEntry[], ri: ResourceInfo, metadataOnly: boolean): Generator<string> {
+  yield head;
+  for (let i = 0; i < entries.length; i++) {
+    if (i > 0) yield ',';
+    yield metadataOnly
+      ? `{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":${JSON.stringify(entries[i].meta)}}`
+      : itemJson(entries[i], ri);
+  }
+  yield ']}';
+}
+
+/** A stored object as a list item: without `apiVersion` and `kind`, like kube-apiserver's lists. */
+export function itemJson(entry: StoredEntry, ri: ResourceInfo): string {
+  if (entry.json.startsWith(ri.jsonPrefix)) return `{${entry.json.slice(ri.jsonPrefix.length)}`;
+  const { apiVersion: _a, kind: _k, ...rest } = JSON.parse(entry.json) as Record<string, unknown>;
+  return JSON.stringify(rest);
+}
+
+/**
+ * Decides how a WATCH starts: synthetic ADDED events (`""`/`"0"`), initial events plus the
+ * initial-events-end bookmark (`sendInitialEvents=true`), a replay from a resourceVersion, or an
+ * in-stream 410 when that version is too old. Throws 400/504 errors that are answered before streaming.
+ */
+export function planWatch(state: ResourceState, cr: CollectionRequest): { plan: WatchPlan; startRv: number } {
+  const q = cr.query;
+  const { ri } = cr;
+  const current = state.currentResourceVersion();
+  const rv = q.get('resourceVersion') ?? '';
+  const rvm = q.get('resourceVersionMatch') ?? '';
+  const sie = q.get('sendInitialEvents');
+  const snapshot = (): StoredEntry[] => state.page(ri.stateKey, { namespace: cr.namespace, filter: requestMatcher(cr) }).entries;
+  if (sie === 'true') {
+    if (rvm !== 'NotOlderThan') throw badRequest('sendInitialEvents requires resourceVersionMatch=NotOlderThan');
+    if (q.get('allowWatchBookmarks') !== 'true') throw badRequest('sendInitialEvents requires allowWatchBookmarks=true');
+    if (rv !== '' && rv !== '0') parseRv(rv, current);
+    return { plan: { initial: snapshot(), initialEnd: true }, startRv: current };
+  }
+  if (rvm !== '' && rvm !== 'NotOlderThan') throw badRequest(`resourceVersionMatch ${JSON.stringify(rvm)} is not allowed for watch`);
+  if (rv === '' || rv === '0') {
+    return { plan: sie === 'false' ? {} : { initial: snapshot() }, startRv: current };
+  }
+  const n = parseRv(rv, current);
+  const replay = state.changesSince(ri.stateKey, n);
+  if (replay === undefined) {
+    const floor = state.replayFloor(ri.stateKey);
+    return { plan: { error: statusBody(410, `too old resource version: ${n} (${floor})`, 'Expired') }, startRv: n };
+  }
+  return { plan: { replay }, startRv: n };
+}

@@ -1,0 +1,235 @@
+// Request dispatch of the fake API server: logging, auth, faults, then list/watch/get/write handlers.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Clock } from '../../core/clock.js';
+import { statusError, type ResourceState } from '../resource-state.js';
+import { streamSteps, type FakeApiVerb, type FaultQueue } from './faults.js';
+import { readBody, REASONS, sendError, sendJson, statusBody, wantsPartialMetadata } from './http-util.js';
+import { planWatch, requestMatcher, serveList, type CollectionRequest } from './list.js';
+import { parsePath, type ResourceInfo, type ResourceRegistry } from './paths.js';
+import { WatchConnection } from './watch.js';
+import { serveCreate, serveDelete, serveGet, servePatch, serveUpdate, type ObjectRequest } from './writes.js';
+
+/** One request the fake server received, as {@link FakeApiServer.requests} reports it. */
+export interface RequestRecord {
+  /** HTTP method. */
+  method: string;
+  /** Path without the query. */
+  path: string;
+  /** Query parameters (the last value of each). */
+  query: Record<string, string>;
+  /** The verb, when the path addressed a resource. */
+  verb?: FakeApiVerb;
+  /** The plural resource name, when the path addressed a resource. */
+  resource?: string;
+  /** The API group (`''` = core), when the path addressed a resource. */
+  group?: string;
+  /** Namespace from the path. */
+  namespace?: string;
+  /** Object name from the path. */
+  name?: string;
+  /** The `Accept` header. */
+  accept?: string;
+  /** The `Content-Type` header. */
+  contentType?: string;
+  /** The `Authorization` header. */
+  authorization?: string;
+}
+
+/** Everything the dispatcher needs from the server. */
+export interface RouteContext {
+  /** The shared object state. */
+  state: ResourceState;
+  /** Known resources. */
+  registry: ResourceRegistry;
+  /** Scripted faults. */
+  faults: FaultQueue;
+  /** Clock for watch timeouts and periodic bookmarks. */
+  clock: Clock;
+  /** "Now" for creationTimestamp. */
+  now: () => Date;
+  /** `resourceVersion=0` lists ignore `limit`. */
+  watchCache: boolean;
+  /** Periodic bookmark interval, if any. */
+  bookmarkIntervalMs?: number;
+  /** When set, requests must carry `Authorization: Bearer <token>`. */
+  requiredToken?: string;
+  /** The request log (appended to). */
+  log: RequestRecord[] | undefined;
+  /** Open watches (the dispatcher adds; each removes itself on close). */
+  watches: Set<WatchConnection>;
+  /** Stalled responses (held open by a `stall` fault). */
+  stalled: Set<ServerResponse>;
+}
+
+function verbOf(method: string, hasName: boolean, watch: boolean): FakeApiVerb | undefined {
+  switch (method) {
+    case 'GET':
+      return watch ? 'watch' : hasName ? 'get' : 'list';
+    case 'POST':
+      return hasName ? undefined : 'create';
+    case 'PUT':
+      return hasName ? 'update' : undefined;
+    case 'PATCH':
+      return hasName ? 'patch' : undefined;
+    case 'DELETE':
+      return hasName ? 'delete' : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function serveDiscovery(res: ServerResponse, ctx: RouteContext, path: string): boolean {
+  const all = ctx.registry.all();
+  const resourcesOf = (group: string, version: string): unknown[] =>
+    all
+      .filter((r) => r.group === group && r.version === version)
+      .map((r) => ({
+        name: r.resource,
+        singularName: r.kind.toLowerCase(),
+        namespaced: r.namespaced,
+        kind: r.kind,
+        verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+      }));
+  if (path === '/version') {
+    sendJson(res, 200, JSON.stringify({ major: '1', minor: '35', gitVersion: 'v1.35.0-fake', platform: 'linux/amd64' }));
+  } else if (path === '/healthz' || path === '/readyz' || path === '/livez') {
+    res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': 2 }).end('ok');
+  } else if (path === '/api') {
+    sendJson(res, 200, JSON.stringify({ kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] }));
+  } else if (path === '/apis') {
+    const groups = [...new Set(all.filter((r) => r.group !== '').map((r) => r.group))].map((name) => {
+      const versions = [...new Set(all.filter((r) => r.group === name).map((r) => r.version))].map((v) => ({
+        groupVersion: `${name}/${v}`,
+        version: v,
+      }));
+      return { name, versions, preferredVersion: versions[0] };
+    });
+    sendJson(res, 200, JSON.stringify({ kind: 'APIGroupList', apiVersion: 'v1', groups }));
+  } else {
+    const m = /^\/(?:api\/(v[^/]+)|apis\/([^/]+)\/([^/]+))\/?$/.exec(path);
+    if (m === null) return false;
+    const group = m[1] !== undefined ? '' : m[2];
+    const version = m[1] ?? m[3];
+    const groupVersion = group === '' ? version : `${group}/${version}`;
+    sendJson(res, 200, JSON.stringify({ kind: 'APIResourceList', apiVersion: 'v1', groupVersion, resources: resourcesOf(group, version) }));
+  }
+  return true;
+}
+
+/** Handles one HTTP request. Never rejects: every failure becomes a Status answer (or a dropped socket). */
+export async function handleRequest(ctx: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    await dispatch(ctx, req, res);
+  } catch (err) {
+    if (!res.headersSent) sendError(res, err);
+    else res.destroy();
+  }
+}
+
+async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://fake');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const query = url.searchParams;
+  const record: RequestRecord = {
+    method,
+    path: url.pathname,
+    query: Object.fromEntries(query.entries()),
+    accept: req.headers.accept,
+    contentType: req.headers['content-type'],
+    authorization: req.headers.authorization,
+  };
+  ctx.log?.push(record);
+  if (ctx.requiredToken !== undefined && req.headers.authorization !== `Bearer ${ctx.requiredToken}`) {
+    sendJson(res, 401, JSON.stringify(statusBody(401, 'Unauthorized')));
+    return;
+  }
+  const parsed = parsePath(url.pathname);
+  if (parsed === undefined) {
+    if (method === 'GET' && serveDiscovery(res, ctx, url.pathname)) return;
+    throw statusError(404, 'NotFound', 'the server could not find the requested resource');
+  }
+  const ri: ResourceInfo = ctx.registry.lookup(parsed.group, parsed.version, parsed.resource);
+  const watch = query.get('watch') === 'true' || query.get('watch') === '1';
+  const verb = verbOf(method, parsed.name !== undefined, watch);
+  Object.assign(record, { verb, resource: ri.resource, group: ri.group, namespace: parsed.namespace, name: parsed.name });
+  if (verb === undefined) throw statusError(405, 'MethodNotAllowed', `${method} is not supported on ${url.pathname}`);
+  if (!ri.namespaced && parsed.namespace !== undefined) {
+    throw statusError(404, 'NotFound', 'the server could not find the requested resource');
+  }
+
+  const fault = ctx.faults.take({ verb, resource: ri.resource, namespace: parsed.namespace, path: url.pathname });
+  if (fault?.type === 'status') {
+    const reason = fault.reason ?? REASONS[fault.code] ?? 'Unknown';
+    const details = fault.retryAfterSeconds !== undefined ? { retryAfterSeconds: fault.retryAfterSeconds } : undefined;
+    const headers: Record<string, string> =
+      fault.retryAfterSeconds !== undefined ? { 'Retry-After': String(fault.retryAfterSeconds) } : {};
+    const body = statusBody(fault.code, fault.message ?? `injected fault: ${reason}`, reason, details);
+    sendJson(res, fault.code, JSON.stringify(body), headers);
+    return;
+  }
+  if (fault?.type === 'stall') {
+    ctx.stalled.add(res);
+    res.on('close', () => ctx.stalled.delete(res));
+    if (fault.sendHeaders) {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+      res.flushHeaders();
+    }
+    return;
+  }
+
+  const metadataOnly = wantsPartialMetadata(req.headers.accept);
+  if (verb === 'list' || verb === 'watch') {
+    const cr: CollectionRequest = { ri, namespace: parsed.namespace, name: parsed.name, query, metadataOnly };
+    if (verb === 'list') {
+      await serveList(res, ctx.state, cr, { watchCache: ctx.watchCache });
+      return;
+    }
+    const { plan, startRv } = planWatch(ctx.state, cr);
+    const timeout = Number.parseInt(query.get('timeoutSeconds') ?? '', 10);
+    const conn = new WatchConnection(res, {
+      ri,
+      state: ctx.state,
+      clock: ctx.clock,
+      matcher: requestMatcher(cr),
+      namespace: parsed.namespace,
+      metadataOnly,
+      allowBookmarks: query.get('allowWatchBookmarks') === 'true',
+      timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout * 1000 : undefined,
+      bookmarkIntervalMs: ctx.bookmarkIntervalMs,
+      steps: fault !== undefined ? streamSteps(fault) : [],
+      startRv,
+      onClose: (c) => ctx.watches.delete(c),
+    });
+    ctx.watches.add(conn);
+    conn.start(plan);
+    return;
+  }
+
+  const body = method === 'GET' ? '' : await readBody(req);
+  const r: ObjectRequest = {
+    ri,
+    namespace: parsed.namespace ?? '',
+    name: parsed.name,
+    subresource: parsed.subresource,
+    body,
+    contentType: req.headers['content-type'] ?? 'application/json',
+    metadataOnly,
+    now: ctx.now,
+  };
+  if (parsed.subresource !== undefined && parsed.subresource !== 'status') {
+    throw statusError(404, 'NotFound', `the server could not find the requested resource (subresource ${parsed.subresource})`);
+  }
+  switch (verb) {
+    case 'get':
+      return serveGet(res, ctx.state, r);
+    case 'create':
+      return serveCreate(res, ctx.state, r);
+    case 'update':
+      return serveUpdate(res, ctx.state, r);
+    case 'patch':
+      return servePatch(res, ctx.state, r);
+    case 'delete':
+      return serveDelete(res, ctx.state, r);
+  }
+}

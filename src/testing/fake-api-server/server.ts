@@ -1,0 +1,284 @@
+// The fake Kubernetes API server: a loopback HTTP server over a ResourceState, with faults and a request log.
+
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { realClock, type Clock } from '../../core/clock.js';
+import type { KubeObject } from '../../core/types.js';
+import { ResourceState, type StoredEntry } from '../resource-state.js';
+import { FaultQueue, type FaultSpec } from './faults.js';
+import { normalizeObject, ResourceRegistry, type ResourceDefinition, type ResourceInfo, type ResourceRef } from './paths.js';
+import { handleRequest, type RequestRecord, type RouteContext } from './routes.js';
+import type { WatchConnection } from './watch.js';
+
+/** Options of {@link startFakeApiServer}. */
+export interface FakeApiServerOptions {
+  /** Clock for watch `timeoutSeconds` and periodic bookmarks. Default `realClock`. */
+  clock?: Clock;
+  /** Send a BOOKMARK this often to watches that allow bookmarks. Default: never (use {@link FakeApiServer.bookmark}). */
+  bookmarkIntervalMs?: number;
+  /** Changes remembered per resource for watch replay and Exact/continued lists. Default 10 000. */
+  historyLimit?: number;
+  /** The bearer token in {@link FakeApiServer.kubeConfig}. Default `'fake-token'`. */
+  token?: string;
+  /** Reject requests without `Authorization: Bearer <token>` (401). Default false. */
+  requireToken?: boolean;
+  /** Serve `resourceVersion=0` lists from a "watch cache" that ignores `limit`, like kube-apiserver. Default true. */
+  watchCache?: boolean;
+  /** Answer 404 for resources that are neither built in nor declared, instead of inferring them. Default false. */
+  strictResources?: boolean;
+  /** Resources to declare up front (see {@link FakeApiServer.resource}). Default: none beyond the built-in kinds. */
+  resources?: ResourceDefinition[];
+  /** "Now" for `metadata.creationTimestamp`. Default `() => new Date()`. */
+  now?: () => Date;
+  /** Keep a log of requests for {@link FakeApiServer.requests}. Default true. */
+  recordRequests?: boolean;
+  /** The port to listen on. Default 0 (a random free port). */
+  port?: number;
+}
+
+/** Options of a state operation of {@link FakeApiServer}. */
+export interface ServerWriteOptions {
+  /** Send the change to open watches. Default true; false = a missed event, seen only on relist or replay. */
+  broadcast?: boolean;
+  /** Precondition: fail with 409 Conflict unless the stored resourceVersion is this. Default: none. */
+  expectResourceVersion?: string;
+}
+
+/**
+ * A loopback Kubernetes API server for tests (see {@link startFakeApiServer}). Speaks list, watch,
+ * get, create, update, patch and delete for any resource path over real HTTP; its state is changed
+ * by tests directly (`create`/`update`/`delete`) or by clients through HTTP — both send watch events.
+ */
+export class FakeApiServer {
+  /** The state behind the server (shared by every resource; one global resourceVersion). */
+  readonly state: ResourceState;
+  #server: Server;
+  #port = 0;
+  #ctx: RouteContext;
+  #registry: ResourceRegistry;
+  #faults = new FaultQueue();
+  #sockets = new Set<Socket>();
+  #watches = new Set<WatchConnection>();
+  #stalled = new Set<ServerResponse>();
+  #options: FakeApiServerOptions;
+  #kubeConfig: KubeConfig | undefined;
+  #closed = false;
+
+  /** Use {@link startFakeApiServer}, which also starts listening. */
+  constructor(options: FakeApiServerOptions = {}) {
+    this.#options = options;
+    this.state = new ResourceState({ historyLimit: options.historyLimit, initialResourceVersion: 1 });
+    this.#registry = new ResourceRegistry(options.strictResources ?? false);
+    for (const def of options.resources ?? []) this.#registry.define(def);
+    this.#ctx = {
+      state: this.state,
+      registry: this.#registry,
+      faults: this.#faults,
+      clock: options.clock ?? realClock,
+      now: options.now ?? (() => new Date()),
+      watchCache: options.watchCache ?? true,
+      bookmarkIntervalMs: options.bookmarkIntervalMs,
+      requiredToken: options.requireToken ? (options.token ?? 'fake-token') : undefined,
+      log: options.recordRequests === false ? undefined : [],
+      watches: this.#watches,
+      stalled: this.#stalled,
+    };
+    this.#server = createServer((req, res) => void handleRequest(this.#ctx, req, res));
+    // Long keep-alive, as kube-apiserver: a slow (loaded) client must not race the server closing an idle socket.
+    this.#server.keepAliveTimeout = 120_000;
+    this.#server.on('connection', (socket: Socket) => {
+      this.#sockets.add(socket);
+      socket.on('close', () => this.#sockets.delete(socket));
+    });
+  }
+
+  /** Starts listening on 127.0.0.1 (the port from the options, or a random one). */
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(this.#port || this.#options.port || 0, '127.0.0.1', () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = this.#server.address();
+    if (addr !== null && typeof addr === 'object') this.#port = addr.port;
+    this.#closed = false;
+  }
+
+  /** `http://127.0.0.1:<port>`. */
+  get url(): string {
+    return `http://127.0.0.1:${this.#port}`;
+  }
+
+  /** The port the server listens on (kept across {@link restart}). */
+  get port(): number {
+    return this.#port;
+  }
+
+  /** A `@kubernetes/client-node` KubeConfig for this server (bearer-token auth, context `fake`). */
+  get kubeConfig(): KubeConfig {
+    if (this.#kubeConfig === undefined) {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'fake', server: this.url, skipTLSVerify: true }],
+        users: [{ name: 'fake', token: this.#options.token ?? 'fake-token' }],
+        contexts: [{ name: 'fake', cluster: 'fake', user: 'fake', namespace: 'default' }],
+        currentContext: 'fake',
+      });
+      this.#kubeConfig = kc;
+    }
+    return this.#kubeConfig;
+  }
+
+  /** Declares a resource (group, version, plural, kind, namespaced) so paths for it are served as such. */
+  resource(def: ResourceDefinition): ResourceInfo {
+    return this.#registry.define(def);
+  }
+
+  /**
+   * Creates an object (namespace defaults to `default` for namespaced kinds). Returns it as stored:
+   * your object (shallow copy) with the server's metadata (uid, resourceVersion, creationTimestamp).
+   */
+  create<T extends KubeObject = KubeObject>(ref: ResourceRef, obj: T, options: ServerWriteOptions = {}): T {
+    const ri = this.#registry.resolve(ref);
+    const normalized = normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now);
+    return stored<T>(normalized, this.state.create(ri.stateKey, normalized, options));
+  }
+
+  /**
+   * Replaces an object, keeping its uid and creationTimestamp. Unconditional unless
+   * `expectResourceVersion` is given. Throws a 404 `ApiStatusError` when it does not exist.
+   */
+  update<T extends KubeObject = KubeObject>(ref: ResourceRef, obj: T, options: ServerWriteOptions = {}): T {
+    const ri = this.#registry.resolve(ref);
+    const normalized = normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now);
+    const prev = this.state.get(ri.stateKey, normalized.metadata?.namespace ?? '', normalized.metadata?.name ?? '');
+    if (prev !== undefined) {
+      normalized.metadata = { ...normalized.metadata, uid: prev.meta.uid, creationTimestamp: prev.meta.creationTimestamp };
+    }
+    return stored<T>(normalized, this.state.update(ri.stateKey, normalized, options));
+  }
+
+  /** Deletes an object; returns its final state. Throws a 404 `ApiStatusError` when it does not exist. */
+  delete<T extends KubeObject = KubeObject>(ref: ResourceRef, name: string, namespace?: string, options: ServerWriteOptions = {}): T {
+    const ri = this.#registry.resolve(ref);
+    return parse<T>(this.state.delete(ri.stateKey, ri.namespaced ? (namespace ?? 'default') : '', name, options));
+  }
+
+  /** A copy of one object, or undefined. */
+  get<T extends KubeObject = KubeObject>(ref: ResourceRef, name: string, namespace?: string): T | undefined {
+    const ri = this.#registry.resolve(ref);
+    const e = this.state.get(ri.stateKey, ri.namespaced ? (namespace ?? 'default') : '', name);
+    return e === undefined ? undefined : parse<T>(e);
+  }
+
+  /** Copies of every object of a resource (in `namespace` when given), in key order. */
+  list<T extends KubeObject = KubeObject>(ref: ResourceRef, namespace?: string): T[] {
+    const ri = this.#registry.resolve(ref);
+    return this.state.entries(ri.stateKey, namespace).map((e) => parse<T>(e));
+  }
+
+  /** The current (global) resourceVersion. */
+  resourceVersion(): string {
+    return String(this.state.currentResourceVersion());
+  }
+
+  /** Forgets history up to `resourceVersion` (default: now): older watches, Exact lists and continues get 410. */
+  compact(resourceVersion?: string): void {
+    this.state.compact(resourceVersion === undefined ? undefined : Number(resourceVersion));
+  }
+
+  /** Sends a BOOKMARK at the current resourceVersion to every open watch that allowed bookmarks. */
+  bookmark(): void {
+    for (const w of [...this.#watches]) w.bookmark();
+  }
+
+  /** Ends every open watch cleanly (as a server-side timeout would). */
+  endWatches(): void {
+    for (const w of [...this.#watches]) w.end();
+  }
+
+  /** How many watches are open. */
+  openWatches(): number {
+    return this.#watches.size;
+  }
+
+  /** Scripts a fault; the first request it matches consumes it. See {@link FaultSpec}. */
+  injectFault(fault: FaultSpec): void {
+    this.#faults.add(fault);
+  }
+
+  /** Faults scripted and not consumed yet. */
+  pendingFaults(): FaultSpec[] {
+    return this.#faults.pending();
+  }
+
+  /** Throws a `KubeInformerError` with code `PENDING_FAULTS` when a scripted fault was never consumed. */
+  assertNoPendingFaults(): void {
+    this.#faults.assertNone();
+  }
+
+  /** Every request received so far (oldest first). */
+  requests(): RequestRecord[] {
+    return (this.#ctx.log ?? []).map((r) => ({ ...r, query: { ...r.query } }));
+  }
+
+  /** Empties the request log. */
+  clearRequests(): void {
+    if (this.#ctx.log !== undefined) this.#ctx.log.length = 0;
+  }
+
+  /** Drops every connection (watches end abruptly) and listens again on the same port; state is kept. */
+  async restart(): Promise<void> {
+    await this.#shutdown();
+    await this.listen();
+  }
+
+  /** Destroys every socket, clears every timer and stops listening; resolves once all of that is done. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#shutdown();
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#closed = true;
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const w of [...this.#watches]) w.destroy();
+    for (const r of [...this.#stalled]) r.destroy();
+    const sockets = [...this.#sockets];
+    for (const s of sockets) s.destroy();
+    await Promise.all(sockets.map((s) => (s.closed ? undefined : new Promise((r) => s.once('close', r)))));
+    await closed;
+    // net.Server emits 'close' before libuv has released its handle; two turns let that finish.
+    for (let i = 0; i < 2; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+function stripRv<T extends KubeObject>(obj: T): T {
+  if (obj.metadata?.resourceVersion === undefined) return obj;
+  const { resourceVersion: _rv, ...meta } = obj.metadata;
+  return { ...obj, metadata: meta };
+}
+
+/** What create/update return: the caller's object with the stored metadata (cheaper than parsing the stored JSON). */
+function stored<T>(normalized: KubeObject, entry: StoredEntry): T {
+  return { ...normalized, metadata: structuredClone(entry.meta) } as T;
+}
+
+function parse<T>(entry: StoredEntry): T {
+  return JSON.parse(entry.json) as T;
+}
+
+/**
+ * Starts a {@link FakeApiServer} on 127.0.0.1 at a random port. Close it with `await server.close()`.
+ *
+ * Warning: state ops (`create`/`update`/`delete`) are synchronous and send watch events at once;
+ * HTTP clients see them after the next I/O turn.
+ */
+export async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<FakeApiServer> {
+  const server = new FakeApiServer(options);
+  await server.listen();
+  return server;
+}

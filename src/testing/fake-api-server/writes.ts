@@ -1,0 +1,147 @@
+// GET one object and the write verbs (POST, PUT, PATCH, DELETE) of the fake API server.
+
+import type { ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { KubeObject, ObjectMeta } from '../../core/types.js';
+import { statusError, type ResourceState, type StoredEntry } from '../resource-state.js';
+import { parseJsonBody, partialContentType, sendJson } from './http-util.js';
+import { normalizeObject, type ResourceInfo } from './paths.js';
+import { applyPatch } from './patch.js';
+
+/** What a single-object request addresses. */
+export interface ObjectRequest {
+  /** The resource. */
+  ri: ResourceInfo;
+  /** Namespace from the path (`''` for cluster-scoped). */
+  namespace: string;
+  /** Name from the path (absent for POST). */
+  name?: string;
+  /** `status` for the status subresource. */
+  subresource?: string;
+  /** The request body text. */
+  body: string;
+  /** The request Content-Type. */
+  contentType: string;
+  /** The client asked for PartialObjectMetadata. */
+  metadataOnly: boolean;
+  /** The server's "now", for creationTimestamp. */
+  now: () => Date;
+}
+
+function existing(state: ResourceState, r: ObjectRequest): StoredEntry {
+  const entry = state.get(r.ri.stateKey, r.namespace, r.name ?? '');
+  if (entry === undefined) {
+    throw statusError(404, 'NotFound', `${r.ri.resource}${r.ri.group ? `.${r.ri.group}` : ''} "${r.name}" not found`, r.ri.resource, r.name);
+  }
+  return entry;
+}
+
+function answer(res: ServerResponse, code: number, entry: StoredEntry, metadataOnly: boolean): void {
+  if (metadataOnly) {
+    const body = `{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":${JSON.stringify(entry.meta)}}`;
+    sendJson(res, code, body, { 'Content-Type': partialContentType(false) });
+  } else sendJson(res, code, entry.json);
+}
+
+function bodyObject(r: ObjectRequest): KubeObject {
+  const body = parseJsonBody(r.body);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw statusError(400, 'BadRequest', 'the request body must be a JSON object');
+  }
+  return body as KubeObject;
+}
+
+function checkNamespace(r: ObjectRequest, obj: KubeObject): void {
+  const ns = obj.metadata?.namespace;
+  if (r.ri.namespaced && typeof ns === 'string' && ns !== '' && ns !== r.namespace) {
+    throw statusError(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
+  }
+}
+
+/** Keeps the fields the server owns (uid, creationTimestamp) from the stored version. */
+function keepServerFields(obj: KubeObject, prev: StoredEntry): KubeObject {
+  const meta: ObjectMeta = { ...(obj.metadata ?? {}) };
+  meta.uid = prev.meta.uid;
+  if (prev.meta.creationTimestamp !== undefined) meta.creationTimestamp = prev.meta.creationTimestamp;
+  return { ...obj, metadata: meta };
+}
+
+/** GET of one object: 200 with it, or 404. */
+export function serveGet(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
+  answer(res, 200, existing(state, r), r.metadataOnly);
+}
+
+/** POST: 201 with the created object; 409 AlreadyExists; `generateName` honoured. */
+export function serveCreate(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
+  const obj = bodyObject(r);
+  checkNamespace(r, obj);
+  const meta: ObjectMeta = { ...(obj.metadata ?? {}) };
+  if ((meta.name === undefined || meta.name === '') && typeof meta.generateName === 'string') {
+    meta.name = meta.generateName + randomBytes(4).toString('hex').slice(0, 5);
+  }
+  delete meta.resourceVersion;
+  if (r.namespace !== '') meta.namespace = r.namespace;
+  const normalized = normalizeObject(r.ri, { ...obj, metadata: meta }, r.namespace || 'default', r.now);
+  answer(res, 201, state.create(r.ri.stateKey, normalized), r.metadataOnly);
+}
+
+/**
+ * PUT: replaces the object (or only its `status` on the status subresource). 409 Conflict when the
+ * body's `metadata.resourceVersion` is stale; 404 when the object is missing; 400 on a name mismatch.
+ */
+export function serveUpdate(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
+  const obj = bodyObject(r);
+  checkNamespace(r, obj);
+  if (obj.metadata?.name !== undefined && obj.metadata.name !== r.name) {
+    throw statusError(400, 'BadRequest', 'the name of the object does not match the name on the URL');
+  }
+  const prev = existing(state, r);
+  const expectRv = obj.metadata?.resourceVersion;
+  let next: KubeObject;
+  if (r.subresource === 'status') {
+    next = { ...(JSON.parse(prev.json) as KubeObject), status: (obj as { status?: unknown }).status } as KubeObject;
+  } else {
+    next = keepServerFields({ ...obj, metadata: { ...(obj.metadata ?? {}), name: r.name } }, prev);
+  }
+  const normalized = normalizeObject(r.ri, next, r.namespace, r.now);
+  const entry = state.update(r.ri.stateKey, normalized, { expectResourceVersion: expectRv });
+  answer(res, 200, entry, r.metadataOnly);
+}
+
+/**
+ * PATCH with `application/merge-patch+json` (RFC 7386), `application/json-patch+json` (RFC 6902), or
+ * `application/strategic-merge-patch+json` (approximated by a merge patch). A patch that sets
+ * `metadata.resourceVersion` is a precondition: 409 Conflict when it is stale.
+ */
+export function servePatch(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
+  const body = parseJsonBody(r.body);
+  const prev = existing(state, r);
+  const current = JSON.parse(prev.json) as KubeObject;
+  const patched = applyPatch(current, body, r.contentType) as KubeObject;
+  if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) {
+    throw statusError(422, 'Invalid', 'the patched object is not a JSON object');
+  }
+  const patchedRv = patched.metadata?.resourceVersion;
+  const expectRv = patchedRv !== undefined && patchedRv !== prev.meta.resourceVersion ? patchedRv : undefined;
+  let next = keepServerFields({ ...patched, metadata: { ...(patched.metadata ?? {}), name: prev.name } }, prev);
+  if (r.subresource === 'status') next = { ...current, status: (patched as { status?: unknown }).status } as KubeObject;
+  if (r.ri.namespaced) next.metadata = { ...next.metadata, namespace: prev.namespace };
+  const normalized = normalizeObject(r.ri, next, r.namespace, r.now);
+  const entry = state.update(r.ri.stateKey, normalized, { expectResourceVersion: expectRv });
+  answer(res, 200, entry, r.metadataOnly);
+}
+
+/** DELETE: 200 with the deleted object's final state; 404 when missing; DeleteOptions preconditions → 409. */
+export function serveDelete(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
+  let preconditions: { resourceVersion?: string; uid?: string } = {};
+  if (r.body.trim() !== '') {
+    const opts = parseJsonBody(r.body) as { preconditions?: { resourceVersion?: string; uid?: string } } | null;
+    preconditions = opts?.preconditions ?? {};
+  }
+  existing(state, r);
+  const entry = state.delete(r.ri.stateKey, r.namespace, r.name ?? '', {
+    expectResourceVersion: preconditions.resourceVersion,
+    expectUid: preconditions.uid,
+  });
+  answer(res, 200, entry, r.metadataOnly);
+}

@@ -1,0 +1,245 @@
+// Starts a real etcd + kube-apiserver through scripts/apiserver/start.sh for the real-apiserver suite.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig, Watch } from '@kubernetes/client-node';
+
+const scriptsDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'apiserver');
+
+/** The path of `scripts/apiserver/start.sh`. */
+export const startScript = join(scriptsDir, 'start.sh');
+/** The path of `scripts/apiserver/build.sh`. */
+export const buildScript = join(scriptsDir, 'build.sh');
+
+/** The prefix of the one stdout line start.sh prints once both servers are ready. */
+const readyPrefix = 'KUBE_INFORMER_APISERVER_READY ';
+
+/** What start.sh reports once ready. */
+interface ReadyLine {
+  kubeConfigPath: string;
+  server: string;
+  token: string;
+  caFile: string;
+  etcdEndpoint: string;
+  dir: string;
+  apiServerPid: number;
+  etcdPid: number;
+}
+
+/** Options of {@link startRealApiServer}. */
+export interface RealApiServerOptions {
+  /** Extra kube-apiserver flags, e.g. `['--watch-cache=false']`. Default: none. */
+  apiServerArgs?: string[];
+  /** Milliseconds to wait for the servers to become ready (the build is separate). Default: 180 000. */
+  readyTimeoutMs?: number;
+}
+
+/** A running etcd + kube-apiserver pair; `stop()` ends both and removes their temp dir. */
+export interface RealApiServer {
+  /** A kubeconfig file for the server: CA-verified TLS and a bearer token of a `system:masters` user. */
+  kubeConfigPath: string;
+  /** `kubeConfigPath`, loaded. */
+  kubeConfig: KubeConfig;
+  /** The apiserver's URL, `https://127.0.0.1:<port>`. */
+  server: string;
+  /** The bearer token of the kubeconfig's user. */
+  token: string;
+  /** The CA certificate (PEM) that signed the serving certificate. */
+  ca: string;
+  /** etcd's client URL, `http://127.0.0.1:<port>`; its v3 JSON gateway is served there too. */
+  etcdEndpoint: string;
+  /** The process ids, so a test can check that `stop()` left nothing behind. */
+  pids: { apiServer: number; etcd: number; script: number };
+  /** Stops both servers (SIGTERM to the script, which cleans up) and resolves once the script exited. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Builds the binaries if this machine has none cached (minutes on a fresh machine; instant afterwards)
+ * and resolves with the bin dir. The vitest global setup calls this once, before any timeout applies.
+ */
+export async function buildRealApiServer(): Promise<string> {
+  const child = spawn('bash', [buildScript], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const code = await exited(child);
+  if (code !== 0) throw new Error(`scripts/apiserver/build.sh failed with exit code ${code}`);
+  return out.trim().split('\n').at(-1) ?? '';
+}
+
+/**
+ * Starts etcd and kube-apiserver on free loopback ports via start.sh and resolves once `/readyz` is ok.
+ * The script stops both when `stop()` is called, when it gets a signal, or when this process dies (its
+ * stdin closes), so a crashed runner leaves nothing behind.
+ */
+export async function startRealApiServer(options: RealApiServerOptions = {}): Promise<RealApiServer> {
+  const env = { ...process.env };
+  env.KUBE_INFORMER_READY_TIMEOUT = String(Math.ceil((options.readyTimeoutMs ?? 180_000) / 1000));
+  if (options.apiServerArgs?.length) env.KUBE_APISERVER_EXTRA_ARGS = options.apiServerArgs.join(' ');
+  const child = spawn('bash', [startScript, '--until-stdin-closes'], {
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-20_000);
+  });
+  const exit = exited(child);
+
+  const ready = await new Promise<ReadyLine>((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk: string): void => {
+      buffered += chunk;
+      const line = buffered.split('\n').find((l) => l.startsWith(readyPrefix));
+      if (line === undefined) return;
+      child.stdout.off('data', onData);
+      resolve(JSON.parse(line.slice(readyPrefix.length)) as ReadyLine);
+    };
+    child.stdout.setEncoding('utf8').on('data', onData);
+    void exit.then((code) =>
+      reject(new Error(`scripts/apiserver/start.sh exited with code ${code} before ready:\n${stderr}`)),
+    );
+  });
+
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(ready.kubeConfigPath);
+  let stopping: Promise<void> | undefined;
+  return {
+    kubeConfigPath: ready.kubeConfigPath,
+    kubeConfig,
+    server: ready.server,
+    token: ready.token,
+    ca: readFileSync(ready.caFile, 'utf8'),
+    etcdEndpoint: ready.etcdEndpoint,
+    pids: { apiServer: ready.apiServerPid, etcd: ready.etcdPid, script: child.pid ?? -1 },
+    stop() {
+      stopping ??= (async () => {
+        child.kill('SIGTERM');
+        const code = await exit;
+        // 143 = ended by our SIGTERM, as intended; anything else means a server died under the tests.
+        if (code !== 143 && code !== 0) {
+          throw new Error(`scripts/apiserver/start.sh ended with code ${code}:\n${stderr}`);
+        }
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** Resolves with the exit code of a child (128 + signal number when a signal ended it). */
+function exited(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
+  });
+}
+
+function signalNumber(signal: NodeJS.Signals | null): number {
+  return signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : signal === 'SIGINT' ? 2 : 0;
+}
+
+/** etcd's current revision (= the newest Kubernetes resourceVersion), read through the v3 JSON gateway. */
+export async function etcdRevision(etcdEndpoint: string): Promise<number> {
+  const answer = (await etcdPost(etcdEndpoint, '/v3/kv/range', {
+    key: Buffer.from('kube-informer-probe').toString('base64'),
+  })) as { header: { revision: string } };
+  return Number(answer.header.revision);
+}
+
+/**
+ * Compacts etcd's history up to `revision` (default: the current one) through the v3 JSON gateway, the
+ * way the apiserver's compactor does. A watch or exact list from an older resourceVersion then answers
+ * 410 Gone wherever the apiserver has to ask etcd for it.
+ */
+export async function compactEtcd(etcdEndpoint: string, revision?: number): Promise<number> {
+  const target = revision ?? (await etcdRevision(etcdEndpoint));
+  await etcdPost(etcdEndpoint, '/v3/kv/compaction', { revision: String(target), physical: true });
+  return target;
+}
+
+async function etcdPost(etcdEndpoint: string, path: string, body: unknown): Promise<unknown> {
+  const response = await fetch(etcdEndpoint + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`etcd ${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+/** One event of a raw watch opened by {@link watchUntil}. */
+export interface RawWatchEvent {
+  /** `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR`. */
+  type: string;
+  /** The object, or a `Status` for `ERROR`. */
+  object: { metadata?: { name?: string; resourceVersion?: string }; code?: number; [key: string]: unknown };
+}
+
+/**
+ * Opens a watch with `@kubernetes/client-node`'s `Watch` (the real HTTP stack, no kube-informer code) and
+ * resolves with every event up to and including the first that `until` accepts, then closes the watch.
+ * Rejects when the stream ends or fails first. No timer: the test's own timeout bounds the wait.
+ */
+export async function watchUntil(
+  kubeConfig: KubeConfig,
+  path: string,
+  query: Record<string, string | number | boolean | undefined>,
+  until: (event: RawWatchEvent) => boolean,
+): Promise<RawWatchEvent[]> {
+  const events: RawWatchEvent[] = [];
+  let controller: AbortController | undefined;
+  let matched = false;
+  return new Promise<RawWatchEvent[]>((resolve, reject) => {
+    new Watch(kubeConfig)
+      .watch(
+        path,
+        query,
+        (type, object: RawWatchEvent['object']) => {
+          if (matched) return;
+          events.push({ type, object });
+          if (!until({ type, object })) return;
+          matched = true;
+          controller?.abort();
+          resolve(events);
+        },
+        (err: unknown) => {
+          if (matched) return;
+          const why = err instanceof Error ? err.message : String(err ?? 'closed by the server');
+          reject(new Error(`watch ${path} ended before the awaited event (${why}); saw ${JSON.stringify(events)}`));
+        },
+      )
+      .then((c) => {
+        controller = c;
+        if (matched) c.abort();
+      }, reject);
+  });
+}
+
+/**
+ * Collects what a test's handlers saw and lets the test wait for a condition on it, without timers:
+ * every `record` re-checks the waiting conditions. The test's own timeout bounds a wait.
+ */
+export class EventRecorder<E> {
+  /** Everything recorded, in order. */
+  readonly events: E[] = [];
+  #waiters: Array<{ done: (events: E[]) => boolean; resolve: () => void }> = [];
+
+  /** Adds one entry and wakes every wait whose condition now holds. */
+  record(event: E): void {
+    this.events.push(event);
+    this.#waiters = this.#waiters.filter((w) => {
+      if (!w.done(this.events)) return true;
+      w.resolve();
+      return false;
+    });
+  }
+
+  /** Resolves once `done(events)` is true (at once if it already is). */
+  until(done: (events: E[]) => boolean): Promise<void> {
+    if (done(this.events)) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ done, resolve }));
+  }
+}
