@@ -59,6 +59,7 @@ export const ErrorCodes = {
   PENDING_FAULTS: 'PENDING_FAULTS',
 } as const;
 
+/** One of the {@link ErrorCodes} values: the `code` of every library error. */
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
 /** Options every library error accepts. */
@@ -69,6 +70,7 @@ export interface KubeInformerErrorOptions {
 
 /** The base class of every error the library throws. `code` is stable; `cause` keeps the original. */
 export class KubeInformerError extends Error {
+  /** The stable code to match on (one of {@link ErrorCodes}). */
   readonly code: ErrorCode;
 
   constructor(code: ErrorCode, message: string, options?: KubeInformerErrorOptions) {
@@ -87,6 +89,7 @@ export class InvalidObjectError extends KubeInformerError {
 
 /** A malformed resource version (see {@link compareResourceVersion}). */
 export class InvalidResourceVersionError extends KubeInformerError {
+  /** The resource version that failed to parse. */
   readonly resourceVersion: string;
   constructor(resourceVersion: string, message: string) {
     super(ErrorCodes.INVALID_RESOURCE_VERSION, message);
@@ -99,8 +102,11 @@ export class InvalidResourceVersionError extends KubeInformerError {
  * HTTP code (or the Status `code`); `reason` is the Status reason (`Expired`, `Forbidden`, ...).
  */
 export class ApiStatusError extends KubeInformerError {
+  /** The HTTP status code, or the Status `code` of a watch `ERROR` event. */
   readonly statusCode: number;
+  /** The Status `reason` (`Expired`, `Forbidden`, `NotFound`, ...), when the server sent one. */
   readonly reason: string | undefined;
+  /** The decoded Status body as the server sent it, when there was one. */
   readonly status: unknown;
   /** Seconds from a `Retry-After` header or Status `details.retryAfterSeconds`, when present. */
   readonly retryAfterSeconds: number | undefined;

@@ -9,7 +9,9 @@ import { getMeta } from './types.js';
  * is the last state the cache knew. Handlers' `onDelete` receives either the object or one of these.
  */
 export class DeletedFinalStateUnknown<T> {
+  /** The deleted object's key. */
   readonly key: string;
+  /** The last state of the object the cache knew; it may be stale. */
   readonly obj: T;
   constructor(key: string, obj: T) {
     this.key = key;
@@ -53,7 +55,12 @@ export function deletionHandlingMetaNamespaceKeyFunc(obj: unknown): string {
  * Splits a key made by {@link metaNamespaceKeyFunc}: `name` → `{namespace: '', name}`,
  * `ns/name` → `{namespace: 'ns', name}`. Throws (code `INVALID_KEY`) on anything else.
  */
-export function splitMetaNamespaceKey(key: string): { namespace: string; name: string } {
+export function splitMetaNamespaceKey(key: string): {
+  /** The namespace part; `''` for a cluster-scoped key. */
+  namespace: string;
+  /** The name part. */
+  name: string;
+} {
   const parts = key.split('/');
   if (parts.length === 1) return { namespace: '', name: parts[0] };
   if (parts.length === 2) return { namespace: parts[0], name: parts[1] };

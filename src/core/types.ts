@@ -2,26 +2,38 @@
 
 /** The subset of Kubernetes `ObjectMeta` the library reads. Other fields pass through untouched. */
 export interface ObjectMeta {
+  /** The object's name, unique within its namespace. */
   name?: string;
+  /** The namespace; absent or `''` for a cluster-scoped object. */
   namespace?: string;
+  /** The server-assigned unique id of this incarnation of the object. */
   uid?: string;
+  /** The opaque version of the object; compare with {@link compareResourceVersion}, never `Number()`. */
   resourceVersion?: string;
+  /** Labels, matched by label selectors. */
   labels?: Record<string, string>;
+  /** Annotations: free-form metadata. */
   annotations?: Record<string, string>;
   [k: string]: unknown;
 }
 
 /** Any Kubernetes object as the API server sends it: plain JSON with `metadata`. */
 export interface KubeObject {
+  /** `group/version` (or `v1` for the core group). */
   apiVersion?: string;
+  /** The object's kind, e.g. `Pod`. */
   kind?: string;
+  /** Standard object metadata. */
   metadata?: ObjectMeta;
 }
 
 /** Identifies a resource: `group` is `''` for the core group (`/api/v1`). */
 export interface GroupVersionResource {
+  /** The API group, `''` for the core group. */
   group: string;
+  /** The API version, e.g. `v1`. */
   version: string;
+  /** The plural resource name, e.g. `pods`. */
   resource: string;
 }
 

@@ -2,6 +2,7 @@
 
 import type { Clock } from '../core/clock.js';
 import type { DeletedFinalStateUnknown } from '../core/keys.js';
+import { channels, publish } from '../observability/channels.js';
 import { HandlerError, type HandlerEventKind } from './errors.js';
 import type { ResourceEventHandler } from './handler.js';
 import { SingleFileTracker, SyncCondition } from './sync-track.js';
@@ -269,6 +270,7 @@ export class ProcessorListener<T> {
     this.#failures++;
     const obj = n.kind === 'update' ? n.newObj : n.obj;
     const err = new HandlerError(this.name, n.kind as HandlerEventKind, this.#options.keyOf(obj), error);
+    publish(channels.informerHandlerError, { name: this.name, error: err });
     if (this.#options.errorPolicy === 'report' && this.#options.onError !== undefined) {
       try {
         this.#options.onError(err);

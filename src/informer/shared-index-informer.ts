@@ -358,13 +358,17 @@ export class SharedIndexInformer<T> {
     return detector.run(signal).catch((err) => this.#fail(err));
   }
 
-  /** The one place a fatal error is recorded: the first wins, and it stops everything. */
+  /**
+   * The one place a fatal error is recorded: the first wins, and it stops everything. A failure after
+   * `run()` settled (a callback that outlived the stop grace) is only published.
+   */
   #fail(error: unknown): void {
     const err = toError(error);
-    if (this.#failure === undefined) {
-      this.#failure = err;
-      publish(channels.informerHandlerError, { name: this.#name, error: err });
+    if (this.#state === 'stopped' || this.#state === 'failed') {
+      publish(channels.informerHandlerError, { name: this.#name, error: err, late: true });
+      return;
     }
+    if (this.#failure === undefined) this.#failure = err;
     this.#internal?.abort(err);
   }
 

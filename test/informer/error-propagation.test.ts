@@ -1,6 +1,8 @@
 // Handler errors propagate: run() rejects promptly with HANDLER_FAILED, nothing is left running.
 
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { channelNames } from '../../src/observability/channels.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { ErrorCodes } from '../../src/core/errors.js';
 import { HandlerError, newInformer, SharedIndexInformer } from '../../src/informer/index.js';
@@ -164,6 +166,30 @@ describe("handler errors under errorPolicy: 'report'", () => {
     await until(() => seen.includes('c'));
     ac.abort();
     await done;
+  });
+
+  it('publishes every handler failure on the informerHandlerError diagnostics channel', async () => {
+    const { clock, source } = setup();
+    source.add(pod('a'));
+    source.add(pod('b'));
+    const published: unknown[] = [];
+    const onMessage = (m: unknown): void => void published.push(m);
+    diagnosticsChannel.subscribe(channelNames.informerHandlerError, onMessage);
+    try {
+      const informer = new SharedIndexInformer<Pod>(source, { clock, errorPolicy: 'report', onError: () => {} });
+      const reg = informer.addEventHandler({ onAdd: () => Promise.reject(new Error('nope')) }, { name: 'h' });
+      const ac = new AbortController();
+      const done = informer.run(ac.signal);
+      await reg.whenSynced();
+      ac.abort();
+      await done;
+    } finally {
+      diagnosticsChannel.unsubscribe(channelNames.informerHandlerError, onMessage);
+    }
+    expect(published).toEqual([
+      { name: 'h', error: expect.objectContaining({ code: 'HANDLER_FAILED', key: 'default/a' }) },
+      { name: 'h', error: expect.objectContaining({ code: 'HANDLER_FAILED', key: 'default/b' }) },
+    ]);
   });
 
   it('stops the informer when the onError hook itself throws', async () => {

@@ -81,7 +81,10 @@ describe('informers over the fake API server', () => {
     server.create('pods', { metadata: { name: 'web-2', namespace: 'default', labels: { app: 'web' } } });
     await until(() => seen.length === 3, 'add after the watch was re-opened');
     expect(seen[2]).toBe('add default/web-2');
+    server.bookmark();
+    await until(() => pods.health().counters.bookmarks > 0, 'a bookmark');
     const h = pods.health();
+    expect(h.watch.msSinceLastBookmark).toBeGreaterThanOrEqual(0);
     expect(h.counters.watches).toBeGreaterThanOrEqual(2);
     expect(h.counters.lists).toBe(1);
     expect(h.watch.connected).toBe(true);
