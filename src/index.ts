@@ -2,6 +2,14 @@
 // Each group below is one room of src/, in the order data flows from the API server to a handler.
 // The test kit is the separate entry point `kube-informer/testing`.
 
+/**
+ * kube-informer: client-go's informer machinery for Node controllers. Start with
+ * {@link SharedInformerFactory} or {@link SharedIndexInformer}; see the guides for the data flow.
+ *
+ * @packageDocumentation
+ * @module kube-informer
+ */
+
 // Shared types, keys, resource versions, errors, the injectable clock.
 export * from './core/index.js';
 // diagnostics_channel names.

@@ -98,8 +98,9 @@ export async function startRealApiServer(options: RealApiServerOptions = {}): Pr
       resolve(JSON.parse(line.slice(readyPrefix.length)) as ReadyLine);
     };
     child.stdout.setEncoding('utf8').on('data', onData);
-    void exit.then((code) =>
-      reject(new Error(`scripts/apiserver/start.sh exited with code ${code} before ready:\n${stderr}`)),
+    exit.then(
+      (code) => reject(new Error(`scripts/apiserver/start.sh exited with code ${code} before ready:\n${stderr}`)),
+      reject,
     );
   });
 
