@@ -1,5 +1,6 @@
 // The low-level controller: a reflector feeding a DeltaFIFO, the loop that pops it, and processDeltas.
 
+import { ChildAbort } from '../core/abort.js';
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
 import { DeletedFinalStateUnknown } from '../core/keys.js';
 import { getResourceVersion } from '../core/types.js';
@@ -171,18 +172,6 @@ export async function settleWithin(task: Promise<void>, signal: AbortSignal, clo
   }
 }
 
-/** Returns an AbortController aborted when `parent` aborts, and a function that unlinks it. */
-export function linkedAbortController(parent: AbortSignal): { controller: AbortController; unlink: () => void } {
-  const controller = new AbortController();
-  if (parent.aborted) {
-    controller.abort(parent.reason);
-    return { controller, unlink: () => {} };
-  }
-  const onAbort = (): void => controller.abort(parent.reason);
-  parent.addEventListener('abort', onAbort, { once: true });
-  return { controller, unlink: () => parent.removeEventListener('abort', onAbort) };
-}
-
 /**
  * Calls `close()` on a ListerWatcher that has one (like `newListWatch`'s, which releases its pooled
  * idle sockets); a throw there is published on the `reflectorError` channel, never raised.
@@ -227,7 +216,8 @@ class ProcessController<T> implements ReflectorController {
     if (this.#started) throw new AlreadyStartedError(this.#name);
     this.#started = true;
     const queue = this.#config.queue;
-    const { controller: internal, unlink } = linkedAbortController(signal);
+    const link = new ChildAbort(signal);
+    const internal = link.controller;
     let failure: Error | undefined;
     const fail = (err: unknown): void => {
       if (failure === undefined) failure = toError(err);
@@ -267,7 +257,7 @@ class ProcessController<T> implements ReflectorController {
     }
     await reflectorDone;
     if (this.#config.closeListerWatcher !== false) closeListerWatcher(this.#config.listerWatcher);
-    unlink();
+    link.detach();
     internal.signal.removeEventListener('abort', closeQueue);
     if (failure !== undefined) throw failure;
   }

@@ -6,7 +6,7 @@ import type { GroupVersionResource } from '../core/types.js';
 import { newListWatch, type KubeConfigLike } from '../listwatch/index.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import { metaNamespaceIndexFunc, NamespaceIndex, type Indexers } from '../store/types.js';
-import { linkedAbortController } from './controller.js';
+import { ChildAbort } from '../core/abort.js';
 import type { InformerHealth } from './health.js';
 import type { SharedIndexInformerOptions } from './options.js';
 import { SharedIndexInformer } from './shared-index-informer.js';
@@ -113,7 +113,8 @@ export class SharedInformerFactory {
    * (as client-go crashes on a handler panic), so a process never keeps running on a dead informer.
    */
   start(signal: AbortSignal): void {
-    const { controller: batch, unlink } = linkedAbortController(signal);
+    const link = new ChildAbort(signal);
+    const batch = link.controller;
     this.#batches.add(batch);
     if (this.#failure !== undefined) batch.abort(this.#failure);
     const started: Promise<void>[] = [];
@@ -129,7 +130,7 @@ export class SharedInformerFactory {
       started.push(entry.done);
     }
     void Promise.all(started).then(() => {
-      unlink();
+      link.detach();
       this.#batches.delete(batch);
     });
   }

@@ -1,5 +1,6 @@
 // SharedIndexInformer: one reflector and one indexer shared by many independently buffered handlers.
 
+import { ChildAbort } from '../core/abort.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { ApiStatusError, toError } from '../core/errors.js';
 import { deletionHandlingMetaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
@@ -22,7 +23,6 @@ import {
 } from './options.js';
 import {
   closeListerWatcher,
-  linkedAbortController,
   newController,
   processDeltas,
   type DeltaHandler,
@@ -304,7 +304,8 @@ export class SharedIndexInformer<T> {
   async run(signal: AbortSignal): Promise<void> {
     if (this.#state !== 'new') throw new AlreadyStartedError(`shared informer ${this.#name}`);
     this.#state = 'running';
-    const { controller: internal, unlink } = linkedAbortController(signal);
+    const link = new ChildAbort(signal);
+    const internal = link.controller;
     this.#internal = internal;
     if (this.#failure !== undefined) internal.abort(this.#failure);
     const fifo = new DeltaFIFO<T>({
@@ -337,7 +338,7 @@ export class SharedIndexInformer<T> {
     await this.#processor.stop(this.#options.stopGraceMs ?? 500);
     await detectorDone;
     if (this.#options.closeListerWatcher !== false) closeListerWatcher(this.#lw);
-    unlink();
+    link.detach();
     this.#state = this.#failure === undefined ? 'stopped' : 'failed';
     const stopped = new InformerStoppedError(`informer ${this.#name} stopped before its cache synced`, { cause: this.#failure });
     this.#synced.fail(this.#failure ?? stopped);

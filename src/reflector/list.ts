@@ -6,7 +6,7 @@ import { tagPhase } from './context.js';
 import { ListTimeoutError, ResourceVersionRegressionError, isExpired, isTooLargeResourceVersion } from './errors.js';
 import type { RegressionInfo } from './errors.js';
 import type { ObjectList } from '../listwatch/types.js';
-import { ABORTED, TIMED_OUT, callWithTimeout } from './signals.js';
+import { ABORTED, TIMED_OUT, callWithTimeout } from '../core/abort.js';
 
 /** The page size used when none is configured, as client-go's pager. */
 export const DEFAULT_PAGE_SIZE = 500;

@@ -9,7 +9,7 @@ import type { ReflectorContext } from './context.js';
 import { delayAfter, phaseOf } from './context.js';
 import { listIntoStore } from './list.js';
 import { ResourceVersionGuard } from './resource-version-guard.js';
-import { ABORTED } from './signals.js';
+import { ABORTED } from '../core/abort.js';
 import { ReflectorRecorder } from './stats.js';
 import type { ReflectorOptions, ReflectorStats, ReflectorStore } from './types.js';
 import { ResyncTimer, watchLoop } from './watch-loop.js';

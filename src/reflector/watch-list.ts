@@ -7,7 +7,7 @@ import type { ReflectorContext } from './context.js';
 import { tagPhase, watchTimeoutSeconds } from './context.js';
 import { ResourceVersionRegressionError, UnexpectedKindError, WatchEventError, statusToError } from './errors.js';
 import type { RegressionInfo } from './errors.js';
-import { ABORTED } from './signals.js';
+import { ABORTED } from '../core/abort.js';
 import { isInitialEventsEnd, keyOf, kindMismatch } from './watch-events.js';
 import { openWatch } from './watch-stream.js';
 import type { WatchStream } from './watch-stream.js';

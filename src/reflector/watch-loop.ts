@@ -7,7 +7,7 @@ import type { ListOptions } from '../listwatch/types.js';
 import type { ReflectorContext } from './context.js';
 import { delayAfter, phaseOf, tagPhase, watchTimeoutSeconds } from './context.js';
 import { UnresumableWatchError, VeryShortWatchError, WatchStalledError, isConnectionRefused, isExpired, isNetworkError, isTooManyRequests } from './errors.js';
-import { ABORTED } from './signals.js';
+import { ABORTED } from '../core/abort.js';
 import { applyWatchEvent } from './watch-events.js';
 import type { WatchSession } from './watch-events.js';
 import { openWatch } from './watch-stream.js';

@@ -4,7 +4,7 @@ import type { Clock, ClockTimer } from '../core/clock.js';
 import type { ListOptions, WatchEvent } from '../listwatch/types.js';
 import type { ReflectorContext } from './context.js';
 import type { ReflectorRecorder } from './stats.js';
-import { ABORTED, ChildAbort, raceAbort } from './signals.js';
+import { ABORTED, ChildAbort, raceAbort } from '../core/abort.js';
 import { tagPhase } from './context.js';
 import { WatchStalledError } from './errors.js';
 

@@ -17,6 +17,7 @@
  * @packageDocumentation
  */
 export { FakeClock, flushPromises } from '../core/clock.js';
+export { seededRandom } from './random.js';
 export {
   FakeControllerSource,
   type FakeControllerSourceOptions,

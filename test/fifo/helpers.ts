@@ -2,6 +2,7 @@
 
 import { DeletedFinalStateUnknown } from '../../src/core/index.js';
 import type { DeltaFIFO, Deltas, KeyListerGetter } from '../../src/fifo/index.js';
+export { seededRandom as prng } from '../../src/testing/random.js';
 
 /** The "fifo object" of client-go's tests: a name and a value (plus an optional transform counter). */
 export interface FifoObj {
@@ -56,14 +57,3 @@ export async function drain(f: DeltaFIFO<FifoObj>): Promise<Array<[string, strin
   return out;
 }
 
-/** A seeded PRNG (mulberry32): the same seed gives the same sequence. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -4,6 +4,7 @@ import { flushPromises } from '../../src/core/clock.js';
 import { DeletedFinalStateUnknown } from '../../src/core/keys.js';
 import type { KubeObject } from '../../src/core/types.js';
 import type { ResourceEventHandler } from '../../src/informer/handler.js';
+export { seededRandom as prng } from '../../src/testing/random.js';
 
 /** A minimal pod. */
 export interface Pod extends KubeObject {
@@ -70,17 +71,6 @@ export function trackUnhandledRejections(): { rejections: unknown[]; dispose: ()
   return { rejections, dispose: () => process.off('unhandledRejection', onRejection) };
 }
 
-/** A seeded PRNG (mulberry32), so randomized tests can print and replay their seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A promise with its resolve function exposed. */
 export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {

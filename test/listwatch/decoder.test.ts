@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../../src/core/index.js';
 import { NetworkError, WatchDecodeError, decodeWatchStream, type WatchEvent } from '../../src/listwatch/index.js';
 import { collect, eventLine, pod } from './helpers.js';
+import { seededRandom as prng } from '../../src/testing/random.js';
 
 function body(count: number): string {
   let text = '';
@@ -186,17 +187,6 @@ describe('decodeWatchStream', () => {
   });
 });
 
-/** mulberry32: a small seeded PRNG, so a failing case can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('decodeWatchStream, randomized against a model', () => {
   it('yields exactly the model events, then the error of the first bad line, for random splits', async () => {

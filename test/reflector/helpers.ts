@@ -9,6 +9,7 @@ import { metaNamespaceKeyFunc } from '../../src/core/keys.js';
 import type { KubeObject } from '../../src/core/types.js';
 import type { ListOptions, ListerWatcher, ObjectList, WatchEvent } from '../../src/listwatch/types.js';
 import type { ReflectorErrorContext, ReflectorOptions, ReflectorStore } from '../../src/reflector/types.js';
+export { seededRandom } from '../../src/testing/random.js';
 
 /** A pod-like object. */
 export interface Pod extends KubeObject {
@@ -290,17 +291,6 @@ export class RecordingStore<T extends KubeObject = Pod> implements ReflectorStor
   }
 }
 
-/** A seeded PRNG (mulberry32): the same seed gives the same sequence. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Everything a reflector test drives. */
 export interface Harness {

@@ -3,18 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../../src/core/index.js';
 import { IndexFuncError, IndexedStore, type IndexFunc } from '../../src/store/index.js';
+import { seededRandom as prng } from '../../src/testing/random.js';
 
-/** mulberry32: a small seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Obj {
   id: string;

@@ -2,6 +2,7 @@
 
 import { FakeClock, flushPromises } from '../../src/core/clock.js';
 import { FifoQueueStrategy, type QueueStrategy } from '../../src/workqueue/queue.js';
+export { seededRandom } from '../../src/testing/random.js';
 
 /** Wraps a promise so a test can ask whether it settled yet, without awaiting it. */
 export function track<T>(promise: Promise<T>): { settled: () => boolean; value: () => T | undefined; promise: Promise<T> } {
@@ -43,14 +44,3 @@ export class TracingStrategy<T> implements QueueStrategy<T> {
   }
 }
 
-/** mulberry32: a small, seedable PRNG returning floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

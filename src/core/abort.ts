@@ -1,6 +1,6 @@
-// Abort helpers: race a promise against a signal, child signals that leave no listener behind, timeouts.
+// Abort helpers shared by the rooms: race a promise against a signal, child signals that leave no listener behind, timeouts.
 
-import type { Clock } from '../core/clock.js';
+import type { Clock } from './clock.js';
 
 /** What {@link raceAbort} resolves with when the signal aborted first. */
 export const ABORTED: unique symbol = Symbol('aborted');
@@ -52,9 +52,14 @@ export class ChildAbort {
     return this.controller.signal;
   }
 
+  /** Detaches from the parent without aborting the child: a later parent abort no longer reaches it. */
+  detach(): void {
+    this.#parent.removeEventListener('abort', this.#onParentAbort);
+  }
+
   /** Aborts the child (if not already) and detaches from the parent. */
   dispose(reason?: unknown): void {
-    this.#parent.removeEventListener('abort', this.#onParentAbort);
+    this.detach();
     if (!this.controller.signal.aborted) this.controller.abort(reason);
   }
 }
