@@ -71,29 +71,30 @@ export interface FaultSchedulerOptions {
   kinds: readonly FaultKind[];
   /** Workload writes (after the prefill). */
   events: number;
-  /** One fault per this many writes, on average. Default 400. */
+  /** One fault per this many writes, on average. Default 500. */
   everyWrites?: number;
 }
 
 /**
  * Draws the fault plan from the seed (which kind, after which write, its parameters), injects each
- * fault when its write is reached — but only once the previous fault was consumed, so faults never
- * pile up in the server's queue — and records when each was consumed and when the informer had
- * caught up with the server's resource version as of the fault.
+ * fault when its write is reached, and records when a request consumed it and when the informer had
+ * caught up with the server's resource version as of the fault. Faults are injected in plan order,
+ * and one for a request only once the previous one was consumed (so they never pile up in the
+ * server's queue): a stalled watch delays the faults behind it, and the workload may end first.
  */
 export class FaultScheduler {
   readonly #server: FakeApiServer;
   readonly #plan: FaultRecord[] = [];
+  readonly #specs = new Map<FaultRecord, FaultSpec>();
   readonly #t0: number;
   #next = 0;
-  #awaitingConsumption: FaultRecord | undefined;
 
   /** Builds the plan at once from `prng`; `t0` is the soak's start (`performance.now()`). */
   constructor(server: FakeApiServer, prng: Prng, options: FaultSchedulerOptions, t0: number) {
     this.#server = server;
     this.#t0 = t0;
     if (options.kinds.length === 0) return;
-    const every = options.everyWrites ?? 400;
+    const every = options.everyWrites ?? 500;
     const count = Math.floor(options.events / every);
     for (let i = 0; i < count; i++) {
       const kind = prng.pick(options.kinds);
@@ -109,40 +110,41 @@ export class FaultScheduler {
     return this.#plan;
   }
 
-  /** Faults not injected yet (waiting behind an unconsumed one, or not due). */
+  /** Faults of the plan not injected yet. */
   remaining(): number {
     return this.#plan.length - this.#next;
   }
 
   /** True while an injected fault still waits in the server's queue. */
   hasPending(): boolean {
-    return this.#awaitingConsumption !== undefined;
+    return this.#specs.size > 0;
   }
 
-  /** Injects the next fault if it is due at `writes` and the previous one was consumed. */
+  /** Injects every fault that is due at `writes`. */
   async maybeInject(writes: number): Promise<void> {
     this.#pollConsumption();
-    if (this.#awaitingConsumption !== undefined || this.#next >= this.#plan.length) return;
-    const f = this.#plan[this.#next];
-    if (writes < f.dueAtWrite) return;
-    this.#next++;
-    f.injectedAtMs = this.#now();
-    const spec = this.#spec(f);
-    if (spec !== undefined) {
-      this.#server.injectFault(spec);
-      this.#awaitingConsumption = f;
-      // Client-node never re-watches on its own: end the open watches (as a server timeout would) so
-      // the fault reaches the next request of every contender alike.
-      this.#server.endWatches();
-      return;
+    while (this.#next < this.#plan.length && writes >= this.#plan[this.#next].dueAtWrite) {
+      const f = this.#plan[this.#next];
+      const spec = this.#spec(f);
+      if (spec !== undefined && this.#specs.size > 0) return;
+      this.#next++;
+      f.injectedAtMs = this.#now();
+      if (spec !== undefined) {
+        this.#server.injectFault(spec);
+        this.#specs.set(f, spec);
+        // Client-node never re-watches on its own: end the open watches (as a server timeout would) so
+        // the fault reaches the next request of every contender alike.
+        this.#server.endWatches();
+        continue;
+      }
+      if (f.kind === 'compaction-410') {
+        this.#server.compact();
+        this.#server.endWatches();
+      } else if (f.kind === 'server-restart') {
+        await this.#server.restart();
+      }
+      this.#consumed(f);
     }
-    if (f.kind === 'compaction-410') {
-      this.#server.compact();
-      this.#server.endWatches();
-    } else if (f.kind === 'server-restart') {
-      await this.#server.restart();
-    }
-    this.#consumed(f);
   }
 
   /** Marks recoveries: a consumed fault is recovered once `progressRv` reaches its target. */
@@ -156,6 +158,7 @@ export class FaultScheduler {
 
   /** Caps targets at the final resource version (no more writes come) and marks recoveries then. */
   settle(finalRv: bigint, progressRv: bigint): void {
+    this.#pollConsumption();
     for (let i = 0; i < this.#next; i++) {
       const f = this.#plan[i];
       if (f.targetRv !== undefined && f.targetRv > finalRv) f.targetRv = finalRv;
@@ -172,18 +175,20 @@ export class FaultScheduler {
   }
 
   #pollConsumption(): void {
-    const f = this.#awaitingConsumption;
-    if (f !== undefined && this.#server.pendingFaults().length === 0) {
-      this.#awaitingConsumption = undefined;
+    if (this.#specs.size === 0) return;
+    const pending = new Set(this.#server.pendingFaults());
+    for (const [f, spec] of this.#specs) {
+      if (pending.has(spec)) continue;
+      this.#specs.delete(f);
       this.#consumed(f);
     }
   }
 
   #consumed(f: FaultRecord): void {
     f.consumedAtMs = this.#now();
-    // A stream fault fires `afterEvents` events into the watch that consumed it; the watch replays from
-    // the informer's resource version, at most the server's now, one event per resource version.
-    // Any fault is only behind the informer once it has seen at least one newer event (or list).
+    // A stream fault fires `afterEvents` events into the watch that consumed it; that watch replays from
+    // the informer's resource version, at most the server's now, one event per resource version. Any
+    // fault is only behind the informer once it has seen at least one newer event (or list).
     const stream = STREAM_KINDS.has(f.kind) ? BigInt(f.afterEvents) : 0n;
     f.targetRv = BigInt(this.#server.resourceVersion()) + stream + 1n;
   }

@@ -1,23 +1,22 @@
-// A small seeded PRNG (mulberry32) so a soak's operations and faults are reproducible from its seed.
+// Helpers over the test kit's seeded generator, so a soak's operations and faults replay from its seed.
+
+import { seededRandom } from '../src/testing/index.js';
 
 /**
- * A deterministic pseudo-random generator: the same seed always yields the same sequence. Not for
- * cryptography; quality is plenty for choosing workload operations and fault times.
+ * A deterministic pseudo-random generator (the test kit's `seededRandom`) with the choices the soak
+ * needs: the same seed always yields the same sequence. Not for cryptography.
  */
 export class Prng {
-  #state: number;
+  readonly #next: () => number;
 
   /** `seed` is any integer; it is reduced to 32 bits. */
   constructor(seed: number) {
-    this.#state = seed >>> 0;
+    this.#next = seededRandom(seed);
   }
 
   /** A uniform float in `[0, 1)`. */
   next(): number {
-    let t = (this.#state = (this.#state + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.#next();
   }
 
   /** A uniform integer in `[min, max]` (both inclusive). */

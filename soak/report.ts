@@ -119,3 +119,19 @@ export function comparisonTable(results: readonly SoakResult[]): string {
     row('wall time', (c) => ms(c.wallMs)),
   ].join('\n');
 }
+
+/** A markdown table: one row per fault kind, one column per contender (runs with that fault alone). */
+export function perFaultTable(runs: ReadonlyArray<{ kind: string; result: SoakResult }>): string {
+  const names = [...new Set(runs.map((r) => r.result.contender))];
+  const kinds = [...new Set(runs.map((r) => r.kind))];
+  const cell = (kind: string, name: string): string => {
+    const rs = runs.filter((r) => r.kind === kind && r.result.contender === name).map((r) => r.result);
+    const c = column(rs);
+    return `${c.passed}/${c.runs} exact · ${c.store} diverged · ${c.lost} lost · ${c.recovered.length}/${c.injected} recovered, median ${ms(percentile(c.recovered, 50))}`;
+  };
+  return [
+    `| fault (alone) | ${names.map((n) => `\`${n}\``).join(' | ')} |`,
+    `| --- | ${names.map(() => '---').join(' | ')} |`,
+    ...kinds.map((k) => `| ${k} | ${names.map((n) => cell(k, n)).join(' | ')} |`),
+  ].join('\n');
+}

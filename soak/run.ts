@@ -6,7 +6,7 @@ import { clientNodeContender } from './contenders/client-node.js';
 import { kubeInformerContender } from './contenders/kube-informer.js';
 import type { ContenderFactory } from './contenders/types.js';
 import { FAULT_KINDS, parseFaultKinds } from './faults.js';
-import { comparisonTable, describeRun } from './report.js';
+import { comparisonTable, describeRun, perFaultTable } from './report.js';
 import { runSoak, type SoakResult } from './soak.js';
 
 const CONTENDERS: Record<string, ContenderFactory> = {
@@ -20,10 +20,11 @@ const USAGE = `usage: npm run soak -- [options]
   --faults LIST     all, none, or a comma list of: ${FAULT_KINDS.join(', ')} (default all)
   --contender NAME  kube-informer, client-node or both (default kube-informer)
   --rate R          writes per second (default 1000)
-  --fault-every W   one fault per W writes on average (default 400)
+  --fault-every W   one fault per W writes on average (default 500)
   --settle-ms MS    how long to wait for quiescence after the last write (default 20000)
   --json FILE       write every result as JSON
   --markdown        print the comparison table of docs/reliability.md
+  --by-fault        run each fault kind of --faults on its own (and print a per-fault table)
   --quiet           no progress lines
 Exit status 1 when a kube-informer run fails a check (client-node runs are reported, never fatal).
 Run with \`node --expose-gc\` (the npm script does) for the heap check.`;
@@ -59,6 +60,7 @@ async function main(): Promise<number> {
       'settle-ms': { type: 'string' },
       json: { type: 'string' },
       markdown: { type: 'boolean', default: false },
+      'by-fault': { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -77,22 +79,26 @@ async function main(): Promise<number> {
   }
 
   const results: SoakResult[] = [];
+  const byFault: Array<{ kind: string; result: SoakResult }> = [];
+  const faultSets = values['by-fault'] ? faults.map((k) => [k]) : [faults];
   const started = performance.now();
-  for (const seed of seeds) {
+  for (const set of faultSets) for (const seed of seeds) {
     for (const name of names) {
-      if (!values.quiet) console.log(`== ${name} seed=${seed} events=${events} faults=${values.faults}`);
+      const label = values['by-fault'] ? set.join(',') : values.faults;
+      if (!values.quiet) console.log(`== ${name} seed=${seed} events=${events} faults=${label}`);
       const result = await runSoak({
         seed,
         events,
         contender: CONTENDERS[name],
-        faults,
+        faults: set,
         rate: positive('rate', values.rate, 1000),
-        faultEveryWrites: positive('fault-every', values['fault-every'], 400),
+        faultEveryWrites: positive('fault-every', values['fault-every'], 500),
         settleTimeoutMs: positive('settle-ms', values['settle-ms'], 20_000),
         log: values.quiet ? undefined : (line) => console.log(line),
       });
       results.push(result);
-      console.log(describeRun(result));
+      if (values['by-fault']) byFault.push({ kind: set.join(','), result });
+      console.log(`${values['by-fault'] ? `[${set.join(',')}] ` : ''}${describeRun(result)}`);
     }
   }
   const wall = (performance.now() - started) / 1000;
@@ -100,6 +106,7 @@ async function main(): Promise<number> {
     writeFileSync(values.json, JSON.stringify(results, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2));
   }
   if (values.markdown) console.log(`\n${comparisonTable(results)}\n`);
+  if (values.markdown && values['by-fault']) console.log(`${perFaultTable(byFault)}\n`);
   const failed = results.filter((r) => r.contender === 'kube-informer' && r.failures.length > 0);
   console.log(`soak: ${results.length} run(s) in ${wall.toFixed(1)} s; kube-informer ${failed.length === 0 ? 'passed every check' : `FAILED ${failed.length} run(s): seeds ${failed.map((r) => r.seed).join(', ')}`}`);
   return failed.length === 0 ? 0 : 1;

@@ -33,7 +33,7 @@ export interface SoakOptions {
   contender: ContenderFactory;
   /** Fault kinds to draw from. Default: none. */
   faults?: readonly FaultKind[];
-  /** One fault per this many writes, on average. Default 400. */
+  /** One fault per this many writes, on average. Default 500. */
   faultEveryWrites?: number;
   /** Writes per second. Default 1000. */
   rate?: number;
@@ -43,7 +43,7 @@ export interface SoakOptions {
   targetObjects?: number;
   /** How long to wait for quiescence once the workload stops, in ms. Default 20 000. */
   settleTimeoutMs?: number;
-  /** The slow handler waits `slowMs` every `slowEvery` calls. Defaults 2 and 2. */
+  /** The slow handler waits `slowMs` every `slowEvery` calls (about 1400 calls/s). Defaults 3 and 2. */
   slowEvery?: number;
   /** See `slowEvery`. */
   slowMs?: number;
@@ -112,7 +112,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const workload = new Workload(server, workloadPrng, { targetObjects: options.targetObjects });
     workload.prefill(options.prefill ?? 300);
     const fast = new HandlerRecorder({ name: 'fast' });
-    const slow = new HandlerRecorder({ name: 'slow', slowEvery: options.slowEvery ?? 2, slowMs: options.slowMs ?? 2 });
+    const slow = new HandlerRecorder({ name: 'slow', slowEvery: options.slowEvery ?? 3, slowMs: options.slowMs ?? 2 });
     const handlers = [fast, slow];
     const baselineResources = activeResources();
     const baselineListeners = processListeners();

@@ -38,7 +38,7 @@ const USAGE = `Usage: npm run bench -- [flags]
   --steady-pods 10000         pods during the steady watch
   --only raw,ki-1,...         run only these contenders (default: all)
   --profile ki-1              run these contenders with node --cpu-prof (bench/results/profiles/)
-  --quick                     small sizes for development (about 3 minutes)
+  --quick                     small sizes, one rep, for development (a few minutes)
   --render-only FILE          re-render docs/benchmarks.md and the SVGs from a results file
   --no-docs                   write bench/results/ only`;
 
@@ -46,7 +46,7 @@ const USAGE = `Usage: npm run bench -- [flags]
 export function parseArgs(argv: string[]): BenchArgs {
   const quick = argv.includes('--quick');
   const a: BenchArgs = quick
-    ? { pods: [2000, 10000], events: 20000, reps: 2, big: 0, steadyMinutes: 0.5, steadyRate: 50, steadyPods: 2000, contenders: [...ALL_CONTENDERS], profile: [], noDocs: false, quick }
+    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...ALL_CONTENDERS], profile: [], noDocs: false, quick }
     : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...ALL_CONTENDERS], profile: [], noDocs: false, quick };
   const num = (v: string | undefined, flag: string): number => {
     const n = Number(v);

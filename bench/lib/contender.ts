@@ -75,6 +75,7 @@ export async function runContender(start: (cfg: ContenderConfig, hooks: Hooks) =
   const errors: string[] = [];
   let failSync!: (err: Error) => void;
   const syncFailed = new Promise<never>((_, reject) => (failSync = reject));
+  syncFailed.catch(() => {});
   const hooks: Hooks = {
     modified(h) {
       const n = ++counts[h];
@@ -86,8 +87,9 @@ export async function runContender(start: (cfg: ContenderConfig, hooks: Hooks) =
     },
     error(err) {
       errors.push(message(err));
-      // client-node reports a failed list as an `error` event and never syncs: fail at once.
-      if (cfg.id === 'client-node') failSync(new Error(message(err)));
+      // Any error before the sync fails the run at once: client-node reports a failed list as an
+      // `error` event and never syncs; kube-informer's reflector would retry the same list forever.
+      failSync(new Error(message(err)));
     },
   };
 

@@ -10,7 +10,7 @@ import {
   type SharedIndexInformer,
   type SharedInformerFactory,
 } from '../../src/index.js';
-import { computeNamespaceRules, type ClusterView, type Namespace, type NetworkPolicy, type Pod, type Rule } from './rules.js';
+import { computeNamespaceRules, selectsPeerNamespace, type ClusterView, type Namespace, type NetworkPolicy, type Pod, type Rule } from './rules.js';
 
 /** Options of {@link NetworkPolicyController}. */
 export interface NetworkPolicyControllerOptions {
@@ -92,25 +92,34 @@ export class NetworkPolicyController {
       [CROSS_NAMESPACE_INDEX]: (p) => (p.spec?.ingress?.some((i) => i.from?.some((f) => f.namespaceSelector !== undefined)) ? ['yes'] : []),
     });
 
-    // A pod or namespace change affects its own namespace, and every namespace with a policy that
-    // selects peers in other namespaces (by namespace labels).
-    const withDependents = (namespace: string): void => {
+    // A namespace change (its labels, or its existence) may change the peers of every policy that
+    // selects peers by namespace labels. A pod change affects its own namespace, and the namespaces of
+    // those policies whose namespaceSelector matches the pod's namespace now. (If the labels change
+    // too, the namespace's own event queues them: whichever of the two comes second sees both.)
+    const crossNamespacePolicies = (): NetworkPolicy[] => this.policies.getIndexer().byIndex(CROSS_NAMESPACE_INDEX, 'yes');
+    const namespaceChanged = (namespace: string): void => {
       this.#enqueue(namespace);
-      for (const p of this.policies.getIndexer().byIndex(CROSS_NAMESPACE_INDEX, 'yes')) this.#enqueue(p.metadata?.namespace ?? '');
+      for (const p of crossNamespacePolicies()) this.#enqueue(p.metadata?.namespace ?? '');
+    };
+    const podChanged = (namespace: string): void => {
+      this.#enqueue(namespace);
+      const ns = this.namespaces.lister().get(namespace);
+      if (ns === undefined) return; // gone: its pods are nobody's peers any more (its delete queued those)
+      for (const p of crossNamespacePolicies()) if (selectsPeerNamespace(p, ns.metadata?.labels)) this.#enqueue(p.metadata?.namespace ?? '');
     };
     this.namespaces.addEventHandler(
       {
-        onAdd: (o) => this.#count('namespaces', () => withDependents(nameOf(o))),
-        onUpdate: (_o, n) => this.#count('namespaces', () => withDependents(nameOf(n))),
-        onDelete: (o) => this.#count('namespaces', () => withDependents(nameOf(o))),
+        onAdd: (o) => this.#count('namespaces', () => namespaceChanged(nameOf(o))),
+        onUpdate: (_o, n) => this.#count('namespaces', () => namespaceChanged(nameOf(n))),
+        onDelete: (o) => this.#count('namespaces', () => namespaceChanged(nameOf(o))),
       },
       { name: 'network-policy' },
     );
     this.pods.addEventHandler(
       {
-        onAdd: (o) => this.#count('pods', () => withDependents(namespaceOf(o))),
-        onUpdate: (_o, n) => this.#count('pods', () => withDependents(namespaceOf(n))),
-        onDelete: (o) => this.#count('pods', () => withDependents(namespaceOf(o))),
+        onAdd: (o) => this.#count('pods', () => podChanged(namespaceOf(o))),
+        onUpdate: (_o, n) => this.#count('pods', () => podChanged(namespaceOf(n))),
+        onDelete: (o) => this.#count('pods', () => podChanged(namespaceOf(o))),
       },
       { name: 'network-policy' },
     );
@@ -150,6 +159,23 @@ export class NetworkPolicyController {
       maxQueueDepth: this.#maxQueueDepth,
       rules,
     };
+  }
+
+  /**
+   * Resolves once the controller has caught up with what its informers received: every handler's
+   * backlog is empty and the queue is idle (nothing queued, in flight or waiting for a retry). Checks
+   * between event-loop turns; new events may of course arrive right after.
+   */
+  async idle(): Promise<void> {
+    const handlersIdle = (): boolean =>
+      [this.namespaces, this.pods, this.policies].every((i) =>
+        i.health().handlers.every((h) => h.backlog === 0 && h.inFlightMs === undefined),
+      );
+    for (;;) {
+      await this.queue.onIdle();
+      if (handlersIdle() && this.queue.len() === 0) return;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
 
   /**

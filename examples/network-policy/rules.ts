@@ -1,4 +1,7 @@
 // The network-policy example's pure core: the rules a set of namespaces, pods and policies imply.
+//
+// Not run on its own: the controller (examples/network-policy/main.ts, `npm run demo`) and the demo's
+// consistency check both call it; test/examples/rules.test.ts shows it on small inputs.
 
 import { labelSelectorFromObject, type DeepReadonly, type KubeObject } from '../../src/index.js';
 
@@ -47,6 +50,14 @@ const key = (o: DeepReadonly<KubeObject>): string => `${o.metadata?.namespace ??
 function matches(selector: DeepReadonly<ApiLabelSelector> | undefined, labels: DeepReadonly<Record<string, string>> | undefined): boolean {
   // An absent podSelector selects every pod in the namespace, as in Kubernetes.
   return labelSelectorFromObject((selector ?? {}) as ApiLabelSelector).matches((labels ?? {}) as Record<string, string>);
+}
+
+/**
+ * Whether `policy` may allow peers from a namespace labelled `namespaceLabels` other than its own:
+ * true when one of its ingress peers has a `namespaceSelector` matching them.
+ */
+export function selectsPeerNamespace(policy: DeepReadonly<NetworkPolicy>, namespaceLabels: DeepReadonly<Record<string, string>> | undefined): boolean {
+  return (policy.spec?.ingress ?? []).some((i) => (i.from ?? []).some((f) => f.namespaceSelector !== undefined && matches(f.namespaceSelector, namespaceLabels)));
 }
 
 /**

@@ -9,14 +9,14 @@ import { errorLabel, rvToBigInt, type Contender, type ContenderContext } from '.
 
 /**
  * Reflector tuning for a soak that packs hours of faults into seconds. These only shorten waits; the
- * defaults handle the same faults, later: watches are asked to time out after 1 s (default 5–10
+ * defaults handle the same faults, later: watches are asked to time out after 2–3 s (default 5–10
  * min), a silent watch is declared stalled 0.5 s past that (default 30 s), and backoff starts at 100 ms,
- * caps at 1 s and resets after 5 s without a failure (defaults 800 ms, 30 s, 2 min).
+ * caps at 500 ms and resets after 2 s without a failure (defaults 800 ms, 30 s, 2 min).
  */
 export const KUBE_INFORMER_SOAK_TUNING = {
-  minWatchTimeoutMs: 1_000,
+  minWatchTimeoutMs: 2_000,
   watchIdleMarginMs: 500,
-  backoff: { initialMs: 100, maxMs: 1_000, resetAfterMs: 5_000 },
+  backoff: { initialMs: 100, maxMs: 500, resetAfterMs: 2_000 },
 } as const;
 
 /** Builds the kube-informer contender (not started). */

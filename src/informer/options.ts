@@ -5,6 +5,7 @@ import { cacheMutationDetectorEnabled, type CacheMutationDetectorOptions } from 
 import type { ReflectorErrorContext, ReflectorOptions } from '../reflector/types.js';
 import type { Indexers } from '../store/types.js';
 import { InvalidOptionError, type HandlerError } from './errors.js';
+import type { IndexFuncError } from '../store/errors.js';
 import type { HealthThresholds } from './health.js';
 import type { ErrorPolicy } from './listener.js';
 
@@ -42,10 +43,11 @@ export interface SharedIndexInformerOptions<T> {
    */
   errorPolicy?: ErrorPolicy;
   /**
-   * Receives handler errors under `errorPolicy: 'report'`. If it throws, the informer stops as under
-   * `'stop'`. Default: none.
+   * Receives handler errors under `errorPolicy: 'report'`, and index-function failures
+   * ({@link IndexFuncError}: that one change is skipped, the cache keeps the object's previous state).
+   * If it throws, the informer stops as under `'stop'`. Default: none.
    */
-  onError?: (err: HandlerError) => void;
+  onError?: (err: HandlerError | IndexFuncError) => void;
   /** Told about every list/watch error the reflector recovers from (client-go's watch error handler). Default: none. */
   onWatchError?: (err: Error, context: ReflectorErrorContext) => void;
   /** Time and timers. Default `realClock`. */

@@ -10,6 +10,8 @@ import type { ListerWatcher } from '../listwatch/types.js';
 import { newLister, type Lister } from '../store/lister.js';
 import { newIndexer } from '../store/store.js';
 import type { Indexer, Indexers, Store } from '../store/types.js';
+import { IndexFuncError } from '../store/errors.js';
+import type { Deltas } from '../fifo/types.js';
 import { AlreadyStartedError, InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
 import { computeHealth, type InformerHealth, type InformerState } from './health.js';
@@ -317,7 +319,10 @@ export class SharedIndexInformer<T> {
       queue: fifo,
       listerWatcher: this.#monitor.listerWatcher(),
       name: this.#name,
-      process: (deltas, isInInitialList) => processDeltas(this.#deltaHandler, this.#indexer, deltas, isInInitialList),
+      process: (deltas, isInInitialList) =>
+        this.#options.errorPolicy === 'report'
+          ? this.#processReportingIndexErrors(deltas, isInInitialList)
+          : processDeltas(this.#deltaHandler, this.#indexer, deltas, isInInitialList),
       resyncPeriodMs: this.#resyncCheckPeriodMs,
       shouldResync: () => this.#processor.shouldResync(this.#clock.now()),
       clock: this.#clock,
@@ -363,6 +368,23 @@ export class SharedIndexInformer<T> {
    * The one place a fatal error is recorded: the first wins, and it stops everything. A failure after
    * `run()` settled (a callback that outlived the stop grace) is only published.
    */
+  /**
+   * Under `errorPolicy: 'report'`, applies each delta on its own so that an index function that throws
+   * skips only that delta: the store keeps the object's previous state (the failed write changed
+   * nothing), the error goes to `onError`, and later deltas of the same key still apply.
+   */
+  async #processReportingIndexErrors(deltas: Deltas<T>, isInInitialList: boolean): Promise<void> {
+    for (const delta of deltas) {
+      try {
+        await processDeltas(this.#deltaHandler, this.#indexer, [delta], isInInitialList);
+      } catch (err) {
+        if (!(err instanceof IndexFuncError)) throw err;
+        publish(channels.informerHandlerError, { name: this.#name, error: err });
+        this.#options.onError?.(err);
+      }
+    }
+  }
+
   #fail(error: unknown): void {
     const err = toError(error);
     if (this.#state === 'stopped' || this.#state === 'failed') {

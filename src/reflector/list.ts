@@ -7,6 +7,7 @@ import { ListTimeoutError, ResourceVersionRegressionError, isExpired, isTooLarge
 import type { RegressionInfo } from './errors.js';
 import type { ObjectList } from '../listwatch/types.js';
 import { ABORTED, TIMED_OUT, callWithTimeout } from '../core/abort.js';
+import { InvalidResourceVersionError } from '../core/errors.js';
 
 /** The page size used when none is configured, as client-go's pager. */
 export const DEFAULT_PAGE_SIZE = 500;
@@ -78,6 +79,14 @@ export async function listAllPages<T>(
   const items: T[] = [];
   for (const item of page1.items ?? []) items.push(item);
   const resourceVersion = page1.metadata?.resourceVersion ?? '';
+  if (resourceVersion === '') {
+    // Not fatal: the watch then starts from "" and the server re-sends every object, which converges.
+    ctx.recorder.error(
+      new InvalidResourceVersionError('', `${ctx.name}: the list answer carried no metadata.resourceVersion; the next watch starts from "" and the server re-sends every object`),
+      'list',
+      'warn',
+    );
+  }
   let token = page1.metadata?.continue;
   let pages = 1;
   while (token !== undefined && token !== '') {

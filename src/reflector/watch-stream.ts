@@ -25,6 +25,8 @@ export class WatchStream<T> {
   readonly startedAt: number;
   /** The resource version the watch was opened from. */
   readonly startResourceVersion: string;
+  /** The server-side timeout the watch asked for, in ms (its idle limit less the margin); 0 = none. */
+  readonly requestedTimeoutMs: number;
   readonly #iterator: AsyncIterator<WatchEvent<T>>;
   readonly #abort: ChildAbort;
   readonly #parent: AbortSignal;
@@ -52,6 +54,7 @@ export class WatchStream<T> {
     this.#clock = ctx.clock;
     this.#recorder = ctx.recorder;
     this.#idleLimitMs = idleLimitMs;
+    this.requestedTimeoutMs = Math.max(0, idleLimitMs - ctx.watchIdleMarginMs);
     this.startedAt = ctx.clock.now();
     this.#lastActivity = this.startedAt;
     this.startResourceVersion = startResourceVersion;

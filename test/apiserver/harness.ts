@@ -5,6 +5,9 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { DeletedFinalStateUnknown, type KubeObject } from '../../src/core/index.js';
+import type { SharedIndexInformer } from '../../src/informer/index.js';
+import type { ListOptions, ListerWatcher, ObjectList, WatchEvent } from '../../src/listwatch/index.js';
 
 const scriptsDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'apiserver');
 
@@ -242,5 +245,115 @@ export class EventRecorder<E> {
   until(done: (events: E[]) => boolean): Promise<void> {
     if (done(this.events)) return Promise.resolve();
     return new Promise((resolve) => this.#waiters.push({ done, resolve }));
+  }
+}
+
+/** What {@link runInformer} hands back: the recorded notifications and a way to stop the informer. */
+export interface RunningInformer {
+  /** `add <name> <summary>`, `update <name> <summary>`, `delete <name>`, in delivery order. */
+  seen: EventRecorder<string>;
+  /** Initial-list adds (`isInInitialList`), in delivery order, as `<name> <summary>`. */
+  initial: string[];
+  /** Aborts the informer and resolves once `run()` has settled. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Registers a recording handler on `informer`, runs it and resolves once it has synced. Each
+ * notification is recorded as one line: the callback, the object's name and `summary(obj)` (a
+ * tombstone records its key). Handlers never throw, so `run()` settles only through `stop()`.
+ */
+export async function runInformer<T extends KubeObject>(
+  informer: SharedIndexInformer<T>,
+  summary: (obj: T) => string = () => '',
+): Promise<RunningInformer> {
+  const seen = new EventRecorder<string>();
+  const initial: string[] = [];
+  const line = (obj: T): string => `${obj.metadata?.name ?? '?'} ${summary(obj)}`.trimEnd();
+  informer.addEventHandler({
+    onAdd: (obj, isInInitialList) => {
+      if (isInInitialList) initial.push(line(obj));
+      seen.record(`add ${line(obj)}`);
+    },
+    onUpdate: (_old, obj) => seen.record(`update ${line(obj)}`),
+    onDelete: (obj) => seen.record(`delete ${obj instanceof DeletedFinalStateUnknown ? obj.key : obj.metadata?.name ?? '?'}`),
+  });
+  const controller = new AbortController();
+  const running = informer.run(controller.signal);
+  // A run() that fails before the sync must fail the wait too, not leave it hanging.
+  await Promise.race([informer.whenSynced(controller.signal), running.then(() => Promise.reject(new Error('the informer stopped before it synced')))]);
+  return {
+    seen,
+    initial,
+    stop: async () => {
+      controller.abort();
+      await running;
+    },
+  };
+}
+
+/** One entry of a {@link RecordingListerWatcher}'s log. */
+export type ListWatchLogEntry =
+  | { op: 'list'; options: ListOptions; items: number; resourceVersion: string; continue: string }
+  | { op: 'watch'; options: ListOptions }
+  | { op: 'event'; type: string; name: string; resourceVersion: string }
+  | { op: 'closed' };
+
+/**
+ * Passes every call through to a real ListerWatcher and logs, in order: each list page answered, each
+ * watch opened, each watch event once its consumer has **finished with it** (the reflector asked for the
+ * next one, so the event has been applied), and each watch the server closed (not ones we aborted).
+ * `beforeWatch(n)`, when set, runs before the n-th watch (1-based) is opened.
+ */
+export class RecordingListerWatcher<T extends KubeObject> implements ListerWatcher<T> {
+  /** The log; wait on it with `log.until`. */
+  readonly log = new EventRecorder<ListWatchLogEntry>();
+  readonly #inner: ListerWatcher<T>;
+  readonly #beforeWatch: ((n: number) => Promise<void>) | undefined;
+  #watchCalls = 0;
+
+  constructor(inner: ListerWatcher<T>, beforeWatch?: (n: number) => Promise<void>) {
+    this.#inner = inner;
+    this.#beforeWatch = beforeWatch;
+  }
+
+  /** The log entries of one kind. */
+  entries<K extends ListWatchLogEntry['op']>(op: K): Array<Extract<ListWatchLogEntry, { op: K }>> {
+    return this.log.events.filter((e): e is Extract<ListWatchLogEntry, { op: K }> => e.op === op);
+  }
+
+  /** Releases the inner ListerWatcher's pooled sockets, when it has a `close()` (newListWatch's does). */
+  close(): void {
+    (this.#inner as { close?: () => void }).close?.();
+  }
+
+  async list(options: ListOptions, signal: AbortSignal): Promise<ObjectList<T>> {
+    const page = await this.#inner.list(options, signal);
+    this.log.record({
+      op: 'list',
+      options: { ...options },
+      items: page.items.length,
+      resourceVersion: page.metadata.resourceVersion ?? '',
+      continue: page.metadata.continue ?? '',
+    });
+    return page;
+  }
+
+  async watch(options: ListOptions, signal: AbortSignal): Promise<AsyncIterable<WatchEvent<T>>> {
+    const n = ++this.#watchCalls;
+    await this.#beforeWatch?.(n);
+    const inner = await this.#inner.watch(options, signal);
+    this.log.record({ op: 'watch', options: { ...options } });
+    const log = this.log;
+    return {
+      async *[Symbol.asyncIterator]() {
+        for await (const event of inner) {
+          yield event;
+          const meta = (event.object as KubeObject).metadata;
+          log.record({ op: 'event', type: event.type, name: meta?.name ?? '', resourceVersion: meta?.resourceVersion ?? '' });
+        }
+        if (!signal.aborted) log.record({ op: 'closed' });
+      },
+    };
   }
 }

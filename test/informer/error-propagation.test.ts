@@ -6,6 +6,7 @@ import { channelNames } from '../../src/observability/channels.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { ErrorCodes } from '../../src/core/errors.js';
 import { HandlerError, newInformer, SharedIndexInformer } from '../../src/informer/index.js';
+import type { IndexFuncError } from '../../src/store/index.js';
 import { FakeControllerSource } from '../../src/testing/fake-controller-source.js';
 import { pod, Recorder, trackUnhandledRejections, until, type Pod } from './helpers.js';
 
@@ -146,7 +147,7 @@ describe("handler errors under errorPolicy: 'report'", () => {
     const { clock, source } = setup();
     source.add(pod('a'));
     source.add(pod('b'));
-    const errors: HandlerError[] = [];
+    const errors: Array<HandlerError | IndexFuncError> = [];
     const informer = new SharedIndexInformer<Pod>(source, { clock, errorPolicy: 'report', onError: (e) => errors.push(e) });
     const seen: string[] = [];
     const reg = informer.addEventHandler({

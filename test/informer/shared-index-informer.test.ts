@@ -2,7 +2,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
-import { SharedIndexInformer } from '../../src/informer/index.js';
+import { HandlerError, SharedIndexInformer } from '../../src/informer/index.js';
 import { FakeControllerSource } from '../../src/testing/fake-controller-source.js';
 import { deferred, pod, prng, Recorder, trackUnhandledRejections, until, type Pod } from './helpers.js';
 
@@ -400,7 +400,7 @@ describe('SharedIndexInformer (client-go shared_informer_test)', () => {
     const source = new FakeControllerSource<Pod>();
     for (let i = 0; i < 5; i++) source.add(pod(`p${i}`));
     const reports: string[] = [];
-    const informer = new SharedIndexInformer<Pod>(source, { clock, errorPolicy: 'report', onError: (e) => reports.push(e.handlerName) });
+    const informer = new SharedIndexInformer<Pod>(source, { clock, errorPolicy: 'report', onError: (e) => reports.push(e instanceof HandlerError ? e.handlerName : e.code) });
     const failing = { onAdd: () => Promise.reject(new Error('fake panic')) };
     const r1 = informer.addEventHandler(failing, { name: 'fake-event-handler-1' });
     const r2 = informer.addEventHandler(failing, { name: 'fake-event-handler-2' });

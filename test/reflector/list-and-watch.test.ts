@@ -94,6 +94,23 @@ describe('Reflector list and watch', () => {
     await h.stop();
   });
 
+  it('does not call a quiet watch very short when the server ends it at its own short requested timeout', async () => {
+    const h = harness({ minWatchTimeoutMs: 1000 });
+    h.lw.lists.push(podList('1', []));
+    const first = new FakeWatch();
+    h.lw.watches.push(first, new FakeWatch());
+    h.start();
+    await settle();
+    expect(h.lw.watchRequests()[0]).toMatchObject({ resourceVersion: '1', timeoutSeconds: 1 });
+    await h.clock.advance(995); // the server's timer fires a little early, as seen from the client
+    first.close();
+    await settle();
+    expect(h.codes()).toEqual([]);
+    expect(h.lw.listRequests()).toHaveLength(1);
+    expect(h.lw.watchRequests()).toHaveLength(2);
+    await h.stop();
+  });
+
   // RF-8, RF-9
   it('treats a watch that closes at once with no event as a very short watch and relists after backoff', async () => {
     const h = harness();
