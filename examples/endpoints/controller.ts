@@ -157,8 +157,11 @@ export class EndpointsController {
       { onAdd: (p) => enqueueServicesOf(p), onUpdate: (o, n) => enqueueServicesOf(o, n), onDelete: (p) => enqueueServicesOf(p) },
       { name: 'endpoints' },
     );
-    // Someone else changed or deleted our Endpoints: put them right.
-    this.endpoints.addEventHandler({ onUpdate: (_o, n) => enqueue(n), onDelete: enqueue }, { name: 'endpoints' });
+    // Someone else created, changed or deleted our Endpoints: put them right. onAdd matters too: an
+    // Endpoints written while its Service's delete was still in flight appears in the cache after that
+    // delete was handled, and only this enqueue gets it looked at again (found on a real kube-apiserver,
+    // which deletes a Service's Endpoints itself).
+    this.endpoints.addEventHandler({ onAdd: enqueue, onUpdate: (_o, n) => enqueue(n), onDelete: enqueue }, { name: 'endpoints' });
   }
 
   /** Counters so far. */
