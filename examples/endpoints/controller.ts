@@ -15,6 +15,7 @@ import {
   type SharedIndexInformer,
   type SharedInformerFactory,
 } from '../../src/index.js';
+import { runInformersAndWorkers } from '../lib/run-controller.js';
 
 /**
  * The annotation naming a service's pods (a label selector, `app=web`). The example manages only
@@ -176,22 +177,7 @@ export class EndpointsController {
   async run(signal: AbortSignal): Promise<void> {
     if (this.#running) throw new Error('EndpointsController.run was already called');
     this.#running = true;
-    let failure: { error: unknown } | undefined;
-    const informers = this.#factory.run(signal).then(
-      () => undefined,
-      (error: unknown) => {
-        failure = { error };
-      },
-    );
-    void informers.finally(() => this.queue.shutDown());
-    const synced = await this.#factory.waitForCacheSync(signal);
-    const workers = Object.values(synced).every(Boolean)
-      ? Array.from({ length: Math.max(1, this.#options.workers ?? 2) }, () => this.#worker())
-      : [];
-    await informers;
-    this.queue.shutDown();
-    await Promise.all(workers);
-    if (failure !== undefined) throw failure.error;
+    await runInformersAndWorkers(this.#factory, this.queue, this.#options.workers ?? 2, () => this.#worker(), signal);
   }
 
   async #worker(): Promise<void> {

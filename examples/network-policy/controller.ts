@@ -11,6 +11,7 @@ import {
   type SharedInformerFactory,
 } from '../../src/index.js';
 import { computeNamespaceRules, selectsPeerNamespace, type ClusterView, type Namespace, type NetworkPolicy, type Pod, type Rule } from './rules.js';
+import { runInformersAndWorkers } from '../lib/run-controller.js';
 
 /** Options of {@link NetworkPolicyController}. */
 export interface NetworkPolicyControllerOptions {
@@ -186,24 +187,7 @@ export class NetworkPolicyController {
   async run(signal: AbortSignal): Promise<void> {
     if (this.#running) throw new Error('NetworkPolicyController.run was already called');
     this.#running = true;
-    let failure: { error: unknown } | undefined;
-    // Handle the factory's outcome at once, so a failure during the sync wait is never unhandled;
-    // whatever ends the informers also shuts the queue, which lets the workers return.
-    const informers = this.#factory.run(signal).then(
-      () => undefined,
-      (error: unknown) => {
-        failure = { error };
-      },
-    );
-    void informers.finally(() => this.queue.shutDown());
-    const synced = await this.#factory.waitForCacheSync(signal);
-    const workers = Object.values(synced).every(Boolean)
-      ? Array.from({ length: Math.max(1, this.#options.workers ?? 2) }, () => this.#worker())
-      : [];
-    await informers;
-    this.queue.shutDown();
-    await Promise.all(workers);
-    if (failure !== undefined) throw failure.error;
+    await runInformersAndWorkers(this.#factory, this.queue, this.#options.workers ?? 2, () => this.#worker(), signal);
   }
 
   #count(kind: 'namespaces' | 'pods' | 'policies', enqueue: () => void): void {

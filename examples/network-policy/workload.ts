@@ -13,6 +13,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { realClock, sleep, type Clock } from '../../src/index.js';
+import { seededRandom as prng } from '../../src/testing/index.js';
 import type { ApiLabelSelector } from './rules.js';
 
 /** The label on everything the workload creates; its value is the run id. */
@@ -87,17 +88,6 @@ const APPS = ['web', 'db', 'cache'];
 const TIERS = ['frontend', 'backend'];
 const TEAMS = ['red', 'blue', 'green'];
 
-/** A small seeded PRNG (mulberry32): the workload is reproducible from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const statusOf = (err: unknown): number | undefined => {
   const code = (err as { code?: unknown } | null)?.code;
