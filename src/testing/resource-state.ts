@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiStatusError } from '../core/errors.js';
 import type { KubeObject, ObjectMeta } from '../core/types.js';
 import { mergeSortedKeys, sortedKeys, pageEntries, type PageOptions, type PageResult } from './state-paging.js';
+import { statusBody } from './status.js';
 
 /** The kind of change a {@link StateChange} records (the watch event type it becomes). */
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -334,16 +335,7 @@ function checkPreconditions(resource: string, prev: StoredEntry, options: StateW
 
 /** An {@link ApiStatusError} carrying a Kubernetes `Status` body, as the API server would send it. */
 export function statusError(code: number, reason: string, message: string, kind?: string, name?: string): ApiStatusError {
-  const status = {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason,
-    ...(kind !== undefined ? { details: detailsOf(kind, name) } : {}),
-    code,
-  };
+  const status = statusBody(code, message, reason, kind !== undefined ? detailsOf(kind, name) : undefined);
   return new ApiStatusError(code, message, { reason, status });
 }
 
@@ -367,15 +359,9 @@ export function expiredError(rv: number | string, floor: number): ApiStatusError
  */
 export function tooLargeError(rv: string, current: number): ApiStatusError {
   const message = `Too large resource version: ${rv}, current: ${current}`;
-  const status = {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason: 'Timeout',
-    details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
-    code: 504,
-  };
+  const status = statusBody(504, message, 'Timeout', {
+    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+    retryAfterSeconds: 1,
+  });
   return new ApiStatusError(504, message, { reason: 'Timeout', status, retryAfterSeconds: 1 });
 }
