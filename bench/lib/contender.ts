@@ -89,7 +89,7 @@ export async function runContender(start: (cfg: ContenderConfig, hooks: Hooks) =
       errors.push(message(err));
       // Any error before the sync fails the run at once: client-node reports a failed list as an
       // `error` event and never syncs; kube-informer's reflector would retry the same list forever.
-      failSync(new Error(message(err)));
+      failSync(new Error(errors[errors.length - 1]));
     },
   };
 
@@ -107,8 +107,10 @@ export async function runContender(start: (cfg: ContenderConfig, hooks: Hooks) =
     clearTimeout(timer);
     if (running.size() < cfg.pods) throw new Error(`synced with ${running.size()} of ${cfg.pods} objects`);
   } catch (err) {
-    const seen = errors.length > 0 ? ` (reported: ${errors.slice(-3).join(' | ')})` : '';
-    print({ type: 'error', message: `${message(err)}${seen}`, cached: running?.size() ?? 0 });
+    // An error the client reported is the message itself; anything else (the timeout) lists what was reported.
+    const text = err instanceof Error ? err.message : String(err);
+    const seen = errors.length > 0 && !errors.includes(text) ? ` (reported: ${errors.slice(-3).join(' | ')})` : '';
+    print({ type: 'error', message: `${text}${seen}`, cached: running?.size() ?? 0 });
     process.exit(0);
   }
   const syncMs = performance.now() - t0;

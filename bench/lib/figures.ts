@@ -40,11 +40,21 @@ export interface ContenderFigures {
   /** CPU ms per 1000 listed objects during the sync, by pod count. */
   syncCpuPerKPod: Map<number, Summary>;
   throughput: Summary;
+  /** 1 000 000 / CPU µs per event: the events per second one fully busy core would handle. */
+  cpuThroughput: Summary;
   /** CPU µs per MODIFIED event. */
   cpuPerEvent: Summary;
   errors: string[];
   big?: { ok: boolean; seconds?: number; message?: string; cached: number };
   steady?: { samples: SampleLine[]; first: number; last: number; max: number; slopePerMin: number };
+}
+
+/** An error message without repeated `Error: ` prefixes or a `(reported: …)` tail that only repeats it. */
+export function cleanError(message: string): string {
+  const m = /^(.*?) \(reported: (.*)\)$/.exec(message);
+  const strip = (x: string): string => x.replace(/^(Error: )+/, '');
+  if (m !== null && strip(m[2]).includes(strip(m[1]))) return strip(m[1]);
+  return strip(message);
 }
 
 const synced = (r: RunRecord): SyncedLine | undefined => r.lines.find((l): l is SyncedLine => l.type === 'synced');
@@ -63,8 +73,9 @@ export function computeFigures(results: BenchResults): ContenderFigures[] {
       heapPerPod: new Map(),
       syncCpuPerKPod: new Map(),
       throughput: summarize(runs.filter((r) => r.phase === 'watch').map((r) => done(r)).filter((d) => d !== undefined).map((d) => d.events / d.seconds)),
+      cpuThroughput: summarize(runs.filter((r) => r.phase === 'watch').map((r) => done(r)).filter((d) => d !== undefined).map((d) => d.events / (d.cpuMs / 1000))),
       cpuPerEvent: summarize(runs.filter((r) => r.phase === 'watch').map((r) => done(r)).filter((d) => d !== undefined).map((d) => (d.cpuMs * 1000) / d.events)),
-      errors: runs.flatMap((r) => r.lines.filter((l) => l.type === 'error').map((l) => `${r.phase} ${r.pods}: ${l.message}`)),
+      errors: runs.flatMap((r) => r.lines.flatMap((l) => (l.type === 'error' ? [`${r.phase} ${r.pods}: ${cleanError(l.message)}`] : []))),
     };
     for (const pods of sizes) {
       const s = runs.filter((r) => r.phase === 'sync' && r.pods === pods).map(synced).filter((l) => l !== undefined);
@@ -76,14 +87,15 @@ export function computeFigures(results: BenchResults): ContenderFigures[] {
     if (big !== undefined) {
       const s = synced(big);
       const err = big.lines.find((l) => l.type === 'error');
-      f.big = s !== undefined ? { ok: true, seconds: s.syncMs / 1000, cached: s.cached } : { ok: false, message: err?.type === 'error' ? err.message : 'no result', cached: err?.type === 'error' ? err.cached : 0 };
+      const text = err?.type === 'error' ? cleanError(err.message) : 'no result';
+      f.big = s !== undefined ? { ok: true, seconds: s.syncMs / 1000, cached: s.cached } : { ok: false, message: text, cached: err?.type === 'error' ? err.cached : 0 };
     }
     const lines = results.steady[id];
     if (lines !== undefined) {
       const samples = lines.filter((l): l is SampleLine => l.type === 'sample');
       if (samples.length > 0) {
-        // Slope after the first sample (the first includes the sync's garbage settling).
-        const tail = samples.length > 2 ? samples.slice(1) : samples;
+        // Slope over the second half: the first minutes include the sync's garbage settling.
+        const tail = samples.length >= 4 ? samples.slice(Math.floor(samples.length / 2)) : samples;
         f.steady = {
           samples,
           first: samples[0].heap,

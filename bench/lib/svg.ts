@@ -68,7 +68,7 @@ export interface Series {
 export function lineChart(title: string, xUnit: string, yUnit: string, series: Series[], width: number, height: number): string {
   const left = 60;
   const top = 30;
-  const legendW = 260;
+  const legendW = 300;
   const plotW = width - left - legendW - 20;
   const plotH = height - top - 40;
   const all = series.flatMap((s) => s.points);
