@@ -3,6 +3,7 @@
 import type http from 'node:http';
 import { AbortedError, type KubeObject } from '../core/index.js';
 import { decodeWatchStream } from './decoder.js';
+import { DEFAULT_LARGE_LIST_THRESHOLD_BYTES, decodeListBody, previewOf } from './list-body.js';
 import { ResponseDecodeError, statusErrorFromResponse, toNetworkError } from './errors.js';
 import { listQuery, resourcePath, watchQuery, type BaseSelectors } from './paths.js';
 import { Transport, type KubeConfigLike } from './transport.js';
@@ -35,6 +36,13 @@ export interface NewListWatchOptions {
   agent?: http.Agent;
   /** The `User-Agent` header. Default `'kube-informer'`. */
   userAgent?: string;
+  /**
+   * List bodies of at least this many bytes are decoded item by item rather than as one string, so a
+   * list larger than V8's maximum string length (~512 MiB, e.g. a `resourceVersion=0` list of 100 000+
+   * pods, which the watch cache answers whole) still decodes. Meant for tests, which lower it to
+   * exercise that path with small bodies. Default 64 MiB.
+   */
+  largeListThresholdBytes?: number;
 }
 
 /** The ListerWatcher {@link newListWatch} returns, plus its path and a way to close pooled sockets. */
@@ -50,8 +58,11 @@ export interface KubeListWatch<T> extends ListerWatcher<T> {
 
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
-/** Reads a whole body; an abort rejects with `AbortedError`, a broken connection with `NetworkError`. */
-async function readBody(res: http.IncomingMessage, signal: AbortSignal, what: string, limit?: number): Promise<string> {
+/**
+ * Reads a whole body into one Buffer (never one string: a list may exceed V8's string limit); an abort
+ * rejects with `AbortedError`, a broken connection with `NetworkError`.
+ */
+async function readBodyBytes(res: http.IncomingMessage, signal: AbortSignal, what: string, limit?: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let length = 0;
   try {
@@ -65,7 +76,15 @@ async function readBody(res: http.IncomingMessage, signal: AbortSignal, what: st
     throw toNetworkError(err, `${what}: reading the response failed`);
   }
   if (signal.aborted) throw new AbortedError(`${what} was aborted while reading the response`);
-  return Buffer.concat(chunks, length).toString('utf8');
+  if (chunks.length === 1) return chunks[0];
+  const whole = Buffer.concat(chunks, length);
+  chunks.length = 0;
+  return whole;
+}
+
+/** Reads a whole (error) body as text; see {@link readBodyBytes}. */
+async function readBody(res: http.IncomingMessage, signal: AbortSignal, what: string, limit?: number): Promise<string> {
+  return (await readBodyBytes(res, signal, what, limit)).toString('utf8');
 }
 
 function isSuccess(res: http.IncomingMessage): boolean {
@@ -95,6 +114,7 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
   #base: BaseSelectors;
   #listAccept: string;
   #watchAccept: string;
+  #largeListThreshold: number;
 
   constructor(kubeConfig: KubeConfigLike, gvr: GroupVersionResource, options: NewListWatchOptions) {
     this.path = resourcePath(gvr, options.namespace);
@@ -106,6 +126,7 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
     this.#base = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
     this.#listAccept = options.metadataOnly === true ? METADATA_LIST_ACCEPT : 'application/json';
     this.#watchAccept = options.metadataOnly === true ? METADATA_WATCH_ACCEPT : 'application/json';
+    this.#largeListThreshold = options.largeListThresholdBytes ?? DEFAULT_LARGE_LIST_THRESHOLD_BYTES;
   }
 
   close(): void {
@@ -122,16 +143,14 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
         const body = await readBody(res, signal, what, MAX_ERROR_BODY_BYTES);
         throw statusErrorFromResponse(res, body, what);
       }
-      const body = await readBody(res, signal, what);
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(body);
-      } catch (err) {
-        throw new ResponseDecodeError('malformed-json', `${what}: the response is not JSON`, body, { cause: err });
-      }
-      const list = parsed as Partial<ObjectList<T>> | null;
+      let body: Buffer | undefined = await readBodyBytes(res, signal, what);
+      const list = decodeListBody(body, what, this.#largeListThreshold) as Partial<ObjectList<T>> | null;
+      const preview = previewOf(body, 0);
+      body = undefined; // the parsed list is all that is kept
+      // Go decodes `"items": null` (a nil slice) as an empty list; so do we.
+      if (list !== null && typeof list === 'object' && list.items === null) list.items = [];
       if (list === null || typeof list !== 'object' || !Array.isArray(list.items)) {
-        throw new ResponseDecodeError('not-a-list', `${what}: the response has no items array`, body);
+        throw new ResponseDecodeError('not-a-list', `${what}: the response has no items array`, preview);
       }
       if (list.metadata === null || typeof list.metadata !== 'object') list.metadata = {};
       fillItemKinds(list as ObjectList<unknown>);
@@ -171,7 +190,9 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
  *
  * Objects are plain JSON as the server sent it; list items get `apiVersion` and `kind` filled in from
  * the list (`PodList` → `Pod`). `list` resolves one page; `watch` resolves once the server answered
- * 200, with the events of the stream (see `decodeWatchStream`).
+ * 200, with the events of the stream (see `decodeWatchStream`). A list body is never turned into one
+ * string past `largeListThresholdBytes` (64 MiB): its items are decoded one by one, so an unpaginated
+ * `resourceVersion=0` answer larger than V8's string limit (~512 MiB) still decodes.
  *
  * Errors: a non-2xx answer rejects with `ApiStatusError` (`statusCode`, Status `reason`/`message`,
  * `retryAfterSeconds`; code `EXPIRED` for 410); a failure below HTTP with `NetworkError` (code
