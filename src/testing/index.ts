@@ -36,7 +36,7 @@ export {
   type StateWriteOptions,
 } from './resource-state.js';
 export type { PageOptions, PageResult } from './state-paging.js';
-export { parseLabelSelector, parseFieldSelector, type ObjectPredicate } from './selectors.js';
+export { labelSelectorPredicate, fieldSelectorPredicate, type ObjectPredicate } from './selectors.js';
 export {
   FakeApiServer,
   startFakeApiServer,

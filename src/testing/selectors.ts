@@ -1,17 +1,11 @@
 // Label and field selectors as the API server evaluates them, for the fakes' list and watch filters.
 
+import { SelectorParseError, type LabelSelector } from '../store/label-selector.js';
+import { parseLabelSelector } from '../store/selector-parser.js';
 import { statusError, type StoredEntry } from './resource-state.js';
 
 /** A parsed selector: true when an object matches. */
 export type ObjectPredicate = (obj: { metadata?: unknown }) => boolean;
-
-interface Requirement {
-  key: string;
-  op: '=' | '!=' | 'in' | 'notin' | 'exists' | '!';
-  values: string[];
-}
-
-const KEY = /^([a-z0-9A-Z]([-a-z0-9A-Z_.]*[a-z0-9A-Z])?\/)?[a-z0-9A-Z]([-a-z0-9A-Z_.]*[a-z0-9A-Z])?$/;
 
 function badSelector(kind: string, text: string, why: string): Error {
   return statusError(400, 'BadRequest', `unable to parse requirement: invalid ${kind} selector "${text}": ${why}`);
@@ -34,59 +28,22 @@ function splitTerms(text: string): string[] {
   return out.map((t) => t.trim()).filter((t) => t !== '');
 }
 
-function parseLabelTerm(term: string, whole: string): Requirement {
-  let m = /^(\S+?)\s+(in|notin)\s*\(([^)]*)\)$/.exec(term);
-  if (m) {
-    const values = m[3].split(',').map((v) => v.trim());
-    return { key: checkKey(m[1], whole), op: m[2] as 'in' | 'notin', values };
-  }
-  m = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(term);
-  if (m) {
-    return { key: checkKey(m[1], whole), op: m[2] === '!=' ? '!=' : '=', values: [m[3]] };
-  }
-  m = /^!\s*(\S+)$/.exec(term);
-  if (m) return { key: checkKey(m[1], whole), op: '!', values: [] };
-  if (/^\S+$/.test(term)) return { key: checkKey(term, whole), op: 'exists', values: [] };
-  throw badSelector('label', whole, `cannot parse "${term}"`);
-}
-
-function checkKey(key: string, whole: string): string {
-  if (!KEY.test(key)) throw badSelector('label', whole, `invalid key "${key}"`);
-  return key;
-}
-
-function matches(req: Requirement, has: boolean, value: string | undefined): boolean {
-  switch (req.op) {
-    case '=':
-      return has && value === req.values[0];
-    case '!=':
-      return !has || value !== req.values[0];
-    case 'in':
-      return has && req.values.includes(value as string);
-    case 'notin':
-      return !has || !req.values.includes(value as string);
-    case 'exists':
-      return has;
-    case '!':
-      return !has;
-  }
-}
-
 /**
- * Parses a Kubernetes label selector: equality (`a=b`, `a==b`, `a!=b`), set-based (`a in (x,y)`,
- * `a notin (x)`), existence (`a`, `!a`), joined by commas. `""` matches everything. Throws a 400
- * BadRequest {@link statusError} on a selector that does not parse.
+ * A predicate for a Kubernetes label selector, parsed by the library's own parser
+ * (`parseLabelSelector` of the package root): equality, set-based and existence terms joined by
+ * commas. `""` or `undefined` gives `undefined` (no filter). A selector that does not parse throws a
+ * 400 BadRequest {@link statusError}, as the API server answers.
  */
-export function parseLabelSelector(text: string | undefined): ObjectPredicate | undefined {
+export function labelSelectorPredicate(text: string | undefined): ObjectPredicate | undefined {
   if (text === undefined || text.trim() === '') return undefined;
-  const reqs = splitTerms(text).map((t) => parseLabelTerm(t, text));
-  return (obj) => {
-    const labels = ((obj.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {}) as Record<
-      string,
-      string
-    >;
-    return reqs.every((r) => matches(r, Object.hasOwn(labels, r.key), labels[r.key]));
-  };
+  let selector: LabelSelector;
+  try {
+    selector = parseLabelSelector(text);
+  } catch (err) {
+    if (err instanceof SelectorParseError) throw badSelector('label', text, err.reason);
+    throw err;
+  }
+  return (obj) => selector.matches(((obj.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {}) as Record<string, string>);
 }
 
 function fieldValue(obj: unknown, path: string): string | undefined {
@@ -104,7 +61,7 @@ function fieldValue(obj: unknown, path: string): string | undefined {
  * `path` is any dotted path (`metadata.name`, `metadata.namespace`, `spec.nodeName`, `status.phase`).
  * A missing field compares as `""`. Throws a 400 BadRequest {@link statusError} when it does not parse.
  */
-export function parseFieldSelector(text: string | undefined): ObjectPredicate | undefined {
+export function fieldSelectorPredicate(text: string | undefined): ObjectPredicate | undefined {
   if (text === undefined || text.trim() === '') return undefined;
   const reqs = splitTerms(text).map((term) => {
     const m = /^([A-Za-z0-9_.-]+)\s*(==|=|!=)\s*(.*)$/.exec(term);
@@ -147,8 +104,8 @@ export function entryMatcher(
   labelSelector: string | undefined,
   fieldSelector: string | undefined,
 ): ((entry: StoredEntry) => boolean) | undefined {
-  const label = parseLabelSelector(labelSelector);
-  const field = parseFieldSelector(fieldSelector);
+  const label = labelSelectorPredicate(labelSelector);
+  const field = fieldSelectorPredicate(fieldSelector);
   if (label === undefined && field === undefined) return undefined;
   const metaOnly = isMetadataOnlyFieldSelector(fieldSelector);
   return (entry) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ResourceState } from '../../src/testing/index.js';
-import { parseFieldSelector, parseLabelSelector } from '../../src/testing/selectors.js';
+import { fieldSelectorPredicate, labelSelectorPredicate } from '../../src/testing/selectors.js';
 import { decodeContinue, encodeContinue } from '../../src/testing/state-paging.js';
 
 const obj = (name: string, namespace = '', data: Record<string, unknown> = {}) => ({
@@ -150,25 +150,25 @@ describe('selectors', () => {
   const o = (labels: Record<string, string>) => ({ metadata: { name: 'n', namespace: 'ns', labels } });
 
   it('evaluates equality, set-based and existence label requirements', () => {
-    const sel = parseLabelSelector('app=web, tier in (a, b),!legacy,env,track!=canary')!;
+    const sel = labelSelectorPredicate('app=web, tier in (a, b),!legacy,env,track!=canary')!;
     expect(sel(o({ app: 'web', tier: 'a', env: 'x' }))).toBe(true);
     expect(sel(o({ app: 'web', tier: 'c', env: 'x' }))).toBe(false);
     expect(sel(o({ app: 'web', tier: 'a', env: 'x', legacy: '1' }))).toBe(false);
     expect(sel(o({ app: 'web', tier: 'a' }))).toBe(false);
     expect(sel(o({ app: 'web', tier: 'a', env: 'x', track: 'canary' }))).toBe(false);
-    expect(parseLabelSelector('a notin (x)')!(o({}))).toBe(true);
-    expect(parseLabelSelector('')).toBeUndefined();
+    expect(labelSelectorPredicate('a notin (x)')!(o({}))).toBe(true);
+    expect(labelSelectorPredicate('')).toBeUndefined();
   });
 
   it('rejects a label selector that does not parse with a 400 Status', () => {
-    expect(() => parseLabelSelector('a in x')).toThrow(expect.objectContaining({ statusCode: 400 }));
+    expect(() => labelSelectorPredicate('a in x')).toThrow(expect.objectContaining({ statusCode: 400 }));
   });
 
   it('evaluates field selectors on metadata and other dotted paths', () => {
-    const sel = parseFieldSelector('metadata.name=n,metadata.namespace!=kube-system')!;
+    const sel = fieldSelectorPredicate('metadata.name=n,metadata.namespace!=kube-system')!;
     expect(sel(o({}))).toBe(true);
-    expect(parseFieldSelector('metadata.namespace==other')!(o({}))).toBe(false);
-    expect(parseFieldSelector('spec.nodeName=')!(o({}))).toBe(true);
+    expect(fieldSelectorPredicate('metadata.namespace==other')!(o({}))).toBe(false);
+    expect(fieldSelectorPredicate('spec.nodeName=')!(o({}))).toBe(true);
   });
 
   it('round-trips continue tokens and rejects foreign ones', () => {
