@@ -1,26 +1,22 @@
 import { getEventListeners } from 'node:events';
 import type http from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AbortedError, ErrorCodes } from '../../src/core/index.js';
 import { newListWatch, type KubeListWatch } from '../../src/listwatch/index.js';
 import {
   beginWatch,
   eventLine,
-  expectNothingOpen,
   kubeConfigFor,
   pod,
   startServer,
   type Handler,
   type TestServer,
+  useCleanups,
 } from './helpers.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods' };
-const cleanups: Array<() => unknown> = [];
+const { cleanups } = useCleanups();
 
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-  await expectNothingOpen();
-});
 
 async function setup(handler: Handler): Promise<{ server: TestServer; lw: KubeListWatch<unknown> }> {
   const server = await startServer(handler);

@@ -2,15 +2,15 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../../src/core/index.js';
 import { NetworkError, newListWatch, type KubeListWatch } from '../../src/listwatch/index.js';
 import {
-  expectNothingOpen,
   kubeConfigFor,
   startServer,
   type TestServer,
   type TestUser,
+  useCleanups,
 } from './helpers.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods' };
@@ -26,7 +26,7 @@ function hasOpenssl(): boolean {
 }
 
 const opensslPresent = hasOpenssl();
-const cleanups: Array<() => unknown> = [];
+const { cleanups } = useCleanups();
 let dir = '';
 const pem: Record<'serverCert' | 'serverKey' | 'clientCert' | 'clientKey', string> = {
   serverCert: '',
@@ -59,10 +59,6 @@ afterAll(() => {
   if (dir !== '') rmSync(dir, { recursive: true, force: true });
 });
 
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-  await expectNothingOpen();
-});
 
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
 

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AbortedError, ApiStatusError, ErrorCodes, type KubeObject } from '../../src/core/index.js';
 import {
   METADATA_LIST_ACCEPT,
@@ -10,17 +10,13 @@ import {
   type WatchEvent,
 } from '../../src/listwatch/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
-import { expectNothingOpen } from './helpers.js';
+import { useCleanups } from './helpers.js';
 
 // The adapter against the test kit's fake API server, over real HTTP.
 
 const PODS = { group: '', version: 'v1', resource: 'pods' };
-const cleanups: Array<() => unknown> = [];
+const { cleanups } = useCleanups();
 
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-  await expectNothingOpen();
-});
 
 async function setup(
   options: Parameters<typeof newListWatch>[2] = {},

@@ -4,7 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 
 /** What the server saw of one request. */
 export interface SeenRequest {
@@ -134,6 +134,26 @@ export async function expectNothingOpen(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   expect(openNetworkResources()).toEqual([]);
+}
+
+/**
+ * The per-file cleanup list: registers an `afterEach` that runs what the tests pushed (newest first)
+ * and then asserts that no socket or server is left open. Call once at the top of a test file.
+ */
+export function useCleanups(): { cleanups: Array<() => unknown>; serve(handler: Handler): Promise<TestServer> } {
+  const cleanups: Array<() => unknown> = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+    await expectNothingOpen();
+  });
+  return {
+    cleanups,
+    async serve(handler) {
+      const server = await startServer(handler);
+      cleanups.push(() => server.close());
+      return server;
+    },
+  };
 }
 
 /** Writes a watch event line. */

@@ -1,25 +1,16 @@
 // newListWatch decoding list bodies item by item (the path for lists past V8's string limit), over real HTTP.
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../../src/core/index.js';
 import { ResponseDecodeError, newListWatch, type KubeListWatch } from '../../src/listwatch/index.js';
 import { parseLargeList } from '../../src/listwatch/list-body.js';
-import { expectNothingOpen, kubeConfigFor, startServer, type Handler, type TestServer } from './helpers.js';
+import { kubeConfigFor, useCleanups, type TestServer } from './helpers.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods' };
 const SMALL_THRESHOLD = 1024;
-const cleanups: Array<() => unknown> = [];
+const { cleanups, serve } = useCleanups();
 
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-  await expectNothingOpen();
-});
 
-async function serve(handler: Handler): Promise<TestServer> {
-  const server = await startServer(handler);
-  cleanups.push(() => server.close());
-  return server;
-}
 
 function listWatch(server: TestServer, threshold = SMALL_THRESHOLD): KubeListWatch<unknown> {
   const lw = newListWatch(kubeConfigFor(server.url), PODS, { largeListThresholdBytes: threshold });

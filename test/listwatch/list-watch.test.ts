@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ApiStatusError, ErrorCodes, isExpiredError } from '../../src/core/index.js';
 import {
   KubeConfigError,
@@ -15,28 +15,17 @@ import {
   beginWatch,
   collect,
   eventLine,
-  expectNothingOpen,
   kubeConfigFor,
   pod,
   refusedPort,
-  startServer,
-  type Handler,
   type TestServer,
+  useCleanups,
 } from './helpers.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods' };
-const cleanups: Array<() => unknown> = [];
+const { cleanups, serve } = useCleanups();
 
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-  await expectNothingOpen();
-});
 
-async function serve(handler: Handler): Promise<TestServer> {
-  const server = await startServer(handler);
-  cleanups.push(() => server.close());
-  return server;
-}
 
 function listWatch<T = unknown>(
   server: TestServer | string,
