@@ -48,7 +48,7 @@ export interface DeleteNotification<T> {
 export type ErrorPolicy = 'stop' | 'report';
 
 /** How a {@link ProcessorListener} is set up (internal to the informer room). */
-export interface ProcessorListenerOptions<T> {
+export interface ProcessorListenerOptions {
   /** The registration's name. */
   name: string;
   /** The period the handler asked for; 0 = never. */
@@ -93,7 +93,7 @@ export class ProcessorListener<T> {
   readonly name: string;
   /** The user's handler. */
   readonly handler: ResourceEventHandler<T>;
-  #options: ProcessorListenerOptions<T>;
+  #options: ProcessorListenerOptions;
   #buffer: Array<Notification<T> | undefined> = [];
   #head = 0;
   #wake: (() => void) | undefined;
@@ -111,7 +111,7 @@ export class ProcessorListener<T> {
   #maxBacklog = 0;
 
   /** Creates a stopped listener; `start()` begins delivery. */
-  constructor(handler: ResourceEventHandler<T>, options: ProcessorListenerOptions<T>) {
+  constructor(handler: ResourceEventHandler<T>, options: ProcessorListenerOptions) {
     this.handler = handler;
     this.name = options.name;
     this.#options = options;
