@@ -5,3 +5,7 @@ export * from './resource-version.js';
 export * from './errors.js';
 export * from './clock.js';
 export * from './preview.js';
+export * from './label-selector.js';
+export * from './selector-parser.js';
+export * from './field-selector.js';
+export * from './options.js';

@@ -53,14 +53,6 @@ export class AlreadyStartedError extends KubeInformerError {
   }
 }
 
-/** An option value outside its documented range (code `INVALID_OPTION`). */
-export class InvalidOptionError extends KubeInformerError {
-  /** `message` names the option and the value. */
-  constructor(message: string) {
-    super(ErrorCodes.INVALID_OPTION, message);
-  }
-}
-
 function capital(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }

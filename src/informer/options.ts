@@ -4,7 +4,8 @@ import type { Clock } from '../core/clock.js';
 import { cacheMutationDetectorEnabled, type CacheMutationDetectorOptions } from '../mutation/detector.js';
 import type { ReflectorErrorContext, ReflectorOptions } from '../reflector/types.js';
 import type { Indexers } from '../store/types.js';
-import { InvalidOptionError, type HandlerError } from './errors.js';
+import { InvalidOptionError, validateOptions } from '../core/options.js';
+import type { HandlerError } from './errors.js';
 import type { IndexFuncError } from '../store/errors.js';
 import type { HealthThresholds } from './health.js';
 import type { ErrorPolicy } from './listener.js';
@@ -92,21 +93,24 @@ export function mutationDetectionFromEnv(): boolean {
 
 /** Throws {@link InvalidOptionError} for out-of-range options. */
 export function validateInformerOptions<T>(options: SharedIndexInformerOptions<T>): void {
-  const nonNegative = (name: string, v: number | undefined): void => {
-    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) {
-      throw new InvalidOptionError(`informer option ${name} must be a finite number >= 0, got ${String(v)}`);
-    }
-  };
-  nonNegative('resyncPeriodMs', options.resyncPeriodMs);
-  nonNegative('stopGraceMs', options.stopGraceMs);
-  nonNegative('health.watchStallMs', options.health?.watchStallMs);
-  nonNegative('health.slowHandlerMs', options.health?.slowHandlerMs);
-  nonNegative('syncFailureThreshold', options.syncFailureThreshold);
-  const policy = options.errorPolicy ?? 'stop';
-  if (policy !== 'stop' && policy !== 'report') {
-    throw new InvalidOptionError(`informer option errorPolicy must be 'stop' or 'report', got ${String(policy)}`);
-  }
-  if (policy === 'report' && typeof options.onError !== 'function') {
-    throw new InvalidOptionError("errorPolicy 'report' needs an onError hook: handler errors must go somewhere");
+  validateOptions('SharedIndexInformer', options, {
+    name: 'string',
+    resyncPeriodMs: 'duration',
+    indexers: 'object',
+    transform: 'function',
+    detectMutations: 'boolean',
+    mutationDetection: { periodMs: 'positiveDuration', retentionMs: 'duration', maxChanges: 'positiveCount' },
+    errorPolicy: ['stop', 'report'],
+    onError: 'function',
+    onWatchError: 'function',
+    clock: 'clock',
+    stopGraceMs: 'duration',
+    closeListerWatcher: 'boolean',
+    health: { watchStallMs: 'duration', slowHandlerMs: 'duration' },
+    syncFailureThreshold: 'positiveCount',
+    reflector: 'object',
+  });
+  if (options.errorPolicy === 'report' && typeof options.onError !== 'function') {
+    throw new InvalidOptionError("SharedIndexInformer: errorPolicy 'report' needs an onError hook: handler errors must go somewhere");
   }
 }

@@ -11,7 +11,7 @@ export type {
   LabelSelector,
   LabelSelectorObject,
   LabelSelectorRequirementObject,
-} from './label-selector.js';
+} from '../core/label-selector.js';
 export {
   SelectorParseError,
   labelKeyProblem,
@@ -20,8 +20,8 @@ export {
   nothingSelector,
   labelSelectorFromSet,
   labelSelectorFromObject,
-} from './label-selector.js';
-export type { LabelSelectorInput } from './selector-parser.js';
-export { parseLabelSelector, toLabelSelector } from './selector-parser.js';
+} from '../core/label-selector.js';
+export type { LabelSelectorInput } from '../core/selector-parser.js';
+export { parseLabelSelector, toLabelSelector } from '../core/selector-parser.js';
 export type { Lister, NamespaceLister } from './lister.js';
 export { newLister } from './lister.js';

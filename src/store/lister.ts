@@ -2,8 +2,8 @@
 
 import type { DeepReadonly } from '../core/types.js';
 import { getMeta } from '../core/types.js';
-import { everythingSelector, type LabelSelector } from './label-selector.js';
-import { toLabelSelector, type LabelSelectorInput } from './selector-parser.js';
+import { everythingSelector, type LabelSelector } from '../core/label-selector.js';
+import { toLabelSelector, type LabelSelectorInput } from '../core/selector-parser.js';
 import { NamespaceIndex, type Indexer, type Store } from './types.js';
 
 /** Reads of one namespace: client-go's `GenericNamespaceLister` / generated `XxxNamespaceLister`. */

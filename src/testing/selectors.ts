@@ -1,7 +1,7 @@
 // Label and field selectors as the API server evaluates them, for the fakes' list and watch filters.
 
-import { SelectorParseError, type LabelSelector } from '../store/label-selector.js';
-import { parseLabelSelector } from '../store/selector-parser.js';
+import { SelectorParseError, type LabelSelector } from '../core/label-selector.js';
+import { parseLabelSelector } from '../core/selector-parser.js';
 import { statusError, type StoredEntry } from './resource-state.js';
 
 /** A parsed selector: true when an object matches. */

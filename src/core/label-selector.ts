@@ -1,7 +1,7 @@
 // Label selectors as Kubernetes defines them: requirements, matching, validation, and the object forms.
 
-import { ErrorCodes, KubeInformerError } from '../core/errors.js';
-import { preview } from '../core/preview.js';
+import { ErrorCodes, KubeInformerError } from './errors.js';
+import { preview } from './preview.js';
 
 /**
  * A requirement's operator, spelled as Kubernetes spells it (`selection.Operator`): `=`, `==`, `!=`,
@@ -41,9 +41,10 @@ export interface LabelSelector {
 }
 
 /**
- * A label selector that cannot be parsed or validated. `selector` is the input (a preview for the
- * object forms); `position` is the 0-based character offset in the text where the problem is, when
- * the input was text. Never a silent match-all: a malformed selector always throws this.
+ * A label or field selector that cannot be parsed or validated (code `INVALID_SELECTOR`). `selector`
+ * is the input (a preview for the object forms); `position` is the 0-based character offset in the
+ * text where the problem is, when the input was text. Never a silent match-all: a malformed selector
+ * always throws this.
  */
 export class SelectorParseError extends KubeInformerError {
   /** The input (or a preview of it). */
@@ -52,18 +53,22 @@ export class SelectorParseError extends KubeInformerError {
   readonly position: number | undefined;
   /** Why it failed, without the input. */
   readonly reason: string;
+  /** Which kind of selector it was. */
+  readonly kind: 'label' | 'field';
 
   /**
    * @param selector - the input (or a preview of it)
    * @param reason - why it failed
    * @param position - 0-based offset of the problem in the text, when the input was text
+   * @param kind - a label selector (default) or a field selector
    */
-  constructor(selector: string, reason: string, position?: number) {
+  constructor(selector: string, reason: string, position?: number, kind: 'label' | 'field' = 'label') {
     const where = position === undefined ? '' : ` at position ${position}`;
-    super(ErrorCodes.INVALID_SELECTOR, `invalid label selector ${preview(selector)}${where}: ${reason}`);
+    super(ErrorCodes.INVALID_SELECTOR, `invalid ${kind} selector ${preview(selector)}${where}: ${reason}`);
     this.selector = selector;
     this.position = position;
     this.reason = reason;
+    this.kind = kind;
   }
 }
 
