@@ -9,5 +9,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Informers log failures to the console by default, and many tests cause failures on purpose:
+    // show a test's output only when it fails.
+    silent: 'passed-only',
   },
 });

@@ -138,7 +138,7 @@ export class EndpointsController {
     this.#api = kubeConfig.makeApiClient(CoreV1Api);
     this.#options = options;
     this.#managedBy = options.managedBy ?? 'kube-informer-example';
-    this.queue = new RateLimitingQueue<string>(defaultControllerRateLimiter<string>(), { name: 'endpoints' });
+    this.queue = new RateLimitingQueue<string>({ rateLimiter: defaultControllerRateLimiter<string>(), name: 'endpoints' });
     this.services = factory.forResource<V1Service>(GVR.services);
     this.pods = factory.forResource<V1Pod>(GVR.pods);
     this.endpoints = factory.forResource<V1Endpoints>(GVR.endpoints);

@@ -64,8 +64,8 @@ export interface Cluster {
 }
 
 /**
- * Resources the examples use that the fake server does not know by default, declared so their `kind`
- * comes out right (`NetworkPolicy`, not the inferred `Networkpolicy`).
+ * Resources the examples use that the fake server does not serve by default. Like a real API server,
+ * it answers 404 for a resource nobody declared, so a typo in a GVR fails instead of syncing nothing.
  */
 export function declareExampleResources(server: FakeApiServer): void {
   server.resource({ group: 'networking.k8s.io', version: 'v1', resource: 'networkpolicies', kind: 'NetworkPolicy', namespaced: true });

@@ -85,7 +85,7 @@ export class NetworkPolicyController {
   constructor(factory: SharedInformerFactory, options: NetworkPolicyControllerOptions = {}) {
     this.#factory = factory;
     this.#options = options;
-    this.queue = new RateLimitingQueue<string>(defaultControllerRateLimiter<string>(), { name: 'network-policy' });
+    this.queue = new RateLimitingQueue<string>({ rateLimiter: defaultControllerRateLimiter<string>(), name: 'network-policy' });
     this.namespaces = factory.forResource<Namespace>(NETWORK_POLICY_GVRS.namespaces);
     this.pods = factory.forResource<Pod>(NETWORK_POLICY_GVRS.pods);
     this.policies = factory.forResource<NetworkPolicy>(NETWORK_POLICY_GVRS.policies);

@@ -27,6 +27,7 @@ export function kubeInformerContender(ctx: ContenderContext): Contender {
   let restarts = 0;
   const informer = new SharedIndexInformer<SoakObject>(lw, {
     name: 'soak',
+    logger: false, // the soak counts and reports every error itself (onWatchError below)
     onWatchError: (err: Error, context: ReflectorErrorContext) => {
       errors++;
       const label = errorLabel(err);

@@ -9,3 +9,4 @@ export * from './label-selector.js';
 export * from './selector-parser.js';
 export * from './field-selector.js';
 export * from './options.js';
+export * from './log.js';

@@ -23,6 +23,7 @@ export class InvalidOptionError extends KubeInformerError {
  * - `count`: a whole number ≥ 0; `positiveCount`: ≥ 1.
  * - `string`, `boolean`, `function`, `object`: that type (`object` excludes `null` and arrays).
  * - `clock`: an object with `now`, `setTimeout` and `clearTimeout`.
+ * - `logger`: `false`, or an object with `debug`, `info`, `warn` and `error` functions.
  * - `labelSelector`, `fieldSelector`: text that parses (else `INVALID_SELECTOR`).
  * - an array of strings: one of them.
  * - a nested schema: an object whose fields follow it.
@@ -37,6 +38,7 @@ export type OptionRule =
   | 'function'
   | 'object'
   | 'clock'
+  | 'logger'
   | 'labelSelector'
   | 'fieldSelector'
   | readonly string[]
@@ -109,6 +111,14 @@ function checkValue(owner: string, path: string, rule: Exclude<OptionRule, Optio
       const c = value as Record<string, unknown> | null;
       if (c === null || typeof c !== 'object' || typeof c.now !== 'function' || typeof c.setTimeout !== 'function' || typeof c.clearTimeout !== 'function') {
         fail(owner, path, 'a Clock (now, setTimeout, clearTimeout)', value);
+      }
+      return;
+    }
+    case 'logger': {
+      const l = value as Record<string, unknown> | null;
+      if (value === false) return;
+      if (l === null || typeof l !== 'object' || !['debug', 'info', 'warn', 'error'].every((m) => typeof l[m] === 'function')) {
+        fail(owner, path, 'false or a logger with debug, info, warn and error methods', value);
       }
       return;
     }

@@ -1,16 +1,17 @@
 // SharedInformerFactory: one informer per resource, shared by every caller, started and synced together.
 
-import { realClock } from '../core/clock.js';
-import { ErrorCodes, toError } from '../core/errors.js';
+import { toError } from '../core/errors.js';
+import type { LoggerOption } from '../core/log.js';
+import { validateGroupVersionResource, validateOptions } from '../core/options.js';
 import type { GroupVersionResource } from '../core/types.js';
 import { newListWatch, type KubeConfigLike } from '../listwatch/index.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import { metaNamespaceIndexFunc, NamespaceIndex, type Indexers } from '../store/types.js';
 import { ChildAbort } from '../core/abort.js';
+import { InformerStoppedError } from './errors.js';
 import type { InformerHealth } from './health.js';
 import type { SharedIndexInformerOptions } from './options.js';
 import { SharedIndexInformer } from './shared-index-informer.js';
-import { waitForCacheSyncWithOptions } from './wait-for-cache-sync.js';
 
 /** Options of {@link SharedInformerFactory}. */
 export interface SharedInformerFactoryOptions {
@@ -26,6 +27,11 @@ export interface SharedInformerFactoryOptions {
   fieldSelector?: string;
   /** Applied to every object of every informer (e.g. `stripManagedFields`). Default: none. */
   transform?: (obj: unknown) => unknown;
+  /**
+   * Where every informer logs failures (see `SharedIndexInformerOptions.logger`); `false` prints
+   * nothing. `informerOptions.logger` wins when both are set. Default: `console`.
+   */
+  logger?: LoggerOption;
   /**
    * Further options for every informer (clock, errorPolicy/onError, health thresholds, reflector
    * tuning, ...). `name`, `resyncPeriodMs`, `indexers` and `transform` are set by the factory.
@@ -52,9 +58,18 @@ interface Entry {
   done: Promise<void> | undefined;
 }
 
+/** The factory's lifecycle: `idle` until the first start, `running` until its signal aborts or an informer fails. */
+type FactoryState = 'idle' | 'running' | 'stopped';
+
 /**
  * client-go's `SharedInformerFactory` (keyed by resource, like the dynamic factory): every
  * `forResource` call for the same resource returns the same informer, with the `namespace` index.
+ *
+ * Lifecycle: the factory runs from the first {@link SharedInformerFactory.start} (or `run`) until
+ * the first signal given to it aborts or an informer fails; then every informer stops together
+ * (shared fate). An informer requested while running starts at once. A stopped factory cannot run
+ * again (its informers cannot): `start` throws and `run` rejects with `INFORMER_STOPPED` — create a
+ * new factory.
  *
  * @example
  * ```ts
@@ -62,31 +77,61 @@ interface Entry {
  * const pods = factory.forResource<Pod>({ group: '', version: 'v1', resource: 'pods' });
  * pods.addEventHandler({ onAdd: (p) => queue.add(key(p)) });
  * const running = factory.run(signal);             // rejects if any informer fails
- * await factory.waitForCacheSync(signal);
+ * await factory.waitForCacheSync(signal);          // rejects with the reason if a cache cannot sync
  * ```
  */
 export class SharedInformerFactory {
   readonly #kubeConfig: KubeConfigLike | undefined;
   readonly #options: SharedInformerFactoryOptions;
   readonly #entries = new Map<string, Entry>();
-  readonly #batches = new Set<AbortController>();
+  readonly #links: ChildAbort[] = [];
+  #stop: AbortController | undefined;
+  #state: FactoryState = 'idle';
   #failure: Error | undefined;
   #runCalls = 0;
 
-  /** `kubeConfig` may be `undefined` only when `listWatchFor` is given. */
+  /**
+   * `kubeConfig` may be `undefined` only when `listWatchFor` is given. Throws `INVALID_OPTION` for an
+   * option out of range and `INVALID_SELECTOR` for a selector that does not parse.
+   */
   constructor(kubeConfig: KubeConfigLike | undefined, options: SharedInformerFactoryOptions = {}) {
+    validateOptions('SharedInformerFactory', options, {
+      resyncPeriodMs: 'duration',
+      namespace: 'string',
+      customResync: 'object',
+      labelSelector: 'labelSelector',
+      fieldSelector: 'fieldSelector',
+      transform: 'function',
+      logger: 'logger',
+      informerOptions: 'object',
+      onError: 'function',
+      listWatchFor: 'function',
+    });
+    for (const [key, ms] of Object.entries(options.customResync ?? {})) {
+      validateOptions('SharedInformerFactory', { [`customResync['${key}']`]: ms }, { [`customResync['${key}']`]: 'duration' });
+    }
+    if (kubeConfig === undefined && options.listWatchFor === undefined) {
+      throw new TypeError('SharedInformerFactory needs a kubeConfig unless listWatchFor is given');
+    }
     this.#kubeConfig = kubeConfig;
     this.#options = options;
   }
 
-  /** The shared informer of `gvr`, created on first use. Informers requested after `start` need another `start`. */
+  /**
+   * The shared informer of `gvr`, created on first use. On a running factory a new informer starts
+   * at once; on a stopped one this throws `INFORMER_STOPPED`. Throws `INVALID_OPTION` for a malformed
+   * resource (no version, no resource, `'Pod'` instead of `'pods'`).
+   */
   forResource<T>(gvr: GroupVersionResource): SharedIndexInformer<T> {
+    validateGroupVersionResource('SharedInformerFactory.forResource', gvr);
     const key = gvrKey(gvr);
     let entry = this.#entries.get(key);
     if (entry === undefined) {
+      if (this.#state === 'stopped') throw this.#stoppedError(`informer ${key} was not created`);
       const lw = this.#listWatch(gvr);
       const o = this.#options;
       const informer = new SharedIndexInformer<unknown>(lw, {
+        logger: o.logger,
         ...o.informerOptions,
         name: key,
         resyncPeriodMs: o.customResync?.[key] ?? o.resyncPeriodMs ?? 0,
@@ -95,6 +140,7 @@ export class SharedInformerFactory {
       });
       entry = { informer, lw, done: undefined };
       this.#entries.set(key, entry);
+      if (this.#state === 'running') this.#startEntry(key, entry);
     }
     return entry.informer as SharedIndexInformer<T>;
   }
@@ -105,44 +151,41 @@ export class SharedInformerFactory {
   }
 
   /**
-   * Starts every informer not started yet; safe to call again (for informers requested later).
-   * If any informer fails, every informer of the factory is stopped (shared fate).
+   * Starts every informer not started yet; safe to call again. The factory (every informer) stops
+   * when `signal`, or any signal given to an earlier `start`, aborts, or when an informer fails
+   * (shared fate). Throws `INFORMER_STOPPED` on a factory that has stopped.
    *
    * Warning: a failure must go somewhere. It is passed to `onError` when set, and makes a pending
    * {@link SharedInformerFactory.run} reject. With neither, it is rethrown as an uncaught exception
    * (as client-go crashes on a handler panic), so a process never keeps running on a dead informer.
    */
   start(signal: AbortSignal): void {
+    if (this.#state === 'stopped') throw this.#stoppedError('start() was called');
+    if (this.#stop === undefined) this.#stop = new AbortController();
+    const stop = this.#stop;
+    this.#state = 'running';
     const link = new ChildAbort(signal);
-    const batch = link.controller;
-    this.#batches.add(batch);
-    if (this.#failure !== undefined) batch.abort(this.#failure);
-    const started: Promise<void>[] = [];
-    for (const [key, entry] of this.#entries) {
-      if (entry.done !== undefined) continue;
-      entry.done = entry.informer.run(batch.signal).then(
-        () => this.#closeLw(entry),
-        (err) => {
-          this.#closeLw(entry);
-          this.#informerFailed(key, toError(err));
-        },
-      );
-      started.push(entry.done);
-    }
-    void Promise.all(started).then(() => {
-      link.detach();
-      this.#batches.delete(batch);
-    });
+    this.#links.push(link);
+    link.controller.signal.addEventListener('abort', () => this.#stopAll(link.controller.signal.reason), { once: true });
+    if (link.controller.signal.aborted) this.#stopAll(link.controller.signal.reason);
+    if (stop.signal.aborted) return;
+    for (const [key, entry] of this.#entries) if (entry.done === undefined) this.#startEntry(key, entry);
   }
 
   /**
-   * Starts every informer and resolves once all of them have stopped after `signal` aborted. Rejects
-   * with the first informer failure, after stopping and tearing down all of them.
+   * Starts every informer (and those requested later) and resolves once all of them have stopped after
+   * `signal` aborted. Rejects with the first informer failure, after stopping and tearing down all of
+   * them, and with `INFORMER_STOPPED` on a factory that has stopped already.
    */
   async run(signal: AbortSignal): Promise<void> {
     this.#runCalls++;
     try {
       this.start(signal);
+      await new Promise<void>((resolve) => {
+        const stop = this.#stop as AbortController;
+        if (stop.signal.aborted) resolve();
+        else stop.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
       await this.shutdown();
     } finally {
       this.#runCalls--;
@@ -160,30 +203,30 @@ export class SharedInformerFactory {
       const now = [...this.#entries.values()].filter((e) => e.done !== undefined).length;
       if (now === pending.length) break;
     }
+    for (const link of this.#links.splice(0)) link.detach();
     if (this.#failure !== undefined) throw this.#failure;
   }
 
   /**
-   * Waits for the started informers to sync, until `signal` aborts; resolves with `{ resource: synced }`.
-   * An informer that stopped or failed counts as `false` at once (its `whenSynced()` says why).
+   * Waits for every started informer to sync and resolves with `{ resource: true }` for each. Rejects
+   * with the reason as soon as one cannot sync: the error of its `whenSynced()` — a failure
+   * (`HANDLER_FAILED`, ...), a stop (`INFORMER_STOPPED`: a dead informer never counts as synced),
+   * answers retrying cannot fix (`API_STATUS` 400/401/403/404/422, `KUBECONFIG`, TLS/DNS `NETWORK`)
+   * or an unreachable server (`NETWORK`, after `syncUnreachableMs`). When `signal` aborts first it
+   * resolves with `false` for the informers not synced yet (client-go's answer).
    */
   async waitForCacheSync(signal: AbortSignal): Promise<Record<string, boolean>> {
     const started = [...this.#entries].filter(([, e]) => e.done !== undefined);
-    const clock = this.#options.informerOptions?.clock ?? realClock;
-    const results = await Promise.all(
-      started.map(async ([key, { informer }]) => {
+    await Promise.all(
+      started.map(async ([, { informer }]) => {
         try {
           await informer.whenSynced(signal);
-          return [key, true] as const;
         } catch (err) {
-          if (informer.isStopped() || (err as { code?: unknown }).code === ErrorCodes.ABORTED) return [key, informer.hasSynced()] as const;
-          // A persistent 401/403/404: the informer keeps retrying, so keep waiting (polling).
-          await waitForCacheSyncWithOptions({ signal, clock }, () => informer.hasSynced() || informer.isStopped());
-          return [key, informer.hasSynced()] as const;
+          if (!signal.aborted) throw err;
         }
       }),
     );
-    return Object.fromEntries(results);
+    return Object.fromEntries(started.map(([key, { informer }]) => [key, informer.hasSynced()]));
   }
 
   /** `health()` of every informer, by resource key. */
@@ -191,10 +234,33 @@ export class SharedInformerFactory {
     return Object.fromEntries([...this.#entries].map(([k, e]) => [k, e.informer.health()]));
   }
 
+  #startEntry(key: string, entry: Entry): void {
+    const stop = this.#stop as AbortController;
+    entry.done = entry.informer.run(stop.signal).then(
+      () => this.#closeLw(entry),
+      (err) => {
+        this.#closeLw(entry);
+        this.#informerFailed(key, toError(err));
+      },
+    );
+  }
+
+  #stopAll(reason: unknown): void {
+    this.#state = 'stopped';
+    this.#stop?.abort(reason);
+  }
+
+  #stoppedError(what: string): InformerStoppedError {
+    return new InformerStoppedError(
+      `SharedInformerFactory has stopped (its informers cannot run again): ${what}; create a new factory`,
+      { cause: this.#failure },
+    );
+  }
+
   #informerFailed(key: string, err: Error): void {
     const first = this.#failure === undefined;
     if (first) this.#failure = err;
-    for (const batch of this.#batches) batch.abort(err);
+    this.#stopAll(err);
     if (this.#options.onError !== undefined) {
       try {
         this.#options.onError(key, err);
@@ -218,10 +284,7 @@ export class SharedInformerFactory {
 
   #listWatch(gvr: GroupVersionResource): ListerWatcher<unknown> {
     if (this.#options.listWatchFor !== undefined) return this.#options.listWatchFor(gvr);
-    if (this.#kubeConfig === undefined) {
-      throw new TypeError('SharedInformerFactory needs a kubeConfig unless listWatchFor is given');
-    }
     const { namespace, labelSelector, fieldSelector } = this.#options;
-    return newListWatch<unknown>(this.#kubeConfig, gvr, { namespace, labelSelector, fieldSelector });
+    return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, { namespace, labelSelector, fieldSelector });
   }
 }

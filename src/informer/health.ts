@@ -13,9 +13,15 @@ export interface HealthThresholds {
   watchStallMs?: number;
   /**
    * A handler whose oldest undelivered notification, or whose running callback, is older than this is
-   * flagged `slow`. Default: 30 000.
+   * flagged `slow` (not ready); one whose running callback alone is older than this is also `wedged`
+   * (not live). Default: 30 000.
    */
   slowHandlerMs?: number;
+  /**
+   * A synced informer whose watch has been closed for longer than this — the reflector keeps failing
+   * to re-open it — is not ready: its cache is going stale. Default: 60 000.
+   */
+  watchDisconnectedMs?: number;
 }
 
 /** Lifecycle state of an informer. */
@@ -41,6 +47,8 @@ export interface HandlerHealth {
   synced: boolean;
   /** Older than `slowHandlerMs`: oldest pending notification or running callback. */
   slow: boolean;
+  /** The running callback alone is older than `slowHandlerMs`: the handler looks stuck. */
+  wedged: boolean;
 }
 
 /** The watch connection as seen by the informer. */
@@ -59,6 +67,8 @@ export interface WatchHealth {
   lastError: Error | undefined;
   /** Failures in a row since the last successful list or watch opening. */
   consecutiveErrors: number;
+  /** How long no watch has been open, while none is (`undefined` when one is open). */
+  msDisconnected: number | undefined;
 }
 
 /** Counters since the informer was created. */
@@ -91,9 +101,20 @@ export interface InformerHealth {
   synced: boolean;
   /** The reflector's last synced resource version. */
   lastSyncResourceVersion: string;
-  /** No problem found: running, watch not stalled, no slow handler. */
+  /**
+   * Liveness: nothing is wedged — the informer has not failed or stopped, and no handler callback
+   * has been running for longer than `slowHandlerMs`. A liveness probe restarts the process when false.
+   */
+  live: boolean;
+  /**
+   * Readiness: live, running, synced, the watch not stalled (`watchStallMs`), not disconnected for
+   * longer than `watchDisconnectedMs`, and no slow handler. Never true before the first sync; a
+   * never-synced informer with failing requests names the last error in `problems`.
+   */
+  ready: boolean;
+  /** `live && ready`: no problem found. */
   healthy: boolean;
-  /** Human-readable problems, empty when healthy. */
+  /** Human-readable problems, empty when healthy. Each names what a person should look at. */
   problems: string[];
   /** The watch. */
   watch: WatchHealth;
@@ -109,6 +130,8 @@ export interface InformerHealth {
 export const DEFAULT_WATCH_STALL_MS = 300_000;
 /** Default of {@link HealthThresholds.slowHandlerMs}. */
 export const DEFAULT_SLOW_HANDLER_MS = 30_000;
+/** Default of {@link HealthThresholds.watchDisconnectedMs}. */
+export const DEFAULT_WATCH_DISCONNECTED_MS = 60_000;
 
 /** Everything {@link computeHealth} needs (internal). */
 export interface HealthInputs {
@@ -149,25 +172,39 @@ export function computeHealth(input: HealthInputs): InformerHealth {
   const { now, monitor: m } = input;
   const stallMs = input.thresholds.watchStallMs ?? DEFAULT_WATCH_STALL_MS;
   const slowMs = input.thresholds.slowHandlerMs ?? DEFAULT_SLOW_HANDLER_MS;
-  const problems: string[] = [];
+  const disconnectedLimit = input.thresholds.watchDisconnectedMs ?? DEFAULT_WATCH_DISCONNECTED_MS;
+  const running = input.state === 'running';
+  const lastError = m.lastError === undefined ? '' : ` (last error: ${m.lastError.message})`;
+  const deadProblems: string[] = [];
+  const notReady: string[] = [];
+  if (input.state === 'failed') deadProblems.push(`informer failed: ${input.failure?.message ?? 'unknown error'}`);
+  if (input.state === 'stopped') deadProblems.push('informer is stopped');
+  if (input.state === 'new') notReady.push('informer has not been started');
   const sinceActivity = now - m.lastActivityAt;
-  const stalled = input.state === 'running' && sinceActivity > stallMs;
-  if (input.state === 'failed') problems.push(`informer failed: ${input.failure?.message ?? 'unknown error'}`);
-  if (input.state === 'stopped') problems.push('informer is stopped');
-  if (input.state === 'new') problems.push('informer has not been started');
+  const msDisconnected = m.disconnectedSince === undefined || m.openWatches > 0 ? undefined : now - m.disconnectedSince;
+  if (running && !input.synced) {
+    const failing = m.consecutiveErrors > 0 ? `: ${m.consecutiveErrors} list/watch failure${m.consecutiveErrors === 1 ? '' : 's'} in a row${lastError}` : '';
+    notReady.push(`cache not synced yet${failing}`);
+  }
+  const stalled = running && sinceActivity > stallMs;
   if (stalled) {
-    const why = m.openWatches > 0 ? 'watch connected but silent' : `watch not connected${m.lastError ? ` (last error: ${m.lastError.message})` : ''}`;
-    problems.push(`watch stalled: no activity for ${sinceActivity} ms, ${why}`);
+    const why = m.openWatches > 0 ? 'watch connected but silent' : `watch not connected${lastError}`;
+    notReady.push(`watch stalled: no activity for ${sinceActivity} ms, ${why}`);
+  } else if (running && input.synced && msDisconnected !== undefined && msDisconnected > disconnectedLimit) {
+    notReady.push(`watch disconnected for ${msDisconnected} ms, the cache is going stale${lastError}`);
   }
   let handlerErrors = 0;
+  let wedgedAny = false;
   const handlers: HandlerHealth[] = input.handlers.map(({ name, synced, stats }) => {
     handlerErrors += stats.failures;
     const oldestPendingAgeMs = stats.oldestPendingAt === undefined ? undefined : now - stats.oldestPendingAt;
     const inFlightMs = stats.inFlightSince === undefined ? undefined : now - stats.inFlightSince;
-    const slow = (oldestPendingAgeMs ?? 0) > slowMs || (inFlightMs ?? 0) > slowMs;
+    const wedged = (inFlightMs ?? 0) > slowMs;
+    const slow = (oldestPendingAgeMs ?? 0) > slowMs || wedged;
+    if (wedged) wedgedAny = true;
     if (slow) {
-      problems.push(
-        `handler ${name} is slow: backlog ${stats.backlog}, oldest pending ${oldestPendingAgeMs ?? 0} ms, current callback ${inFlightMs ?? 0} ms`,
+      (wedged ? deadProblems : notReady).push(
+        `handler ${name} is ${wedged ? 'stuck' : 'slow'}: backlog ${stats.backlog}, oldest pending ${oldestPendingAgeMs ?? 0} ms, current callback ${inFlightMs ?? 0} ms`,
       );
     }
     return {
@@ -180,14 +217,20 @@ export function computeHealth(input: HealthInputs): InformerHealth {
       failures: stats.failures,
       synced,
       slow,
+      wedged,
     };
   });
+  const live = input.state !== 'failed' && input.state !== 'stopped' && !wedgedAny;
+  const ready = live && running && notReady.length === 0;
+  const problems = [...deadProblems, ...notReady];
   return {
     name: input.name,
     state: input.state,
     synced: input.synced,
     lastSyncResourceVersion: input.lastSyncResourceVersion,
-    healthy: problems.length === 0,
+    live,
+    ready,
+    healthy: live && ready,
     problems,
     watch: {
       connected: m.openWatches > 0,
@@ -197,6 +240,7 @@ export function computeHealth(input: HealthInputs): InformerHealth {
       stalled,
       lastError: m.lastError,
       consecutiveErrors: m.consecutiveErrors,
+      msDisconnected,
     },
     handlers,
     counters: {

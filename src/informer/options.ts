@@ -1,6 +1,7 @@
 // Options of the SharedIndexInformer, with their defaults and validation.
 
 import type { Clock } from '../core/clock.js';
+import type { LoggerOption } from '../core/log.js';
 import { cacheMutationDetectorEnabled, type CacheMutationDetectorOptions } from '../mutation/detector.js';
 import type { ReflectorErrorContext, ReflectorOptions } from '../reflector/types.js';
 import type { Indexers } from '../store/types.js';
@@ -33,7 +34,10 @@ export interface SharedIndexInformerOptions<T> {
   detectMutations?: boolean;
   /**
    * Tuning of the mutation detector when detection is on (how often it compares, how long it keeps
-   * copies). Defaults: the mutation room's (`periodMs` 10 000, `retentionMs` 120 000).
+   * copies, how many changed fields it lists). Defaults: the mutation room's (`periodMs` 1000, as in
+   * client-go; `retentionMs` 120 000; `maxChanges` 20). The detector also compares once more
+   * when the informer stops, so a mutation made less than `periodMs` before the stop still makes
+   * `run()` reject with `CACHE_MUTATED`.
    */
   mutationDetection?: Pick<CacheMutationDetectorOptions, 'periodMs' | 'retentionMs' | 'maxChanges'>;
   /**
@@ -66,10 +70,23 @@ export interface SharedIndexInformerOptions<T> {
   /** Thresholds of `health()`. Defaults: see {@link HealthThresholds}. */
   health?: HealthThresholds;
   /**
-   * Before the first sync, this many list/watch failures in a row with HTTP 401, 403 or 404 make
-   * `whenSynced()` reject with the last one (the informer keeps retrying). Default 3.
+   * Before the first sync, this many list/watch failures in a row that retrying cannot fix (HTTP 400,
+   * 401, 403, 404, 405, 406, 415, 422; a KubeConfig, TLS or DNS failure) make every sync wait reject
+   * with the last one; the informer keeps retrying, and a later wait succeeds once it syncs. Default 3.
    */
   syncFailureThreshold?: number;
+  /**
+   * Before the first sync, once the API server has been unreachable (connection refused, host or
+   * network unreachable, connect timeout) for this long, in ms, every sync wait rejects with the last
+   * error; the informer keeps retrying. Default 10 000.
+   */
+  syncUnreachableMs?: number;
+  /**
+   * Where failures are logged: list/watch errors (warn; the first of each kind at once, then a count
+   * every 30 s), sync waits giving up and fatal errors (error), recoveries (info). `false` prints
+   * nothing. Default: `console`.
+   */
+  logger?: LoggerOption;
   /** More reflector options (page size, backoff, watch list, timeouts). Default: the reflector's. */
   reflector?: Omit<ReflectorOptions<T>, 'name' | 'resyncPeriodMs' | 'shouldResync' | 'clock' | 'onError' | 'knownObjects'>;
 }
@@ -106,8 +123,10 @@ export function validateInformerOptions<T>(options: SharedIndexInformerOptions<T
     clock: 'clock',
     stopGraceMs: 'duration',
     closeListerWatcher: 'boolean',
-    health: { watchStallMs: 'duration', slowHandlerMs: 'duration' },
+    health: { watchStallMs: 'duration', slowHandlerMs: 'duration', watchDisconnectedMs: 'duration' },
     syncFailureThreshold: 'positiveCount',
+    syncUnreachableMs: 'duration',
+    logger: 'logger',
     reflector: 'object',
   });
   if (options.errorPolicy === 'report' && typeof options.onError !== 'function') {

@@ -2,7 +2,8 @@
 
 import { ChildAbort } from '../core/abort.js';
 import { realClock, type Clock } from '../core/clock.js';
-import { ApiStatusError, toError } from '../core/errors.js';
+import { toError } from '../core/errors.js';
+import { RateLimitedLog, resolveLogger } from '../core/log.js';
 import { deletionHandlingMetaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
 import { channels, publish } from '../observability/channels.js';
 import { DeltaFIFO } from '../fifo/delta-fifo.js';
@@ -32,9 +33,9 @@ import {
 } from './controller.js';
 import { determineResyncPeriod, MINIMUM_RESYNC_PERIOD_MS, SharedProcessor } from './processor.js';
 import { SyncCondition } from './sync-track.js';
-import { statusCodeOf, WatchMonitor } from './watch-monitor.js';
-
-const PERSISTENT_STATUSES = new Set([401, 403, 404]);
+import { WatchMonitor } from './watch-monitor.js';
+import { failureReason, SyncFailureTracker } from './sync-failure.js';
+import type { ReflectorErrorContext } from '../reflector/types.js';
 
 const keyFunc = deletionHandlingMetaNamespaceKeyFunc as KeyFunc<unknown>;
 function keyOf(obj: unknown): string | undefined {
@@ -98,8 +99,8 @@ export class SharedIndexInformer<T> {
   #internal: AbortController | undefined;
   #detector: MutationDetector | undefined;
   #failure: Error | undefined;
-  #persistentFailures = 0;
-  #lastPersistentError: ApiStatusError | undefined;
+  readonly #syncFailures: SyncFailureTracker;
+  readonly #log: RateLimitedLog;
   #handlerCount = 0;
   #deltaHandler: DeltaHandler<T>;
 
@@ -112,7 +113,21 @@ export class SharedIndexInformer<T> {
     this.#clock = options.clock ?? realClock;
     this.#indexer = newIndexer<T>(keyFunc as KeyFunc<T>, { ...(options.indexers ?? {}) });
     this.#processor = new SharedProcessor<T>(this.#clock);
-    this.#monitor = new WatchMonitor<T>(lw, this.#clock, (err, state) => this.#onSourceError(err, state.consecutiveErrors));
+    this.#log = new RateLimitedLog(resolveLogger(options.logger), this.#clock);
+    this.#syncFailures = new SyncFailureTracker({
+      name: this.#name,
+      clock: this.#clock,
+      threshold: options.syncFailureThreshold ?? 3,
+      unreachableMs: options.syncUnreachableMs ?? 10_000,
+      hasSynced: () => this.hasSynced(),
+      onBlocked: (err) => this.#onSyncBlocked(err),
+    });
+    this.#monitor = new WatchMonitor<T>(
+      lw,
+      this.#clock,
+      (err) => this.#syncFailures.failed(err),
+      (what, failuresBefore) => this.#onSourceSucceeded(what, failuresBefore),
+    );
     this.#defaultHandlerResyncMs = options.resyncPeriodMs ?? 0;
     this.#resyncCheckPeriodMs = this.#defaultHandlerResyncMs;
     const at = (): number => this.#clock.now();
@@ -248,21 +263,26 @@ export class SharedIndexInformer<T> {
     this.#indexer.addIndexers(indexers);
   }
 
-  /** True once the cache has been filled by the first full list (says nothing about handlers). */
+  /**
+   * True while the cache is filled by a full list and kept up to date: false before the first sync,
+   * and false again once the informer stopped or failed (a dead informer never reports synced; its
+   * lister still answers from the last state). Says nothing about handlers.
+   */
   hasSynced(): boolean {
-    return this.#controller?.hasSynced() ?? false;
+    return !this.isStopped() && (this.#controller?.hasSynced() ?? false);
   }
 
   /**
    * Resolves once the cache has synced. Rejects — so "never synced" always comes with a why — when
-   * the informer fails first (with that error, e.g. `HANDLER_FAILED`), stops first (`INFORMER_STOPPED`),
-   * keeps getting 401/403/404 (`API_STATUS`, see `syncFailureThreshold`), or `signal` aborts (`ABORTED`).
+   * the informer fails first (with that error, e.g. `HANDLER_FAILED`), has stopped (`INFORMER_STOPPED`),
+   * keeps getting answers retrying cannot fix (`API_STATUS` for 400/401/403/404/422, `KUBECONFIG`,
+   * `NETWORK` for TLS/DNS; see `syncFailureThreshold`), cannot reach the server for
+   * `syncUnreachableMs` (`NETWORK`), or `signal` aborts (`ABORTED`). In the two failure cases the
+   * informer keeps retrying, and a later call resolves once it syncs.
    */
   whenSynced(signal?: AbortSignal): Promise<void> {
-    const persistent = this.#lastPersistentError;
-    if (persistent !== undefined && !this.hasSynced() && this.#failure === undefined && this.#monitor.state().consecutiveErrors > 0) {
-      return Promise.reject(persistent);
-    }
+    const blocked = this.#syncFailures.blocked();
+    if (blocked !== undefined && !this.hasSynced() && this.#failure === undefined) return Promise.reject(blocked);
     return this.#synced.wait(signal);
   }
 
@@ -328,9 +348,12 @@ export class SharedIndexInformer<T> {
       clock: this.#clock,
       stopGraceMs: this.#options.stopGraceMs,
       onSynced: () => this.#onSynced(),
-      reflector: { ...this.#options.reflector, knownObjects: this.#indexer, onError: this.#options.onWatchError },
+      reflector: { ...this.#options.reflector, knownObjects: this.#indexer, onError: (err, ctx) => this.#onWatchError(err, ctx) },
     });
-    const detectorDone = this.#startDetector(internal.signal);
+    // The detector outlives the process loop and the handlers, so its last comparison (at stop) also
+    // sees what a handler changed during the stop grace.
+    const detectorStop = new AbortController();
+    const detectorDone = this.#startDetector(detectorStop.signal);
     this.#monitor.reset();
     this.#processor.run();
     try {
@@ -339,13 +362,19 @@ export class SharedIndexInformer<T> {
       this.#fail(err);
     }
     this.#stopping = true;
+    this.#syncFailures.stop();
     internal.abort();
     await this.#processor.stop(this.#options.stopGraceMs ?? 500);
+    detectorStop.abort();
     await detectorDone;
     if (this.#options.closeListerWatcher !== false) closeListerWatcher(this.#lw);
     link.detach();
     this.#state = this.#failure === undefined ? 'stopped' : 'failed';
-    const stopped = new InformerStoppedError(`informer ${this.#name} stopped before its cache synced`, { cause: this.#failure });
+    if (this.#failure !== undefined) this.#log.logger.error(`informer ${this.#name} stopped: ${this.#failure.message}`);
+    const synced = this.#controller.hasSynced();
+    const stopped = new InformerStoppedError(`informer ${this.#name} ${synced ? 'has stopped' : 'stopped before its cache synced'}`, {
+      cause: this.#failure,
+    });
     this.#synced.fail(this.#failure ?? stopped);
     for (const reg of this.#registrations) reg.listener.synced.fail(this.#failure ?? stopped);
     if (this.#failure !== undefined) throw this.#failure;
@@ -396,28 +425,37 @@ export class SharedIndexInformer<T> {
   }
 
   #onSynced(): void {
-    this.#persistentFailures = 0;
-    this.#lastPersistentError = undefined;
+    this.#syncFailures.succeeded();
+    const rv = this.lastSyncResourceVersion();
+    this.#log.logger.debug(`informer ${this.#name} synced ${this.#indexer.list().length} objects${rv === '' ? '' : ` at resource version ${rv}`}`);
     this.#synced.check();
     for (const reg of this.#registrations) reg.listener.synced.check();
   }
 
-  #onSourceError(err: unknown, consecutive: number): void {
-    if (this.hasSynced()) return;
-    const status = statusCodeOf(err);
-    if (status === undefined || !PERSISTENT_STATUSES.has(status)) {
-      this.#persistentFailures = 0;
-      return;
-    }
-    this.#persistentFailures = consecutive === 1 ? 1 : this.#persistentFailures + 1;
-    if (this.#persistentFailures < (this.#options.syncFailureThreshold ?? 3)) return;
-    const cause = toError(err);
-    const e = new ApiStatusError(
-      status,
-      `informer ${this.#name} cannot sync: ${this.#persistentFailures} list/watch requests in a row failed with HTTP ${status}: ${cause.message}`,
-      { cause, reason: (err as { reason?: string }).reason },
-    );
-    this.#lastPersistentError = e;
-    this.#synced.rejectWaiters(e);
+  #onWatchError(err: Error, ctx: ReflectorErrorContext): void {
+    const next = ACTION_TEXT[ctx.action];
+    this.#log.log('warn', `${ctx.phase}:${failureReason(err)}`, `informer ${this.#name}: ${ctx.phase} failed, ${next}: ${err.message}`);
+    this.#options.onWatchError?.(err, ctx);
+  }
+
+  #onSourceSucceeded(what: 'list' | 'watch', failuresBefore: number): void {
+    this.#syncFailures.succeeded();
+    if (failuresBefore === 0) return;
+    this.#log.reset();
+    this.#log.logger.info(`informer ${this.#name}: ${what} succeeded again after ${failuresBefore} failure${failuresBefore === 1 ? '' : 's'}`);
+  }
+
+  #onSyncBlocked(err: Error): void {
+    this.#log.log('error', 'sync-blocked', `${err.message} (sync waits reject; the informer keeps retrying)`);
+    this.#synced.rejectWaiters(err);
+    for (const reg of this.#registrations) reg.listener.synced.rejectWaiters(err);
   }
 }
+
+const ACTION_TEXT: Record<ReflectorErrorContext['action'], string> = {
+  relist: 'will back off and list again',
+  rewatch: 'will back off and watch again from the last resource version',
+  skip: 'skipped that event',
+  fallback: 'falling back to a paged list',
+  warn: 'continuing',
+};

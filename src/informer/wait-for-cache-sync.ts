@@ -1,9 +1,22 @@
 // waitForCacheSync: poll "has synced" functions until all are true or the signal aborts.
 
+import { ChildAbort } from '../core/abort.js';
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
 
 /** A function telling whether a cache has synced (client-go's `InformerSynced`). */
 export type InformerSynced = () => boolean;
+
+/**
+ * Something that can say why it never synced: an informer or a handler registration. Passing one
+ * to {@link waitForCacheSync} instead of `() => informer.hasSynced()` makes the wait reject with the
+ * reason instead of waiting until the signal aborts.
+ */
+export interface SyncSource {
+  /** True once synced. */
+  hasSynced(): boolean;
+  /** Resolves once synced; rejects with the reason it cannot sync. */
+  whenSynced(signal?: AbortSignal): Promise<void>;
+}
 
 /** Options of {@link waitForCacheSyncWithOptions}. */
 export interface WaitForCacheSyncOptions {
@@ -16,21 +29,43 @@ export interface WaitForCacheSyncOptions {
 }
 
 /**
- * Waits until every `hasSynced` function returns true: checks at once, then every 100 ms. Resolves
- * `true` when all have synced, `false` when `signal` aborts first (already aborted → `false` unless
- * everything has already synced). Leaves no timer or listener behind.
+ * Waits until every source has synced. Resolves `true` when all have, `false` when `signal` aborts
+ * first (already aborted → `false` unless everything has already synced). Informers and handler
+ * registrations ({@link SyncSource}) make it reject with the reason one of them cannot sync (a
+ * failure, a stop, answers retrying cannot fix, an unreachable server: see `whenSynced`). Plain
+ * functions (client-go's `InformerSynced`) are polled every 100 ms. Leaves no timer or listener behind.
  *
- * Warning: a function that never turns true keeps this waiting until the signal aborts, and `false`
- * does not say why. To learn why an informer never synced, use `informer.whenSynced()`, which rejects
- * with the reason (a handler failure, a persistent 403/404, the informer stopping).
+ * Warning: a plain function that never turns true keeps this waiting until the signal aborts, and
+ * `false` does not say why. Pass the informer itself to learn why.
  *
  * @example
  * ```ts
- * if (!(await waitForCacheSync(signal, () => pods.hasSynced()))) return; // aborted
+ * if (!(await waitForCacheSync(signal, pods, services))) return; // aborted; rejects with the reason
  * ```
  */
-export function waitForCacheSync(signal: AbortSignal, ...hasSynced: InformerSynced[]): Promise<boolean> {
-  return waitForCacheSyncWithOptions({ signal }, ...hasSynced);
+export async function waitForCacheSync(signal: AbortSignal, ...sources: Array<InformerSynced | SyncSource>): Promise<boolean> {
+  const link = new ChildAbort(signal);
+  try {
+    const fns: InformerSynced[] = [];
+    const waits: Array<Promise<void>> = [];
+    for (const source of sources) {
+      if (typeof source === 'function') {
+        fns.push(source);
+        continue;
+      }
+      fns.push(() => source.hasSynced());
+      waits.push(
+        source.whenSynced(link.signal).catch((err: unknown) => {
+          if (!link.signal.aborted) throw err;
+        }),
+      );
+    }
+    const polled = waitForCacheSyncWithOptions({ signal: link.signal }, ...fns);
+    await Promise.all(waits);
+    return await polled;
+  } finally {
+    link.dispose();
+  }
 }
 
 /** {@link waitForCacheSync} with an injectable clock and poll interval. */

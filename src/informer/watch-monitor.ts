@@ -35,10 +35,15 @@ export interface WatchMonitorState {
   lastError: Error | undefined;
   /** Failures in a row since the last successful list or watch opening. */
   consecutiveErrors: number;
+  /** Since when no watch has been open (from `reset()` or the last close), or `undefined` while one is. */
+  disconnectedSince: number | undefined;
 }
 
 /** Called with every non-abort failure of a list, a watch request or a watch stream. */
 export type MonitorErrorHook = (err: unknown, state: Readonly<WatchMonitorState>) => void;
+
+/** Called after a list succeeded or a watch opened; `failuresBefore` is the run of failures it ended. */
+export type MonitorSuccessHook = (what: 'list' | 'watch', failuresBefore: number) => void;
 
 /**
  * Wraps a ListerWatcher so every request and event is observed. The wrapper forwards everything
@@ -48,14 +53,16 @@ export class WatchMonitor<T> {
   readonly #lw: ListerWatcher<T>;
   readonly #clock: Clock;
   readonly #onError: MonitorErrorHook;
+  readonly #onSuccess: MonitorSuccessHook | undefined;
   #state: WatchMonitorState;
   #listedOnce = false;
 
-  /** `onError` sees each failure after it was counted. */
-  constructor(lw: ListerWatcher<T>, clock: Clock, onError: MonitorErrorHook) {
+  /** `onError` sees each failure after it was counted; `onSuccess` each successful list or watch opening. */
+  constructor(lw: ListerWatcher<T>, clock: Clock, onError: MonitorErrorHook, onSuccess?: MonitorSuccessHook) {
     this.#lw = lw;
     this.#clock = clock;
     this.#onError = onError;
+    this.#onSuccess = onSuccess;
     this.#state = {
       lists: 0,
       listPages: 0,
@@ -70,6 +77,7 @@ export class WatchMonitor<T> {
       lastBookmarkAt: undefined,
       lastError: undefined,
       consecutiveErrors: 0,
+      disconnectedSince: clock.now(),
     };
   }
 
@@ -81,6 +89,7 @@ export class WatchMonitor<T> {
   /** Marks "now" as the start of the observation (called when the informer starts running). */
   reset(): void {
     this.#state.lastActivityAt = this.#clock.now();
+    if (this.#state.openWatches === 0) this.#state.disconnectedSince = this.#state.lastActivityAt;
   }
 
   /** The instrumented ListerWatcher to hand to the reflector. */
@@ -101,7 +110,7 @@ export class WatchMonitor<T> {
     try {
       const result = await this.#lw.list(options, signal);
       this.#listedOnce = true;
-      s.consecutiveErrors = 0;
+      this.#succeeded('list');
       return result;
     } catch (err) {
       this.#failed(err, signal);
@@ -118,8 +127,8 @@ export class WatchMonitor<T> {
       this.#failed(err, signal);
       throw err;
     }
-    this.#state.consecutiveErrors = 0;
     this.#state.lastActivityAt = this.#clock.now();
+    this.#succeeded('watch');
     return { [Symbol.asyncIterator]: () => this.#iterate(iterable, signal) };
   }
 
@@ -127,12 +136,14 @@ export class WatchMonitor<T> {
     const inner = iterable[Symbol.asyncIterator]();
     const s = this.#state;
     s.openWatches++;
+    s.disconnectedSince = undefined;
     let open = true;
     const close = (): void => {
       if (!open) return;
       open = false;
       s.openWatches--;
       s.lastActivityAt = this.#clock.now();
+      if (s.openWatches === 0) s.disconnectedSince = s.lastActivityAt;
     };
     return {
       next: async () => {
@@ -172,6 +183,12 @@ export class WatchMonitor<T> {
         throw err;
       },
     };
+  }
+
+  #succeeded(what: 'list' | 'watch'): void {
+    const before = this.#state.consecutiveErrors;
+    this.#state.consecutiveErrors = 0;
+    this.#onSuccess?.(what, before);
   }
 
   #failed(err: unknown, signal: AbortSignal): void {

@@ -1,6 +1,7 @@
 // The leader elector: acquire a lock, renew it while leading, give it up on cancel (client-go semantics).
 
 import { realClock, sleep, type Clock } from '../core/clock.js';
+import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { ErrorCodes, KubeInformerError } from '../core/errors.js';
 import { channels, publish } from '../observability/channels.js';
 import { LeaderElectionError, LockNotFoundError, recordFingerprint, type LeaderElectionRecord, type ResourceLock } from './lock.js';
@@ -64,11 +65,6 @@ export interface LeaderElectionEvent {
   error?: unknown;
 }
 
-function positive(name: string, value: number): void {
-  if (!(value > 0) || !Number.isFinite(value)) {
-    throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `${name} must be a positive number, got ${value}`);
-  }
-}
 
 /**
  * Leader election on a {@link ResourceLock} (client-go's `tools/leaderelection`). {@link LeaderElector.run}
@@ -113,10 +109,16 @@ export class LeaderElector {
     this.#leaseMs = options.leaseDurationMs ?? 15_000;
     this.#renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.#retryMs = options.retryPeriodMs ?? 2_000;
-    positive('leaseDurationMs', this.#leaseMs);
-    positive('renewDeadlineMs', this.#renewDeadlineMs);
-    positive('retryPeriodMs', this.#retryMs);
-    const invalid = (message: string) => new KubeInformerError(ErrorCodes.INVALID_OPTION, message);
+    validateOptions('LeaderElector', options, {
+      leaseDurationMs: 'positiveDuration',
+      renewDeadlineMs: 'positiveDuration',
+      retryPeriodMs: 'positiveDuration',
+      onStartedLeading: 'function',
+      onStoppedLeading: 'function',
+      onNewLeader: 'function',
+      clock: 'clock',
+    });
+    const invalid = (message: string) => new InvalidOptionError(`LeaderElector: ${message}`);
     if (this.#leaseMs <= this.#renewDeadlineMs) throw invalid('leaseDurationMs must be greater than renewDeadlineMs');
     if (this.#renewDeadlineMs <= LEADER_ELECTION_JITTER_FACTOR * this.#retryMs) {
       throw invalid(`renewDeadlineMs must be greater than retryPeriodMs × ${LEADER_ELECTION_JITTER_FACTOR}`);

@@ -2,6 +2,7 @@
 
 import type http from 'node:http';
 import { AbortedError, type KubeObject } from '../core/index.js';
+import { validateGroupVersionResource, validateOptions } from '../core/options.js';
 import { decodeWatchStream } from './decoder.js';
 import { DEFAULT_LARGE_LIST_THRESHOLD_BYTES, decodeListBody, previewOf } from './list-body.js';
 import { ResponseDecodeError, statusErrorFromResponse, toNetworkError } from './errors.js';
@@ -201,6 +202,10 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
  * not a list with `ResponseDecodeError`. During a watch, a bad line throws `WatchDecodeError`, a broken
  * connection `NetworkError`; an abort ends the iteration quietly.
  *
+ * Throws at once, before any request: `INVALID_OPTION` for a malformed resource or option and
+ * `INVALID_SELECTOR` for a label or field selector that does not parse (the server would answer 400
+ * on every request).
+ *
  * Recovery: every error leaves nothing open; the reflector retries with backoff. Warning: a plain
  * `http://` server needs `insecure-skip-tls-verify: true` in the KubeConfig (client-node's rule).
  */
@@ -209,5 +214,16 @@ export function newListWatch<T = KubeObject>(
   gvr: GroupVersionResource,
   options: NewListWatchOptions = {},
 ): KubeListWatch<T> {
+  validateGroupVersionResource('newListWatch', gvr);
+  validateOptions('newListWatch', options, {
+    namespace: 'string',
+    labelSelector: 'labelSelector',
+    fieldSelector: 'fieldSelector',
+    metadataOnly: 'boolean',
+    keepAlive: 'boolean',
+    agent: 'object',
+    userAgent: 'string',
+    largeListThresholdBytes: 'positiveCount',
+  });
   return new KubeConfigListWatch<T>(kubeConfig, gvr, options);
 }

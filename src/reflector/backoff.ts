@@ -1,7 +1,7 @@
 // The reflector's jittered exponential backoff, shared by relists and watch retries.
 
 import type { Clock } from '../core/clock.js';
-import { KubeInformerError, ErrorCodes } from '../core/errors.js';
+import { InvalidOptionError, validateOptions } from '../core/options.js';
 
 /** Backoff between failed attempts. Defaults are client-go's reflector backoff. */
 export interface BackoffOptions {
@@ -32,14 +32,8 @@ export function resolveBackoffOptions(options: BackoffOptions = {}): ResolvedBac
     jitter: options.jitter ?? 1.0,
     resetAfterMs: options.resetAfterMs ?? 120_000,
   };
-  for (const [k, v] of Object.entries(resolved)) {
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
-      throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `backoff.${k} must be a finite number >= 0, got ${String(v)}`);
-    }
-  }
-  if (resolved.factor < 1) {
-    throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `backoff.factor must be >= 1, got ${resolved.factor}`);
-  }
+  validateOptions('Backoff', resolved, { initialMs: 'duration', maxMs: 'duration', factor: 'duration', jitter: 'duration', resetAfterMs: 'duration' });
+  if (resolved.factor < 1) throw new InvalidOptionError(`Backoff: option factor must be >= 1, got ${resolved.factor}`);
   return resolved;
 }
 

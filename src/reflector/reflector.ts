@@ -3,6 +3,7 @@
 import { realClock, sleep } from '../core/clock.js';
 import { ErrorCodes, KubeInformerError, toError } from '../core/errors.js';
 import { metaNamespaceKeyFunc } from '../core/keys.js';
+import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import { Backoff, resolveBackoffOptions } from './backoff.js';
 import type { ReflectorContext } from './context.js';
@@ -17,10 +18,27 @@ import type { WatchLoopControl } from './watch-loop.js';
 import { watchList } from './watch-list.js';
 import type { WatchStream } from './watch-stream.js';
 
-function checkOption(name: string, value: number | undefined, min: number, integer = false): void {
-  if (value === undefined) return;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
-    throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `reflector option ${name} must be a${integer ? 'n integer' : ' number'} >= ${min}, got ${String(value)}`);
+function validateReflectorOptions(options: ReflectorOptions<unknown>): void {
+  validateOptions('Reflector', options, {
+    name: 'string',
+    resyncPeriodMs: 'duration',
+    shouldResync: 'function',
+    pageSize: 'count',
+    minWatchTimeoutMs: 'duration',
+    watchIdleMarginMs: 'duration',
+    listTimeoutMs: 'positiveDuration',
+    clock: 'clock',
+    random: 'function',
+    backoff: { initialMs: 'duration', maxMs: 'duration', factor: 'duration', jitter: 'duration', resetAfterMs: 'duration' },
+    useWatchList: 'boolean',
+    keyFunc: 'function',
+    expectedKind: 'string',
+    expectedApiVersion: 'string',
+    onError: 'function',
+    onRegression: 'function',
+  });
+  if (options.minWatchTimeoutMs !== undefined && options.minWatchTimeoutMs < 1000) {
+    throw new InvalidOptionError(`Reflector: option minWatchTimeoutMs must be at least 1000, got ${options.minWatchTimeoutMs}`);
   }
 }
 
@@ -73,11 +91,7 @@ export class Reflector<T> {
    *   `INVALID_OPTION` on an out-of-range value.
    */
   constructor(lw: ListerWatcher<T>, store: ReflectorStore<T>, options: ReflectorOptions<T> = {}) {
-    checkOption('resyncPeriodMs', options.resyncPeriodMs, 0);
-    checkOption('pageSize', options.pageSize, 0, true);
-    checkOption('minWatchTimeoutMs', options.minWatchTimeoutMs, 1000);
-    checkOption('watchIdleMarginMs', options.watchIdleMarginMs, 0);
-    checkOption('listTimeoutMs', options.listTimeoutMs, 1);
+    validateReflectorOptions(options as ReflectorOptions<unknown>);
     const name = options.name ?? (options.expectedKind !== undefined ? `reflector ${options.expectedKind}` : 'reflector');
     const clock = options.clock ?? realClock;
     const random = options.random ?? Math.random;

@@ -6,8 +6,9 @@
  * - {@link FakeControllerSource}: an in-memory `ListerWatcher` (client-go's fixture): add/modify/delete,
  *   missed events (`...DropWatch`), replay from a resourceVersion, 410 after `compact`/`resetWatch`,
  *   injected list/watch errors, `openWatches()` for leak checks.
- * - {@link startFakeApiServer}: a loopback HTTP server speaking the Kubernetes API for any resource
- *   path: LIST (paging, resourceVersion semantics, selectors), WATCH (replay, 410, bookmarks,
+ * - {@link startFakeApiServer}: a loopback HTTP server speaking the Kubernetes API for the built-in
+ *   kinds, declared resources and CRDs (anything else is 404, like kube-apiserver, unless
+ *   `inferUnknownResources`): LIST (paging, resourceVersion semantics, selectors), WATCH (replay, 410, bookmarks,
  *   timeouts, initial events), GET/POST/PUT/PATCH/DELETE with real Status bodies, metadata-only
  *   answers, scripted faults (`injectFault`, `assertNoPendingFaults`), `restart()`, `close()`.
  * - {@link FakeClock} and {@link flushPromises}, re-exported from the core room.

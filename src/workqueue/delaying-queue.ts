@@ -23,7 +23,12 @@ export class DelayingQueue<T> extends WorkQueue<T> {
   #timer: ClockTimer | undefined;
   #timerDueAt = Infinity;
 
-  /** Creates an empty delaying queue; see {@link WorkQueueOptions} for the options and their defaults. */
+  /**
+   * Creates an empty delaying queue; see {@link WorkQueueOptions} for the options and their defaults.
+   * The options are checked as the {@link WorkQueue} constructor checks them (an `InvalidOptionError`,
+   * code `INVALID_OPTION`, naming `DelayingQueue` and the option), so a bad `clock` fails here and not
+   * at the first {@link DelayingQueue.addAfter}.
+   */
   constructor(options: DelayingQueueOptions<T> = {}) {
     super(options);
     this.#clock = options.clock ?? realClock;

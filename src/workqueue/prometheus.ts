@@ -86,7 +86,7 @@ const defaultBuckets = Array.from({ length: 12 }, (_, i) => 1e-8 * 10 ** i);
  * ```ts
  * import * as promClient from 'prom-client';
  * const metricsProvider = prometheusWorkQueueMetricsProvider(promClient);
- * const queue = new RateLimitingQueue<string>(undefined, { name: 'pods', metricsProvider });
+ * const queue = new RateLimitingQueue<string>({ name: 'pods', metricsProvider });
  * ```
  *
  * One provider serves any number of queues. Metrics already registered under the same names in the

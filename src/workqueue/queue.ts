@@ -1,7 +1,8 @@
 // The basic work queue: a deduplicating FIFO of keys that never hands one key to two workers at once.
 
 import { realClock, type Clock } from '../core/clock.js';
-import { ErrorCodes, KubeInformerError } from '../core/errors.js';
+import { InvalidOptionError, validateOptions } from '../core/options.js';
+import { checkMethods } from './check-methods.js';
 import { QueueMetrics, type WorkQueueMetricsProvider } from './metrics.js';
 
 /**
@@ -70,6 +71,31 @@ export interface WorkQueueOptions<T> {
   queue?: QueueStrategy<T>;
 }
 
+/** Checks {@link WorkQueueOptions}, naming `owner` (the class being constructed) in the error. */
+function validateWorkQueueOptions(owner: string, options: unknown): void {
+  validateOptions(owner, options, {
+    name: 'string',
+    clock: 'clock',
+    metricsProvider: 'object',
+    metricsUpdatePeriodMs: 'positiveDuration',
+    queue: { touch: 'function' },
+  });
+  const o = (options ?? {}) as WorkQueueOptions<unknown>;
+  if (o.metricsProvider !== undefined && (o.name ?? '') === '') {
+    throw new InvalidOptionError(`${owner}: option metricsProvider needs a non-empty name option (only named queues have metrics)`);
+  }
+  checkMethods(owner, 'metricsProvider', o.metricsProvider, 'WorkQueueMetricsProvider', [
+    'newDepthMetric',
+    'newAddsMetric',
+    'newLatencyMetric',
+    'newWorkDurationMetric',
+    'newUnfinishedWorkSecondsMetric',
+    'newLongestRunningProcessorSecondsMetric',
+    'newRetriesMetric',
+  ]);
+  checkMethods(owner, 'queue', o.queue, 'QueueStrategy', ['push', 'pop', 'len']);
+}
+
 /** What {@link WorkQueue.get} resolves with: an item, or the news that the queue shut down and is empty. */
 export type WorkQueueGetResult<T> =
   | {
@@ -127,16 +153,15 @@ export class WorkQueue<T> {
   #shuttingDown = false;
   #drain = false;
 
-  /** Creates an empty queue; see {@link WorkQueueOptions} for the options and their defaults. */
+  /**
+   * Creates an empty queue; see {@link WorkQueueOptions} for the options and their defaults. Throws
+   * {@link InvalidOptionError} (code `INVALID_OPTION`, naming the queue class and the option) for options
+   * that are not an object, an option of the wrong type, or a `metricsProvider` without a `name`.
+   */
   constructor(options: WorkQueueOptions<T> = {}) {
+    validateWorkQueueOptions(new.target.name || 'WorkQueue', options);
     const name = options.name ?? '';
     const period = options.metricsUpdatePeriodMs ?? 500;
-    if (options.metricsProvider !== undefined && name === '') {
-      throw new KubeInformerError(ErrorCodes.INVALID_OPTION, 'a work queue with a metricsProvider needs a name');
-    }
-    if (!(period > 0) || !Number.isFinite(period)) {
-      throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `metricsUpdatePeriodMs must be a positive number, got ${period}`);
-    }
     this.#name = name;
     this.#queue = options.queue ?? new FifoQueueStrategy<T>();
     this.#metrics = new QueueMetrics<T>(name, options.clock ?? realClock, options.metricsProvider, period);

@@ -1,7 +1,7 @@
 // Rate limiters for re-queueing failed items: per-item backoff, fast/slow, token bucket, combinators.
 
 import { realClock, type Clock } from '../core/clock.js';
-import { ErrorCodes, KubeInformerError } from '../core/errors.js';
+import { InvalidOptionError, validateOptions, type OptionSchema } from '../core/options.js';
 
 /**
  * Decides how long an item waits before it is retried (client-go's `TypedRateLimiter`). Each `when` call
@@ -16,10 +16,15 @@ export interface RateLimiter<T> {
   numRequeues(item: T): number;
 }
 
-function checkDuration(what: string, value: number): void {
-  if (!(value >= 0)) {
-    throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `${what} must be a number >= 0, got ${value}`);
+/**
+ * Checks a limiter's constructor arguments, by name, with the option validator; unlike options, none of
+ * them may be left out. Throws {@link InvalidOptionError} naming `owner` and the argument.
+ */
+function checkArguments(owner: string, args: Record<string, unknown>, schema: OptionSchema): void {
+  for (const [name, value] of Object.entries(args)) {
+    if (value === undefined) throw new InvalidOptionError(`${owner}: ${name} is required`);
   }
+  validateOptions(owner, args, schema);
 }
 
 /**
@@ -32,10 +37,12 @@ export class ItemExponentialFailureRateLimiter<T> implements RateLimiter<T> {
   readonly #maxDelayMs: number;
   readonly #failures = new Map<T, number>();
 
-  /** `baseDelayMs`: the first delay; `maxDelayMs`: the cap. Both must be ≥ 0. */
+  /**
+   * `baseDelayMs`: the first delay; `maxDelayMs`: the cap. Both must be finite and ≥ 0, else
+   * {@link InvalidOptionError}.
+   */
   constructor(baseDelayMs: number, maxDelayMs: number) {
-    checkDuration('baseDelayMs', baseDelayMs);
-    checkDuration('maxDelayMs', maxDelayMs);
+    checkArguments('ItemExponentialFailureRateLimiter', { baseDelayMs, maxDelayMs }, { baseDelayMs: 'duration', maxDelayMs: 'duration' });
     this.#baseDelayMs = baseDelayMs;
     this.#maxDelayMs = maxDelayMs;
   }
@@ -71,11 +78,16 @@ export class ItemFastSlowRateLimiter<T> implements RateLimiter<T> {
   readonly #maxFastAttempts: number;
   readonly #failures = new Map<T, number>();
 
-  /** Delays in ms (≥ 0); `maxFastAttempts` is how many failures get the fast delay. */
+  /**
+   * Delays in ms (finite, ≥ 0); `maxFastAttempts` (a whole number ≥ 0) is how many failures get the
+   * fast delay. Anything else throws {@link InvalidOptionError}.
+   */
   constructor(fastDelayMs: number, slowDelayMs: number, maxFastAttempts: number) {
-    checkDuration('fastDelayMs', fastDelayMs);
-    checkDuration('slowDelayMs', slowDelayMs);
-    checkDuration('maxFastAttempts', maxFastAttempts);
+    checkArguments(
+      'ItemFastSlowRateLimiter',
+      { fastDelayMs, slowDelayMs, maxFastAttempts },
+      { fastDelayMs: 'duration', slowDelayMs: 'duration', maxFastAttempts: 'count' },
+    );
     this.#fastDelayMs = fastDelayMs;
     this.#slowDelayMs = slowDelayMs;
     this.#maxFastAttempts = maxFastAttempts;
@@ -119,12 +131,16 @@ export class BucketRateLimiter<T> implements RateLimiter<T> {
   #tokens: number;
   #last: number;
 
-  /** `qps` > 0 (`Infinity` = unlimited); `burst` ≥ 1 tokens. */
+  /**
+   * `qps` > 0 (`Infinity` = unlimited); `burst` a whole number ≥ 1 of tokens; `options.clock` a
+   * `Clock`. Anything else throws {@link InvalidOptionError}.
+   */
   constructor(qps: number, burst: number, options: BucketRateLimiterOptions = {}) {
-    if (!(qps > 0)) throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `qps must be > 0, got ${qps}`);
-    if (!(burst >= 1) || !Number.isFinite(burst)) {
-      throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `burst must be a finite number >= 1, got ${burst}`);
+    if (typeof qps !== 'number' || !(qps > 0)) {
+      throw new InvalidOptionError(`BucketRateLimiter: qps must be a number > 0 (Infinity = unlimited), got ${String(qps)}`);
     }
+    checkArguments('BucketRateLimiter', { burst }, { burst: 'positiveCount' });
+    validateOptions('BucketRateLimiter', options, { clock: 'clock' });
     this.#qps = qps;
     this.#burst = burst;
     this.#clock = options.clock ?? realClock;
@@ -159,11 +175,9 @@ export class BucketRateLimiter<T> implements RateLimiter<T> {
 export class MaxOfRateLimiter<T> implements RateLimiter<T> {
   readonly #limiters: readonly RateLimiter<T>[];
 
-  /** At least one limiter. */
+  /** At least one limiter, else {@link InvalidOptionError}. */
   constructor(...limiters: RateLimiter<T>[]) {
-    if (limiters.length === 0) {
-      throw new KubeInformerError(ErrorCodes.INVALID_OPTION, 'MaxOfRateLimiter needs at least one limiter');
-    }
+    if (limiters.length === 0) throw new InvalidOptionError('MaxOfRateLimiter: needs at least one limiter');
     this.#limiters = limiters;
   }
 
@@ -192,9 +206,9 @@ export class WithMaxWaitRateLimiter<T> implements RateLimiter<T> {
   readonly #limiter: RateLimiter<T>;
   readonly #maxDelayMs: number;
 
-  /** Wraps `limiter`; `maxDelayMs` ≥ 0. */
+  /** Wraps `limiter`; `maxDelayMs` finite and ≥ 0, else {@link InvalidOptionError}. */
   constructor(limiter: RateLimiter<T>, maxDelayMs: number) {
-    checkDuration('maxDelayMs', maxDelayMs);
+    checkArguments('WithMaxWaitRateLimiter', { maxDelayMs }, { maxDelayMs: 'duration' });
     this.#limiter = limiter;
     this.#maxDelayMs = maxDelayMs;
   }

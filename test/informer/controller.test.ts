@@ -1,22 +1,15 @@
 // The low-level controller and newInformer, ported from client-go's controller_test.go (CT-1..15).
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { DeletedFinalStateUnknown, deletionHandlingMetaNamespaceKeyFunc, metaNamespaceKeyFunc } from '../../src/core/keys.js';
 import { DeltaFIFO } from '../../src/fifo/delta-fifo.js';
 import { newController, newIndexerInformer, newInformer, processDeltas } from '../../src/informer/index.js';
 import { newStore } from '../../src/store/store.js';
 import { FakeControllerSource } from '../../src/testing/fake-controller-source.js';
-import { pod, prng, Recorder, trackUnhandledRejections, until, type Pod } from './helpers.js';
+import { pod, prng, Recorder, failOnUnhandledRejections, until, type Pod } from './helpers.js';
 
-let unhandled: ReturnType<typeof trackUnhandledRejections>;
-beforeEach(() => {
-  unhandled = trackUnhandledRejections();
-});
-afterEach(() => {
-  unhandled.dispose();
-  expect(unhandled.rejections).toEqual([]);
-});
+failOnUnhandledRejections();
 
 const keyOf = (o: unknown): string => deletionHandlingMetaNamespaceKeyFunc(o);
 

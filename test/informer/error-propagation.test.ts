@@ -1,23 +1,16 @@
 // Handler errors propagate: run() rejects promptly with HANDLER_FAILED, nothing is left running.
 
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { channelNames } from '../../src/observability/channels.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { ErrorCodes } from '../../src/core/errors.js';
 import { HandlerError, newInformer, SharedIndexInformer } from '../../src/informer/index.js';
 import type { IndexFuncError } from '../../src/store/index.js';
 import { FakeControllerSource } from '../../src/testing/fake-controller-source.js';
-import { pod, Recorder, trackUnhandledRejections, until, type Pod } from './helpers.js';
+import { pod, Recorder, failOnUnhandledRejections, until, type Pod } from './helpers.js';
 
-let unhandled: ReturnType<typeof trackUnhandledRejections>;
-beforeEach(() => {
-  unhandled = trackUnhandledRejections();
-});
-afterEach(() => {
-  unhandled.dispose();
-  expect(unhandled.rejections).toEqual([]);
-});
+failOnUnhandledRejections();
 
 function setup(): { clock: FakeClock; source: FakeControllerSource<Pod> } {
   const clock = new FakeClock();

@@ -1,6 +1,6 @@
 // health(): watch liveness, stalls, counters (lists, watches, relists, errors, regressions), transforms.
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import {
   composeTransforms,
@@ -13,16 +13,9 @@ import {
 } from '../../src/informer/index.js';
 import type { ListerWatcher, WatchEvent } from '../../src/listwatch/types.js';
 import { FakeControllerSource } from '../../src/testing/fake-controller-source.js';
-import { pod, trackUnhandledRejections, until, type Pod } from './helpers.js';
+import { pod, failOnUnhandledRejections, until, type Pod } from './helpers.js';
 
-let unhandled: ReturnType<typeof trackUnhandledRejections>;
-beforeEach(() => {
-  unhandled = trackUnhandledRejections();
-});
-afterEach(() => {
-  unhandled.dispose();
-  expect(unhandled.rejections).toEqual([]);
-});
+failOnUnhandledRejections();
 
 /**
  * A ListerWatcher whose first list answers at `listRv` (later ones at `relistRv`) and whose first
@@ -129,7 +122,7 @@ describe('informer health', () => {
       lastSyncResourceVersion: '',
       monitor: {
         lists: 0, listPages: 0, relists: 0, watches: 0, errors: 0, events: 0, bookmarks: 0, openWatches: 0,
-        lastActivityAt: 0, lastEventAt: undefined, lastBookmarkAt: undefined, lastError: undefined, consecutiveErrors: 0,
+        lastActivityAt: 0, lastEventAt: undefined, lastBookmarkAt: undefined, lastError: undefined, consecutiveErrors: 0, disconnectedSince: 0,
       },
       regressions: 0,
       handlers: [{ name: 'h', synced: false, stats: { backlog: 2, oldestPendingAt: 1_000, inFlightSince: 9_000, delivered: 0, failures: 1, maxBacklog: 2 } }],

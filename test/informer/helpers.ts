@@ -1,5 +1,6 @@
 // Shared fixtures of the informer tests: pods, a recording handler, and waits that never sleep for real.
 
+import { afterEach, beforeEach, expect } from 'vitest';
 import { flushPromises } from '../../src/core/clock.js';
 import { DeletedFinalStateUnknown } from '../../src/core/keys.js';
 import type { KubeObject } from '../../src/core/types.js';
@@ -69,6 +70,18 @@ export function trackUnhandledRejections(): { rejections: unknown[]; dispose: ()
   };
   process.on('unhandledRejection', onRejection);
   return { rejections, dispose: () => process.off('unhandledRejection', onRejection) };
+}
+
+/** Registers hooks that fail each test of the file that leaves an unhandled rejection behind. */
+export function failOnUnhandledRejections(): void {
+  let unhandled: ReturnType<typeof trackUnhandledRejections>;
+  beforeEach(() => {
+    unhandled = trackUnhandledRejections();
+  });
+  afterEach(() => {
+    unhandled.dispose();
+    expect(unhandled.rejections).toEqual([]);
+  });
 }
 
 

@@ -1,20 +1,13 @@
 // Mutation detection through the informer, and "never synced" always coming with a why.
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { ApiStatusError } from '../../src/core/errors.js';
 import { SharedIndexInformer, SingleFileTracker, AsyncTracker, SyncCondition, waitForCacheSyncWithOptions, waitForCacheSync } from '../../src/informer/index.js';
 import { FakeControllerSource } from '../../src/testing/fake-controller-source.js';
-import { pod, trackUnhandledRejections, until, type Pod } from './helpers.js';
+import { pod, failOnUnhandledRejections, until, type Pod } from './helpers.js';
 
-let unhandled: ReturnType<typeof trackUnhandledRejections>;
-beforeEach(() => {
-  unhandled = trackUnhandledRejections();
-});
-afterEach(() => {
-  unhandled.dispose();
-  expect(unhandled.rejections).toEqual([]);
-});
+failOnUnhandledRejections();
 
 describe('mutation detection', () => {
   it('rejects run() with CACHE_MUTATED naming the key and the field path when a handler mutates an object', async () => {
@@ -34,6 +27,58 @@ describe('mutation detection', () => {
     expect(err.code).toBe('CACHE_MUTATED');
     expect(err.message).toContain('default/a');
     expect(err.message).toContain('metadata.labels.team');
+    expect(source.openWatches()).toBe(0);
+    expect(clock.pendingTimers()).toBe(0);
+    expect(informer.health().state).toBe('failed');
+  });
+
+  it('rejects run() with CACHE_MUTATED after 1 second with the default detector options', async () => {
+    const clock = new FakeClock();
+    const source = new FakeControllerSource<Pod>();
+    source.add(pod('a', { labels: { team: 'blue' } }));
+    const informer = new SharedIndexInformer<Pod>(source, { clock, detectMutations: true });
+    informer.addEventHandler({
+      onAdd: (obj) => {
+        (obj.metadata.labels as Record<string, string>).team = 'red';
+      },
+    });
+    let settled = false;
+    const done = informer.run(new AbortController().signal).catch((e: unknown) => e).finally(() => (settled = true));
+    await informer.whenSynced();
+    await clock.advance(999);
+    expect(settled).toBe(false);
+    await clock.advance(1);
+    await until(() => settled, 'run() to settle');
+    const err = (await done) as Error & { code: string };
+    expect(err.code).toBe('CACHE_MUTATED');
+    expect(err.message).toContain('default/a');
+    expect(err.message).toContain('metadata.labels.team');
+  });
+
+  it('rejects run() with CACHE_MUTATED when a handler mutates an object just before the signal aborts', async () => {
+    const clock = new FakeClock();
+    const source = new FakeControllerSource<Pod>();
+    source.add(pod('a', { labels: { team: 'blue' } }));
+    const informer = new SharedIndexInformer<Pod>(source, { clock, detectMutations: true });
+    let mutated = false;
+    informer.addEventHandler({
+      onAdd: (obj) => {
+        (obj.metadata.labels as Record<string, string>).team = 'red';
+        mutated = true;
+      },
+    });
+    const ac = new AbortController();
+    const done = informer.run(ac.signal).catch((e: unknown) => e);
+    await until(() => mutated, 'the handler to mutate the pod');
+    expect(clock.now()).toBe(0);
+    ac.abort();
+    const err = (await done) as Error & { code: string; key: string; paths: string[] };
+    expect(err.code).toBe('CACHE_MUTATED');
+    expect(err.key).toBe('default/a');
+    expect(err.paths).toEqual(['metadata.labels.team']);
+    expect(err.message).toContain('default/a');
+    expect(err.message).toContain('metadata.labels.team');
+    expect(clock.now()).toBe(0);
     expect(source.openWatches()).toBe(0);
     expect(clock.pendingTimers()).toBe(0);
     expect(informer.health().state).toBe('failed');

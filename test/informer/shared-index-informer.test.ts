@@ -1,19 +1,12 @@
 // SharedIndexInformer scenarios ported from client-go's shared_informer_test.go (SI-1..24).
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { HandlerError, SharedIndexInformer } from '../../src/informer/index.js';
 import { FakeControllerSource } from '../../src/testing/fake-controller-source.js';
-import { deferred, pod, prng, Recorder, trackUnhandledRejections, until, type Pod } from './helpers.js';
+import { deferred, pod, prng, Recorder, failOnUnhandledRejections, until, type Pod } from './helpers.js';
 
-let unhandled: ReturnType<typeof trackUnhandledRejections>;
-beforeEach(() => {
-  unhandled = trackUnhandledRejections();
-});
-afterEach(() => {
-  unhandled.dispose();
-  expect(unhandled.rejections).toEqual([]);
-});
+failOnUnhandledRejections();
 
 interface Running {
   clock: FakeClock;

@@ -168,15 +168,90 @@ describe('CacheMutationDetector', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
-  it('uses a 10 second period by default and resolves run() on abort with no timer left', async () => {
+  it('uses a 1 second period by default and resolves run() on abort with no timer left', async () => {
     const clock = new FakeClock();
     const detector = new CacheMutationDetector({ clock });
     const ac = new AbortController();
     const running = detector.run(ac.signal);
     await flushPromises();
-    expect(clock.pendingDelays()).toEqual([10_000]);
+    expect(clock.pendingDelays()).toEqual([1000]);
     ac.abort();
     await running;
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('reports a mutation after 1 second of clock time with the default options', async () => {
+    const clock = new FakeClock();
+    const found: CacheMutationError[] = [];
+    const detector = new CacheMutationDetector({ clock, onMutation: (e) => found.push(e) });
+    const ac = new AbortController();
+    const running = detector.run(ac.signal);
+    const p = pod('web', { team: 'a' });
+    detector.addObject('default/web', p);
+    p.metadata.labels!.team = 'b';
+    await clock.advance(999);
+    expect(found).toEqual([]);
+    await clock.advance(1);
+    expect(found.map((e) => [e.key, e.paths])).toEqual([['default/web', ['metadata.labels.team']]]);
+    ac.abort();
+    await running;
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('compares one last time when the signal aborts and rejects run() with the mutation when no onMutation is set', async () => {
+    const clock = new FakeClock();
+    const detector = new CacheMutationDetector({ clock });
+    const ac = new AbortController();
+    const outcome = detector.run(ac.signal).then(() => 'resolved', (e: unknown) => e);
+    const p = pod('web', { team: 'a' });
+    detector.addObject('default/web', p);
+    await clock.advance(100);
+    p.metadata.labels!.team = 'b';
+    ac.abort();
+    const err = await outcome;
+    expect(err).toBeInstanceOf(CacheMutationError);
+    expect(err).toMatchObject({ code: 'CACHE_MUTATED', key: 'default/web', paths: ['metadata.labels.team'] });
+    expect(clock.now()).toBe(100);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('compares one last time when the signal aborts, passes the mutation to onMutation, then resolves run()', async () => {
+    const clock = new FakeClock();
+    const found: CacheMutationError[] = [];
+    const detector = new CacheMutationDetector({ clock, onMutation: (e) => found.push(e) });
+    const ac = new AbortController();
+    const running = detector.run(ac.signal);
+    const p = pod('web', { team: 'a' });
+    detector.addObject('default/web', p);
+    await clock.advance(100);
+    p.metadata.labels!.team = 'b';
+    expect(found).toEqual([]);
+    ac.abort();
+    await expect(running).resolves.toBeUndefined();
+    expect(found.map((e) => [e.key, e.diff])).toEqual([['default/web', 'metadata.labels.team: "a" → "b"']]);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('compares once when run() is given an already aborted signal', async () => {
+    const detector = new CacheMutationDetector({ clock: new FakeClock() });
+    const p = pod('web', { team: 'a' });
+    detector.addObject('default/web', p);
+    p.metadata.labels!.team = 'b';
+    await expect(detector.run(AbortSignal.abort())).rejects.toMatchObject({ code: 'CACHE_MUTATED', key: 'default/web' });
+    await expect(detector.run(AbortSignal.abort())).resolves.toBeUndefined();
+  });
+
+  it('rejects run() with what onMutation throws during the last comparison at abort', async () => {
+    const clock = new FakeClock();
+    const boom = new Error('stop now');
+    const detector = new CacheMutationDetector({ clock, onMutation: () => { throw boom; } });
+    const p = pod('web');
+    detector.addObject('default/web', p);
+    const ac = new AbortController();
+    const outcome = detector.run(ac.signal).catch((e: unknown) => e);
+    p.metadata.name = 'renamed';
+    ac.abort();
+    expect(await outcome).toBe(boom);
     expect(clock.pendingTimers()).toBe(0);
   });
 

@@ -1,7 +1,7 @@
 // The bad-input catalogue, list side: a list without a resource version, resource versions that are not integers, a selector that does not parse.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../../src/core/errors.js';
-import type { KubeListWatch, ListerWatcher, ListOptions, ObjectList, WatchEvent } from '../../src/listwatch/index.js';
+import { newListWatch, type KubeListWatch, type ListerWatcher, type ListOptions, type ObjectList, type WatchEvent } from '../../src/listwatch/index.js';
 import { pod, PODS, startInformer, stopAll, type Pod } from './harness.js';
 
 afterEach(stopAll);
@@ -91,14 +91,27 @@ describe('bad list input', () => {
     expect(h.informer.isStopped()).toBe(false);
   });
 
-  it('reports a label selector that does not parse as an API_STATUS 400 naming the selector, and keeps retrying', async () => {
-    const h = await startInformer({ listWatch: { labelSelector: 'app in (web' }, noSync: true });
-    await h.until(() => h.watchErrors.length >= 2, 'the failed lists');
+  it('rejects a label selector that does not parse where it is given, before any request (it used to be answered 400 forever)', () => {
+    expect(() => newListWatch<Pod>({} as never, PODS, { labelSelector: 'app in (web' })).toThrow(
+      expect.objectContaining({ code: ErrorCodes.INVALID_SELECTOR, message: expect.stringMatching(/invalid label selector "app in \(web" at position \d+: .*newListWatch option labelSelector/) }),
+    );
+  });
+
+  it('reports a selector the server rejects as an API_STATUS 400 naming it, keeps retrying, and makes whenSynced reject with it', async () => {
+    // A selector that parses here but not on the server (the server is the judge of its own grammar).
+    const sendBadSelector = (inner: KubeListWatch<Pod>): ListerWatcher<Pod> => ({
+      list: (options, signal) => inner.list({ ...options, labelSelector: 'app in (web' }, signal),
+      watch: (options, signal) => inner.watch({ ...options, labelSelector: 'app in (web' }, signal),
+    });
+    const h = await startInformer({ wrap: sendBadSelector, noSync: true });
+    const synced = h.informer.whenSynced().catch((e: unknown) => e);
+    await h.until(() => h.watchErrors.length >= 3, 'the failed lists');
     const err = h.watchErrors[0].error as Error & { code?: string; statusCode?: number };
     expect(err.code).toBe(ErrorCodes.API_STATUS);
     expect(err.statusCode).toBe(400);
     expect(err.message).toContain('app in (web');
     expect(h.watchErrors[0].context?.action).toBe('relist');
+    expect(await synced).toMatchObject({ code: ErrorCodes.API_STATUS, statusCode: 400, message: expect.stringMatching(/cannot sync: 3 list\/watch requests in a row failed with HTTP 400/) });
     expect(h.informer.isStopped()).toBe(false);
     expect(h.informer.hasSynced()).toBe(false);
   });

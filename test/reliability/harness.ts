@@ -95,6 +95,7 @@ export async function startInformer(options: HarnessOptions = {}): Promise<Harne
   const handler = new HandlerRecorder({ name: 'recorder' });
   const informer = new SharedIndexInformer<Pod>(lw, {
     clock,
+    logger: false, // every error is recorded below and asserted by the scenario
     onWatchError: (error, context) => watchErrors.push({ error, context }),
     onError: (err) => handlerErrors.push(err),
     ...options.informer,

@@ -175,7 +175,8 @@ describe('fake API server: lifecycle', () => {
     expect(process.getActiveResourcesInfo()).toContain('TCPServerWrap');
     await s.close();
     expect(process.getActiveResourcesInfo()).not.toContain('TCPServerWrap');
-    expect(timers()).toBe(before);
     expect(await tcpHandlesAfterSettling()).toEqual([]);
+    // Under load a timer counted in `before` (an earlier test's) may have fired meanwhile: none is added.
+    expect(timers()).toBeLessThanOrEqual(before);
   });
 });

@@ -42,10 +42,15 @@ describe('fake API server: LIST', () => {
     expect((await getJson(`${server.url}/api/v1/namespaces/x/nodes`)).status).toBe(404);
   });
 
-  it('infers kind and list kind for undeclared resources', async () => {
-    const res = await getJson(`${server.url}/apis/example.com/v1/namespaces/a/networkpolicies`);
-    expect(res.body.kind).toBe('NetworkpolicyList');
-    expect((await getJson(`${server.url}/apis/example.com/v1/classes`)).body.kind).toBe('ClassList');
+  it('infers kind and list kind for undeclared resources in permissive mode (inferUnknownResources)', async () => {
+    const permissive = await startFakeApiServer({ inferUnknownResources: true });
+    try {
+      const res = await getJson(`${permissive.url}/apis/example.com/v1/namespaces/a/networkpolicies`);
+      expect(res.body.kind).toBe('NetworkpolicyList');
+      expect((await getJson(`${permissive.url}/apis/example.com/v1/classes`)).body.kind).toBe('ClassList');
+    } finally {
+      await permissive.close();
+    }
   });
 
   it('pages with limit and an opaque continue token pinned to the first page version', async () => {

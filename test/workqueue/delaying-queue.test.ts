@@ -104,6 +104,15 @@ describe('DelayingQueue', () => {
   });
 
   // NC-41
+  it('rejects a bad clock at construction instead of at the first addAfter', () => {
+    expect(() => new DelayingQueue({ clock: { now: () => 0 } } as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTION', message: expect.stringContaining('DelayingQueue: option clock must be a Clock') }),
+    );
+    expect(() => new DelayingQueue(42 as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTION', message: expect.stringContaining('DelayingQueue: options must be an object') }),
+    );
+  });
+
   it('adds at once for a delay of zero or less', async () => {
     const clock = new FakeClock();
     const q = new DelayingQueue<string>({ clock });

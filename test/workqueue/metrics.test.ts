@@ -30,7 +30,7 @@ describe('work-queue metrics', () => {
   it('reports depth, adds, latency, work duration and periodic gauges on the queue clock', async () => {
     const clock = new FakeClock();
     const { provider, calls, names } = recordingProvider();
-    const q = new RateLimitingQueue<string>(undefined, { name: 'pods', clock, metricsProvider: provider });
+    const q = new RateLimitingQueue<string>({ name: 'pods', clock, metricsProvider: provider });
     expect([...names]).toEqual(['pods']);
     q.add('a');
     q.add('a');
@@ -71,7 +71,7 @@ describe('work-queue metrics', () => {
     diagnosticsChannel.subscribe(channelNames.workqueue, listener);
     try {
       const clock = new FakeClock();
-      const q = new RateLimitingQueue<string>(undefined, { name: 'diag', clock });
+      const q = new RateLimitingQueue<string>({ name: 'diag', clock });
       q.add('a');
       q.add('a');
       await q.get();
@@ -96,7 +96,7 @@ describe('prometheusWorkQueueMetricsProvider', () => {
     const registry = new promClient.Registry();
     const clock = new FakeClock();
     const metricsProvider = prometheusWorkQueueMetricsProvider(promClient, { registry });
-    const q = new RateLimitingQueue<string>(undefined, { name: 'pods', clock, metricsProvider });
+    const q = new RateLimitingQueue<string>({ name: 'pods', clock, metricsProvider });
     q.add('a');
     await clock.advance(20);
     await q.get();

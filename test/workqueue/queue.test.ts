@@ -301,4 +301,22 @@ describe('WorkQueue', () => {
     expect(() => new WorkQueue({ metricsProvider: provider })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
     expect(() => new WorkQueue({ metricsUpdatePeriodMs: 0 })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
   });
+
+  it('checks every option at construction and names the option in an InvalidOptionError', () => {
+    const invalid = (message: string): unknown =>
+      expect.objectContaining({ code: 'INVALID_OPTION', message: expect.stringContaining(message) });
+    expect(() => new WorkQueue('pods' as never)).toThrow(invalid('WorkQueue: options must be an object, got "pods"'));
+    expect(() => new WorkQueue({ name: 7 } as never)).toThrow(invalid('WorkQueue: option name must be a string'));
+    expect(() => new WorkQueue({ clock: {} } as never)).toThrow(invalid('option clock'));
+    expect(() => new WorkQueue({ metricsUpdatePeriodMs: Number.NaN })).toThrow(invalid('option metricsUpdatePeriodMs'));
+    expect(() => new WorkQueue({ metricsUpdatePeriodMs: Infinity })).toThrow(invalid('option metricsUpdatePeriodMs'));
+    expect(() => new WorkQueue({ metricsProvider: {} as never })).toThrow(invalid('option metricsProvider needs a non-empty name'));
+    expect(() => new WorkQueue({ name: 'q', metricsProvider: {} as never })).toThrow(invalid('option metricsProvider must be a WorkQueueMetricsProvider'));
+    expect(() => new WorkQueue({ queue: [] as never })).toThrow(invalid('option queue must be an object'));
+    expect(() => new WorkQueue({ queue: { push: () => {}, len: () => 0 } as never })).toThrow(invalid('pop is not a function'));
+    expect(() => new WorkQueue({ queue: { push: () => {}, pop: () => 1, len: () => 0, touch: 1 } as never })).toThrow(
+      invalid('option queue.touch must be a function'),
+    );
+    expect(new WorkQueue({ name: 'ok', queue: new TracingStrategy<string>() }).name).toBe('ok');
+  });
 });

@@ -2,6 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
+import { InvalidOptionError } from '../../src/core/options.js';
 import {
   BucketRateLimiter,
   defaultControllerRateLimiter,
@@ -121,6 +122,20 @@ describe('rate limiters', () => {
     expect(new BucketRateLimiter(Infinity, 1).when('x')).toBe(0);
   });
 
+  it('rejects bad limiter arguments at construction with an InvalidOptionError naming them', () => {
+    const invalid = (message: string): unknown => expect.objectContaining({ code: 'INVALID_OPTION', message: expect.stringContaining(message) });
+    expect(() => new ItemExponentialFailureRateLimiter(1, undefined as never)).toThrow(invalid('ItemExponentialFailureRateLimiter: maxDelayMs is required'));
+    expect(() => new ItemExponentialFailureRateLimiter(1, Infinity)).toThrow(invalid('option maxDelayMs'));
+    expect(() => new ItemFastSlowRateLimiter(5, 10, 1.5)).toThrow(invalid('ItemFastSlowRateLimiter: option maxFastAttempts'));
+    expect(() => new ItemFastSlowRateLimiter(-5, 10, 1)).toThrow(invalid('option fastDelayMs'));
+    expect(() => new BucketRateLimiter('10' as never, 1)).toThrow(invalid('BucketRateLimiter: qps'));
+    expect(() => new BucketRateLimiter(10, 1.5)).toThrow(invalid('BucketRateLimiter: option burst'));
+    expect(() => new BucketRateLimiter(10, 1, { clock: {} as never })).toThrow(invalid('BucketRateLimiter: option clock'));
+    expect(() => new WithMaxWaitRateLimiter(defaultItemBasedRateLimiter(), -1)).toThrow(invalid('WithMaxWaitRateLimiter: option maxDelayMs'));
+    expect(() => new MaxOfRateLimiter()).toThrow(InvalidOptionError);
+    expect(() => defaultControllerRateLimiter({ clock: 5 as never })).toThrow(InvalidOptionError);
+  });
+
   // NC-43
   it('the default controller limiter is the longer of per-item backoff and the bucket', () => {
     const clock = new FakeClock();
@@ -140,7 +155,7 @@ describe('RateLimitingQueue', () => {
   // RQ-1
   it('delays each re-queue by the limiter, per item, until forgotten', async () => {
     const clock = new FakeClock();
-    const q = new RateLimitingQueue<string>(new ItemExponentialFailureRateLimiter<string>(1, SECOND), { clock });
+    const q = new RateLimitingQueue<string>({ rateLimiter: new ItemExponentialFailureRateLimiter<string>(1, SECOND), clock });
     const failOnce = async (item: string, expectedDelay: number): Promise<void> => {
       q.addRateLimited(item);
       expect(clock.pendingDelays()).toEqual([expectedDelay]);
@@ -173,7 +188,7 @@ describe('RateLimitingQueue', () => {
       forget: (i) => inner.forget(i),
       numRequeues: (i) => inner.numRequeues(i),
     };
-    const q = new RateLimitingQueue<string>(spy, { clock });
+    const q = new RateLimitingQueue<string>({ rateLimiter: spy, clock });
     q.addRateLimited('one');
     q.addRateLimited('one');
     q.addRateLimited('two');
@@ -184,9 +199,42 @@ describe('RateLimitingQueue', () => {
     expect(q.rateLimiter).toBe(spy);
   });
 
+  it('takes one options object, so new RateLimitingQueue({ name }) rate-limits with the default limiter', () => {
+    const clock = new FakeClock();
+    const q = new RateLimitingQueue<string>({ name: 'pods', clock });
+    // Before the fix the object was taken for a rate limiter and this threw "when is not a function".
+    q.addRateLimited('one');
+    expect(clock.pendingDelays()).toEqual([5]);
+    expect(q.numRequeues('one')).toBe(1);
+    expect(q.name).toBe('pods');
+  });
+
+  it('rejects a wrong argument at construction with INVALID_OPTION', () => {
+    const invalid = (message: string): unknown => expect.objectContaining({ code: 'INVALID_OPTION', message: expect.stringContaining(message) });
+    expect(() => new RateLimitingQueue('pods' as never)).toThrow(invalid('RateLimitingQueue: options must be an object'));
+    expect(() => new RateLimitingQueue({ rateLimiter: { when: () => 1 } } as never)).toThrow(invalid('option rateLimiter'));
+    expect(() => new RateLimitingQueue({ rateLimiter: null } as never)).toThrow(invalid('option rateLimiter'));
+    expect(() => new RateLimitingQueue({ rateLimiter: 'fast' } as never)).toThrow(invalid('option rateLimiter'));
+    expect(() => new RateLimitingQueue({ name: 7 } as never)).toThrow(invalid('option name'));
+    expect(() => new RateLimitingQueue({ clock: {} } as never)).toThrow(invalid('option clock'));
+    expect(() => new RateLimitingQueue({ metricsUpdatePeriodMs: 0 })).toThrow(invalid('option metricsUpdatePeriodMs'));
+  });
+
+  it('tells a caller of the old (rateLimiter, options) form how to call it now', () => {
+    const limiter = new ItemExponentialFailureRateLimiter<string>(1, SECOND);
+    const howTo = expect.objectContaining({
+      code: 'INVALID_OPTION',
+      message: expect.stringContaining('new RateLimitingQueue({ rateLimiter })'),
+    });
+    expect(() => new RateLimitingQueue(limiter as never)).toThrow(howTo);
+    expect(() => new RateLimitingQueue(...([limiter, { name: 'pods' }] as unknown as []))).toThrow(howTo);
+    expect(() => new RateLimitingQueue(...([undefined, { name: 'pods' }] as unknown as []))).toThrow(howTo);
+    expect(() => new RateLimitingQueue(limiter as never)).toThrow(InvalidOptionError);
+  });
+
   it('ignores addRateLimited after shutdown without counting a failure', () => {
     const clock = new FakeClock();
-    const q = new RateLimitingQueue<string>(undefined, { clock });
+    const q = new RateLimitingQueue<string>({ clock });
     q.shutDown();
     q.addRateLimited('x');
     expect(q.numRequeues('x')).toBe(0);

@@ -6,7 +6,8 @@ import { statusError, type ResourceState } from '../resource-state.js';
 import { streamSteps, type FakeApiVerb, type FaultQueue } from './faults.js';
 import { readBody, REASONS, sendError, sendJson, statusBody, wantsPartialMetadata } from './http-util.js';
 import { planWatch, requestMatcher, serveList, type CollectionRequest } from './list.js';
-import { parsePath, type ResourceInfo, type ResourceRegistry } from './paths.js';
+import { parsePath, type ResourceInfo } from './paths.js';
+import { notServedError, type ResourceRegistry } from './registry.js';
 import { WatchConnection } from './watch.js';
 import { serveCreate, serveDelete, serveGet, servePatch, serveUpdate, type ObjectRequest } from './writes.js';
 
@@ -111,6 +112,8 @@ function serveDiscovery(res: ServerResponse, ctx: RouteContext, path: string): b
     if (m === null) return false;
     const group = m[1] !== undefined ? '' : m[2];
     const version = m[1] ?? m[3];
+    // Like kube-apiserver, a group/version nothing is served at is 404 (permissive mode lists it empty).
+    if (!ctx.registry.infersUnknown && !ctx.registry.servesGroupVersion(group, version)) throw notServedError();
     const groupVersion = group === '' ? version : `${group}/${version}`;
     sendJson(res, 200, JSON.stringify({ kind: 'APIResourceList', apiVersion: 'v1', groupVersion, resources: resourcesOf(group, version) }));
   }
@@ -147,16 +150,15 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
   const parsed = parsePath(url.pathname);
   if (parsed === undefined) {
     if (method === 'GET' && serveDiscovery(res, ctx, url.pathname)) return;
-    throw statusError(404, 'NotFound', 'the server could not find the requested resource');
+    throw notServedError();
   }
-  const ri: ResourceInfo = ctx.registry.lookup(parsed.group, parsed.version, parsed.resource);
   const watch = query.get('watch') === 'true' || query.get('watch') === '1';
   const verb = verbOf(method, parsed.name !== undefined, watch);
-  Object.assign(record, { verb, resource: ri.resource, group: ri.group, namespace: parsed.namespace, name: parsed.name });
+  Object.assign(record, { verb, resource: parsed.resource, group: parsed.group, namespace: parsed.namespace, name: parsed.name });
+  // Only what is served (built in, declared, from a CRD) is found: a GVR typo is 404, as on kube-apiserver.
+  const ri: ResourceInfo = ctx.registry.lookup(parsed.group, parsed.version, parsed.resource);
   if (verb === undefined) throw statusError(405, 'MethodNotAllowed', `${method} is not supported on ${url.pathname}`);
-  if (!ri.namespaced && parsed.namespace !== undefined) {
-    throw statusError(404, 'NotFound', 'the server could not find the requested resource');
-  }
+  if (!ri.namespaced && parsed.namespace !== undefined) throw notServedError();
 
   const fault = ctx.faults.take({ verb, resource: ri.resource, namespace: parsed.namespace, path: url.pathname });
   if (fault?.type === 'status') {

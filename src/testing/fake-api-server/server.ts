@@ -7,7 +7,8 @@ import { realClock, type Clock } from '../../core/clock.js';
 import type { KubeObject } from '../../core/types.js';
 import { ResourceState, type StoredEntry } from '../resource-state.js';
 import { FaultQueue, type FaultSpec } from './faults.js';
-import { normalizeObject, ResourceRegistry, type ResourceDefinition, type ResourceInfo, type ResourceRef } from './paths.js';
+import { normalizeObject, type ResourceDefinition, type ResourceInfo, type ResourceRef } from './paths.js';
+import { CRD_STATE_KEY, ResourceRegistry } from './registry.js';
 import { handleRequest, type RequestRecord, type RouteContext } from './routes.js';
 import type { WatchConnection } from './watch.js';
 
@@ -25,9 +26,25 @@ export interface FakeApiServerOptions {
   requireToken?: boolean;
   /** Serve `resourceVersion=0` lists from a "watch cache" that ignores `limit`, like kube-apiserver. Default true. */
   watchCache?: boolean;
-  /** Answer 404 for resources that are neither built in nor declared, instead of inferring them. Default false. */
+  /**
+   * Permissive mode: serve a resource that is neither built in, declared, nor defined by a stored
+   * CustomResourceDefinition by inferring it (kind from the plural — `widgets` → `Widget` — and
+   * namespaced) instead of answering 404 NotFound as kube-apiserver does. Default false: a GVR typo
+   * (`apps/v1 pods`, `v2 pods`, `Pod`) fails your test instead of syncing an empty list.
+   */
+  inferUnknownResources?: boolean;
+  /**
+   * Answer 404 for resources that are neither built in, declared nor from a CRD. Default true.
+   *
+   * @deprecated Use {@link FakeApiServerOptions.inferUnknownResources}: `strictResources: false` is
+   * `inferUnknownResources: true`. Ignored when `inferUnknownResources` is set.
+   */
   strictResources?: boolean;
-  /** Resources to declare up front (see {@link FakeApiServer.resource}). Default: none beyond the built-in kinds. */
+  /**
+   * Resources to declare up front (see {@link FakeApiServer.resource}), e.g. your CRD's
+   * `{ group: 'example.com', version: 'v1', resource: 'widgets', kind: 'Widget' }`. Default: none
+   * beyond the built-in kinds.
+   */
   resources?: ResourceDefinition[];
   /** "Now" for `metadata.creationTimestamp`. Default `() => new Date()`. */
   now?: () => Date;
@@ -47,8 +64,11 @@ export interface ServerWriteOptions {
 
 /**
  * A loopback Kubernetes API server for tests (see {@link startFakeApiServer}). Speaks list, watch,
- * get, create, update, patch and delete for any resource path over real HTTP; its state is changed
- * by tests directly (`create`/`update`/`delete`) or by clients through HTTP — both send watch events.
+ * get, create, update, patch and delete over real HTTP for the resources it serves — the built-in
+ * kinds, declared ones ({@link FakeApiServer.resource}, the `resources` option) and those of stored
+ * CustomResourceDefinitions; any other resource is 404 NotFound, as on kube-apiserver. Its state is
+ * changed by tests directly (`create`/`update`/`delete`) or by clients through HTTP — both send
+ * watch events.
  */
 export class FakeApiServer {
   /** The state behind the server (shared by every resource; one global resourceVersion). */
@@ -69,7 +89,10 @@ export class FakeApiServer {
   constructor(options: FakeApiServerOptions = {}) {
     this.#options = options;
     this.state = new ResourceState({ historyLimit: options.historyLimit, initialResourceVersion: 1 });
-    this.#registry = new ResourceRegistry(options.strictResources ?? false);
+    this.#registry = new ResourceRegistry({
+      inferUnknown: options.inferUnknownResources ?? (options.strictResources === undefined ? false : !options.strictResources),
+      customResourceDefinitions: () => (this.state.size(CRD_STATE_KEY) === 0 ? [] : this.state.entries(CRD_STATE_KEY)),
+    });
     for (const def of options.resources ?? []) this.#registry.define(def);
     this.#ctx = {
       state: this.state,
@@ -132,7 +155,10 @@ export class FakeApiServer {
     return this.#kubeConfig;
   }
 
-  /** Declares a resource (group, version, plural, kind, namespaced) so paths for it are served as such. */
+  /**
+   * Declares a resource (group, version, plural, kind, namespaced) so it is served from now on, at
+   * exactly that group and version. Redeclaring a resource (a built-in one too) replaces its kind and scope.
+   */
   resource(def: ResourceDefinition): ResourceInfo {
     return this.#registry.define(def);
   }
@@ -140,6 +166,9 @@ export class FakeApiServer {
   /**
    * Creates an object (namespace defaults to `default` for namespaced kinds). Returns it as stored:
    * your object (shallow copy) with the server's metadata (uid, resourceVersion, creationTimestamp).
+   *
+   * Warning: every state operation throws a 404 `ApiStatusError` naming the resource when `ref` is not
+   * served (not built in, declared, or from a CRD), unless `inferUnknownResources`.
    */
   create<T extends KubeObject = KubeObject>(ref: ResourceRef, obj: T, options: ServerWriteOptions = {}): T {
     const ri = this.#registry.resolve(ref);
