@@ -2,13 +2,15 @@
 //
 // Not run on its own: `npx tsx examples/endpoints/main.ts` runs it under leader election.
 
-import { CoreV1Api, type KubeConfig, type V1EndpointAddress, type CoreV1EndpointPort, type V1Endpoints, type V1Pod, type V1Service } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1EndpointAddress, type CoreV1EndpointPort, type V1Endpoints } from '@kubernetes/client-node';
+import type { Endpoints, Pod, Service } from 'kubernetes-types/core/v1.js';
 import {
   RateLimitingQueue,
   defaultControllerRateLimiter,
   deletionHandlingMetaNamespaceKeyFunc,
   DeletedFinalStateUnknown,
   parseLabelSelector,
+  resources,
   splitMetaNamespaceKey,
   type DeepReadonly,
   type LabelSelector,
@@ -50,12 +52,6 @@ export interface EndpointsControllerStats {
   failures: number;
 }
 
-const GVR = {
-  services: { group: '', version: 'v1', resource: 'services' },
-  pods: { group: '', version: 'v1', resource: 'pods' },
-  endpoints: { group: '', version: 'v1', resource: 'endpoints' },
-} as const;
-
 const unwrap = <T>(obj: T | DeletedFinalStateUnknown<T>): T => (obj instanceof DeletedFinalStateUnknown ? obj.obj : obj);
 const statusOf = (err: unknown): number | undefined => {
   const code = (err as { code?: unknown } | null)?.code;
@@ -63,7 +59,7 @@ const statusOf = (err: unknown): number | undefined => {
 };
 
 /** The pod selector of a managed service, or `undefined` when the service is not one of ours (or the annotation is invalid). */
-export function serviceSelector(service: DeepReadonly<V1Service>): LabelSelector | undefined {
+export function serviceSelector(service: DeepReadonly<Service>): LabelSelector | undefined {
   const text = service.metadata?.annotations?.[SELECTOR_ANNOTATION];
   if (text === undefined) return undefined;
   try {
@@ -76,9 +72,10 @@ export function serviceSelector(service: DeepReadonly<V1Service>): LabelSelector
 /**
  * The Endpoints a service should have: the IPs of its selected pods that have one and are not being
  * deleted (sorted), and its ports (the numeric `targetPort`, else the `port`). Pure: a function of its
- * inputs only.
+ * inputs only. The inputs are the caches' JSON objects; the result is a body for client-node's
+ * `CoreV1Api`, hence its model type (built here, it has no server-set `Date` fields to lie about).
  */
-export function desiredEndpoints(service: DeepReadonly<V1Service>, pods: ReadonlyArray<DeepReadonly<V1Pod>>, managedBy: string): V1Endpoints {
+export function desiredEndpoints(service: DeepReadonly<Service>, pods: ReadonlyArray<DeepReadonly<Pod>>, managedBy: string): V1Endpoints {
   const addresses: V1EndpointAddress[] = pods
     .filter((p) => p.status?.podIP !== undefined && p.metadata?.deletionTimestamp === undefined)
     .map((p) => ({ ip: p.status!.podIP!, targetRef: { kind: 'Pod', namespace: p.metadata?.namespace, name: p.metadata?.name } }))
@@ -97,7 +94,7 @@ export function desiredEndpoints(service: DeepReadonly<V1Service>, pods: Readonl
 }
 
 /** The part of Endpoints the controller owns, as a string for comparison. */
-const fingerprint = (e: DeepReadonly<V1Endpoints> | undefined): string =>
+const fingerprint = (e: DeepReadonly<Endpoints> | V1Endpoints | undefined): string =>
   JSON.stringify({
     managed: e?.metadata?.labels?.[MANAGED_BY_LABEL],
     subsets: (e?.subsets ?? []).map((s) => ({
@@ -120,11 +117,11 @@ export class EndpointsController {
   /** The work queue of service keys. */
   readonly queue: RateLimitingQueue<string>;
   /** The services informer. */
-  readonly services: SharedIndexInformer<V1Service>;
+  readonly services: SharedIndexInformer<Service>;
   /** The pods informer. */
-  readonly pods: SharedIndexInformer<V1Pod>;
+  readonly pods: SharedIndexInformer<Pod>;
   /** The endpoints informer. */
-  readonly endpoints: SharedIndexInformer<V1Endpoints>;
+  readonly endpoints: SharedIndexInformer<Endpoints>;
   readonly #factory: SharedInformerFactory;
   readonly #api: CoreV1Api;
   readonly #options: EndpointsControllerOptions;
@@ -139,14 +136,14 @@ export class EndpointsController {
     this.#options = options;
     this.#managedBy = options.managedBy ?? 'kube-informer-example';
     this.queue = new RateLimitingQueue<string>({ rateLimiter: defaultControllerRateLimiter<string>(), name: 'endpoints' });
-    this.services = factory.forResource<V1Service>(GVR.services);
-    this.pods = factory.forResource<V1Pod>(GVR.pods);
-    this.endpoints = factory.forResource<V1Endpoints>(GVR.endpoints);
+    this.services = factory.forResource(resources.services);
+    this.pods = factory.forResource(resources.pods);
+    this.endpoints = factory.forResource(resources.endpoints);
 
     const enqueue = (obj: unknown): void => this.queue.add(deletionHandlingMetaNamespaceKeyFunc(obj));
     this.services.addEventHandler({ onAdd: enqueue, onUpdate: (_o, n) => enqueue(n), onDelete: enqueue }, { name: 'endpoints' });
     // A pod matters to the services selecting it, before or after the change.
-    const enqueueServicesOf = (...pods: Array<V1Pod | DeletedFinalStateUnknown<V1Pod>>): void => {
+    const enqueueServicesOf = (...pods: Array<DeepReadonly<Pod> | DeletedFinalStateUnknown<DeepReadonly<Pod>>>): void => {
       for (const pod of pods.map(unwrap)) {
         const ns = pod.metadata?.namespace ?? '';
         for (const svc of this.services.lister().namespace(ns).list()) {

@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
+import { resources } from '../../src/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 
 /** The flags every example understands. */
@@ -66,9 +67,10 @@ export interface Cluster {
 /**
  * Resources the examples use that the fake server does not serve by default. Like a real API server,
  * it answers 404 for a resource nobody declared, so a typo in a GVR fails instead of syncing nothing.
+ * A resource descriptor is also the fake server's resource definition.
  */
 export function declareExampleResources(server: FakeApiServer): void {
-  server.resource({ group: 'networking.k8s.io', version: 'v1', resource: 'networkpolicies', kind: 'NetworkPolicy', namespaced: true });
+  server.resource(resources.networkpolicies);
 }
 
 /**

@@ -3,8 +3,8 @@
 // Not run on its own: `npm run demo` and the example tests use it.
 
 import type { KubeConfig } from '@kubernetes/client-node';
-import { newListWatch, realClock, sleep, type Clock, type DeepReadonly, type GroupVersionResource } from '../../src/index.js';
-import { NETWORK_POLICY_GVRS } from './controller.js';
+import { newListWatch, realClock, sleep, type Clock, type DeepReadonly, type ObjectOf, type ResourceDescriptor } from '../../src/index.js';
+import { NETWORK_POLICY_RESOURCES } from './controller.js';
 import { computeAllRules, type ClusterView, type Namespace, type NetworkPolicy, type Pod, type Rule } from './rules.js';
 
 /** The objects of the three kinds as the API server has them now. */
@@ -23,8 +23,8 @@ export interface ClusterSnapshot {
  * clients would rename fields on the way (a policy peer list `from` becomes `_from`).
  */
 export async function fetchClusterSnapshot(kubeConfig: KubeConfig, labelSelector?: string, signal = new AbortController().signal): Promise<ClusterSnapshot> {
-  const list = async <T>(gvr: GroupVersionResource): Promise<T[]> => {
-    const lw = newListWatch<T>(kubeConfig, gvr, { labelSelector });
+  const list = async <D extends ResourceDescriptor>(resource: D): Promise<Array<ObjectOf<D>>> => {
+    const lw = newListWatch<ObjectOf<D>>(kubeConfig, resource, { labelSelector });
     try {
       return (await lw.list({ resourceVersion: '' }, signal)).items;
     } finally {
@@ -32,9 +32,9 @@ export async function fetchClusterSnapshot(kubeConfig: KubeConfig, labelSelector
     }
   };
   const [namespaces, pods, policies] = await Promise.all([
-    list<Namespace>(NETWORK_POLICY_GVRS.namespaces),
-    list<Pod>(NETWORK_POLICY_GVRS.pods),
-    list<NetworkPolicy>(NETWORK_POLICY_GVRS.policies),
+    list(NETWORK_POLICY_RESOURCES.namespaces),
+    list(NETWORK_POLICY_RESOURCES.pods),
+    list(NETWORK_POLICY_RESOURCES.policies),
   ]);
   return { namespaces, pods, policies };
 }

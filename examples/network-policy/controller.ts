@@ -7,6 +7,8 @@ import {
   RateLimitingQueue,
   defaultControllerRateLimiter,
   getMeta,
+  resources,
+  type DeepReadonly,
   type SharedIndexInformer,
   type SharedInformerFactory,
 } from '../../src/index.js';
@@ -26,10 +28,10 @@ export interface NetworkPolicyControllerOptions {
 }
 
 /** The three resources the controller watches. */
-export const NETWORK_POLICY_GVRS = {
-  namespaces: { group: '', version: 'v1', resource: 'namespaces' },
-  pods: { group: '', version: 'v1', resource: 'pods' },
-  policies: { group: 'networking.k8s.io', version: 'v1', resource: 'networkpolicies' },
+export const NETWORK_POLICY_RESOURCES = {
+  namespaces: resources.namespaces,
+  pods: resources.pods,
+  policies: resources.networkpolicies,
 } as const;
 
 /** Index of the policies informer: policies whose peers may live in other namespaces. */
@@ -86,9 +88,9 @@ export class NetworkPolicyController {
     this.#factory = factory;
     this.#options = options;
     this.queue = new RateLimitingQueue<string>({ rateLimiter: defaultControllerRateLimiter<string>(), name: 'network-policy' });
-    this.namespaces = factory.forResource<Namespace>(NETWORK_POLICY_GVRS.namespaces);
-    this.pods = factory.forResource<Pod>(NETWORK_POLICY_GVRS.pods);
-    this.policies = factory.forResource<NetworkPolicy>(NETWORK_POLICY_GVRS.policies);
+    this.namespaces = factory.forResource(NETWORK_POLICY_RESOURCES.namespaces);
+    this.pods = factory.forResource(NETWORK_POLICY_RESOURCES.pods);
+    this.policies = factory.forResource(NETWORK_POLICY_RESOURCES.policies);
     this.policies.addIndexers({
       [CROSS_NAMESPACE_INDEX]: (p) => (p.spec?.ingress?.some((i) => i.from?.some((f) => f.namespaceSelector !== undefined)) ? ['yes'] : []),
     });
@@ -97,7 +99,7 @@ export class NetworkPolicyController {
     // selects peers by namespace labels. A pod change affects its own namespace, and the namespaces of
     // those policies whose namespaceSelector matches the pod's namespace now. (If the labels change
     // too, the namespace's own event queues them: whichever of the two comes second sees both.)
-    const crossNamespacePolicies = (): NetworkPolicy[] => this.policies.getIndexer().byIndex(CROSS_NAMESPACE_INDEX, 'yes');
+    const crossNamespacePolicies = (): ReadonlyArray<DeepReadonly<NetworkPolicy>> => this.policies.getIndexer().byIndex(CROSS_NAMESPACE_INDEX, 'yes');
     const namespaceChanged = (namespace: string): void => {
       this.#enqueue(namespace);
       for (const p of crossNamespacePolicies()) this.#enqueue(p.metadata?.namespace ?? '');

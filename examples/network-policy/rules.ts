@@ -3,29 +3,13 @@
 // Not run on its own: the controller (examples/network-policy/main.ts, `npm run demo`) and the demo's
 // consistency check both call it; test/examples/rules.test.ts shows it on small inputs.
 
+import type { Namespace, Pod } from 'kubernetes-types/core/v1.js';
+import type { LabelSelector as ApiLabelSelector } from 'kubernetes-types/meta/v1.js';
+import type { NetworkPolicy } from 'kubernetes-types/networking/v1.js';
 import { labelSelectorFromObject, type DeepReadonly, type KubeObject } from '../../src/index.js';
 
-/** A Kubernetes LabelSelector as it appears in API objects. */
-export interface ApiLabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: Array<{ key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }>;
-}
-
-/** The fields of a Pod this example reads. */
-export interface Pod extends KubeObject {
-  status?: { podIP?: string; phase?: string };
-}
-
-/** The fields of a Namespace this example reads. */
-export type Namespace = KubeObject;
-
-/** The fields of a NetworkPolicy this example reads. */
-export interface NetworkPolicy extends KubeObject {
-  spec?: {
-    podSelector?: ApiLabelSelector;
-    ingress?: Array<{ from?: Array<{ podSelector?: ApiLabelSelector; namespaceSelector?: ApiLabelSelector }> }>;
-  };
-}
+// The objects are typed as the JSON the API server sends (kubernetes-types), as the informers' are.
+export type { ApiLabelSelector, Namespace, NetworkPolicy, Pod };
 
 /**
  * One computed rule: for the policy `policy`, the pods it isolates (`targets`) and the pods allowed to
@@ -49,7 +33,7 @@ const key = (o: DeepReadonly<KubeObject>): string => `${o.metadata?.namespace ??
 
 function matches(selector: DeepReadonly<ApiLabelSelector> | undefined, labels: DeepReadonly<Record<string, string>> | undefined): boolean {
   // An absent podSelector selects every pod in the namespace, as in Kubernetes.
-  return labelSelectorFromObject((selector ?? {}) as ApiLabelSelector).matches((labels ?? {}) as Record<string, string>);
+  return labelSelectorFromObject(selector ?? {}).matches(labels ?? {});
 }
 
 /**

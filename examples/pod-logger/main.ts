@@ -7,12 +7,11 @@
 // Stop it with Ctrl-C: the informer closes its watch, and the process exits 0.
 // In your own project, import from 'kube-informer' instead of '../../src/index.js'.
 
-import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
-import { SharedInformerFactory, deletionHandlingMetaNamespaceKeyFunc, stripManagedFields, type DeepReadonly } from '../../src/index.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { SharedInformerFactory, deletionHandlingMetaNamespaceKeyFunc, resources, stripManagedFields, type DeepReadonly } from '../../src/index.js';
 import type { FakeApiServer } from '../../src/testing/index.js';
 import { abortAfter, abortOnSignals, connectCluster, exitWhenIdle, isMain, parseExampleArgs } from '../lib/cluster.js';
-
-const PODS = { group: '', version: 'v1', resource: 'pods' };
 
 /**
  * Logs every pod added, changed or deleted in the cluster, until `signal` aborts. Resolves once the
@@ -20,11 +19,13 @@ const PODS = { group: '', version: 'v1', resource: 'pods' };
  */
 export async function runPodLogger(kubeConfig: KubeConfig, signal: AbortSignal, log: (line: string) => void = console.log): Promise<void> {
   // 1. A factory hands out one shared informer per resource. stripManagedFields keeps the cache lean.
+  //    The descriptor types it: a SharedIndexInformer<Pod>, Pod being the JSON the server sends.
   const factory = new SharedInformerFactory(kubeConfig, { transform: stripManagedFields });
-  const pods = factory.forResource<V1Pod>(PODS);
+  const pods = factory.forResource(resources.pods);
 
-  // 2. A handler. It gets the cache's own objects: read them, never change them.
-  const describe = (pod: DeepReadonly<V1Pod>): string => `${pod.metadata?.namespace}/${pod.metadata?.name} (${pod.status?.phase ?? 'no phase'})`;
+  // 2. A handler. It gets the cache's own objects, typed read-only: read them, never change them
+  //    (deepCopy one to get a copy you may change). A helper that only reads takes DeepReadonly<Pod>.
+  const describe = (pod: DeepReadonly<Pod>): string => `${pod.metadata?.namespace}/${pod.metadata?.name} (${pod.status?.phase ?? 'no phase'})`;
   pods.addEventHandler({
     onAdd: (pod, isInInitialList) => {
       if (!isInInitialList) log(`added    ${describe(pod)}`);

@@ -1,6 +1,7 @@
 // Abort helpers shared by the rooms: race a promise against a signal, child signals that leave no listener behind, timeouts.
 
 import type { Clock } from './clock.js';
+import { AbortedError } from './errors.js';
 
 /** What {@link raceAbort} resolves with when the signal aborted first. */
 export const ABORTED: unique symbol = Symbol('aborted');
@@ -29,6 +30,19 @@ export function raceAbort<V>(promise: Promise<V>, signal: AbortSignal): Promise<
       },
     );
   });
+}
+
+/**
+ * Settles like `promise`, or rejects with an {@link AbortedError} (code `ABORTED`, `message`, the
+ * signal's reason as `cause`) as soon as `signal` aborts — the shape of every "stop waiting" in the
+ * library. Only the wait is abandoned, not the work behind `promise` (whose late rejection is dropped).
+ * Without a signal, returns `promise`. Leaves no listener behind.
+ */
+export async function abortableWait<V>(promise: Promise<V>, signal: AbortSignal | undefined, message: string): Promise<V> {
+  if (signal === undefined) return promise;
+  const result = await raceAbort(promise, signal);
+  if (result === ABORTED) throw new AbortedError(message, { cause: signal.reason });
+  return result;
 }
 
 /**

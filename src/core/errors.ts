@@ -35,6 +35,15 @@ export const ErrorCodes = {
   WATCH_STALLED: 'WATCH_STALLED',
   /** A watch closed in under a second having delivered no event; the reflector backs off and relists. */
   WATCH_TOO_SHORT: 'WATCH_TOO_SHORT',
+  /**
+   * A watch opened at `""` or `"0"` ended before the reflector could adopt a resource version from it, so
+   * no watch can resume where it stopped; the reflector relists.
+   */
+  WATCH_UNRESUMABLE: 'WATCH_UNRESUMABLE',
+  /** A streaming list (`sendInitialEvents`) ended before its initial-events-end bookmark; a list follows. */
+  WATCH_LIST_INCOMPLETE: 'WATCH_LIST_INCOMPLETE',
+  /** A list request got no complete answer within `listTimeoutMs`: it was abandoned and is retried. */
+  LIST_TIMEOUT: 'LIST_TIMEOUT',
   /** A network-level failure (connection refused, reset, TLS). */
   NETWORK: 'NETWORK',
   /** The KubeConfig gave no usable server or credentials (no current cluster, exec plugin failed, ...). */
@@ -57,6 +66,8 @@ export const ErrorCodes = {
   LEADER_ELECTION: 'LEADER_ELECTION',
   /** A scripted fault of the test kit was never consumed. */
   PENDING_FAULTS: 'PENDING_FAULTS',
+  /** A broken internal invariant: a bug in kube-informer, or one of its internal APIs called out of order. */
+  INTERNAL: 'INTERNAL',
 } as const;
 
 /** One of the {@link ErrorCodes} values: the `code` of every library error. */

@@ -1,4 +1,4 @@
-// The core room's barrel: shared types, keys, resource versions, errors and the clock.
+// The core room's barrel: shared types, keys, resource versions, errors, the clock and the task scope.
 export * from './types.js';
 export * from './keys.js';
 export * from './resource-version.js';
@@ -10,3 +10,5 @@ export * from './selector-parser.js';
 export * from './field-selector.js';
 export * from './options.js';
 export * from './log.js';
+export * from './task-scope.js';
+export * from './resources.js';

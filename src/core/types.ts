@@ -1,23 +1,18 @@
-// The object shapes every room shares: Kubernetes metadata, objects, and read-only views of them.
+// The object shapes every room shares: Kubernetes metadata, objects, read-only views of them, and the copy that makes one writable.
 
-/** The subset of Kubernetes `ObjectMeta` the library reads. Other fields pass through untouched. */
-export interface ObjectMeta {
-  /** The object's name, unique within its namespace. */
-  name?: string;
-  /** The namespace; absent or `''` for a cluster-scoped object. */
-  namespace?: string;
-  /** The server-assigned unique id of this incarnation of the object. */
-  uid?: string;
-  /** The opaque version of the object; compare with {@link compareResourceVersion}, never `Number()`. */
-  resourceVersion?: string;
-  /** Labels, matched by label selectors. */
-  labels?: Record<string, string>;
-  /** Annotations: free-form metadata. */
-  annotations?: Record<string, string>;
-  [k: string]: unknown;
-}
+import type { ObjectMeta as WireObjectMeta } from 'kubernetes-types/meta/v1.js';
 
-/** Any Kubernetes object as the API server sends it: plain JSON with `metadata`. */
+/**
+ * Kubernetes `ObjectMeta` as JSON: every field of the wire type (from `kubernetes-types`), with the
+ * server-set ones writable so test kits and transforms can fill them. Timestamps are RFC 3339 strings.
+ * Objects from the cache are read through {@link DeepReadonly}, which makes all of it read-only again.
+ */
+export type ObjectMeta = { -readonly [K in keyof WireObjectMeta]: WireObjectMeta[K] };
+
+/**
+ * Any Kubernetes object as the API server sends it: plain JSON with `metadata`. Every object type of
+ * `kubernetes-types` (`Pod`, `ConfigMap`, ...) is assignable to it.
+ */
 export interface KubeObject {
   /** `group/version` (or `v1` for the core group). */
   apiVersion?: string;
@@ -40,8 +35,12 @@ export interface GroupVersionResource {
 type Primitive = string | number | boolean | bigint | symbol | undefined | null;
 
 /**
- * A deeply read-only view of `T`. Objects the cache hands out are shared with every other reader, so
- * the types mark them read-only; to change one, copy it first (`structuredClone`).
+ * A deeply read-only view of `T`: what informers hand to handlers and listers return. Objects the
+ * cache hands out are shared with every other reader, so the types mark them read-only; to change
+ * one, copy it first with {@link deepCopy}.
+ *
+ * A plain `T` is assignable to `DeepReadonly<T>`, so a function that only reads should take
+ * `DeepReadonly<T>`: it then accepts cached objects and your own alike.
  *
  * Warning: this is a compile-time guard only. At run time the `detectMutations` option (or
  * `KUBE_CACHE_MUTATION_DETECTOR=true`) catches writes that get past it.
@@ -59,6 +58,56 @@ export type DeepReadonly<T> = unknown extends T
         : T extends ReadonlySet<infer U>
           ? ReadonlySet<DeepReadonly<U>>
           : { readonly [P in keyof T]: DeepReadonly<T[P]> };
+
+/**
+ * The opposite of {@link DeepReadonly}: `T` with every `readonly` removed, deeply (read-only arrays,
+ * maps and sets become mutable ones). What {@link deepCopy} returns when it infers its type.
+ */
+export type DeepMutable<T> = unknown extends T
+  ? T
+  : T extends Primitive
+  ? T
+  : T extends (...args: never[]) => unknown
+    ? T
+    : T extends ReadonlyArray<infer U>
+      ? DeepMutable<U>[]
+      : T extends ReadonlyMap<infer K, infer V>
+        ? Map<DeepMutable<K>, DeepMutable<V>>
+        : T extends ReadonlySet<infer U>
+          ? Set<DeepMutable<U>>
+          : { -readonly [P in keyof T]: DeepMutable<T[P]> };
+
+/**
+ * A deep, mutable copy of an object from the cache (a handler's argument, a lister's result): the way
+ * to get something you may change — to build an update, a patch, or your own state. Nothing the copy
+ * holds is shared with the cache.
+ *
+ * Without a type argument, the copy's type is {@link DeepMutable} of the argument's, which is
+ * assignable to the plain type: `const copy: Pod = deepCopy(pod)`.
+ *
+ * Uses `structuredClone`: objects from the API server are plain JSON, which it copies exactly. (A
+ * class instance, e.g. one built by a `transform`, comes back as a plain object.)
+ *
+ * @example
+ * ```ts
+ * pods.addEventHandler({
+ *   onUpdate: async (_old, pod) => {
+ *     const next = deepCopy<Pod>(pod); // `pod` is the cache's own, read-only; `next` is yours
+ *     (next.metadata!.labels ??= {}).seen = 'yes';
+ *     await api.replaceNamespacedPod({ name: next.metadata!.name!, namespace: next.metadata!.namespace!, body: next });
+ *   },
+ * });
+ * ```
+ */
+export function deepCopy<T>(obj: T): DeepMutable<T>;
+/**
+ * A deep, mutable copy typed exactly `T`: `deepCopy<Pod>(pod)` takes the `DeepReadonly<Pod>` a
+ * handler or lister gives and returns a `Pod`.
+ */
+export function deepCopy<T>(obj: DeepReadonly<T>): T;
+export function deepCopy(obj: unknown): unknown {
+  return structuredClone(obj);
+}
 
 /** A value or a promise of it: every callback may be sync or async. */
 export type MaybePromise<T> = T | Promise<T>;

@@ -1,6 +1,6 @@
 // DeltaFIFO: the queue between the reflector and the informer, accumulating each key's changes in order.
 
-import { InvalidObjectError, KubeInformerError } from '../core/errors.js';
+import { AbortedError, InvalidObjectError, KubeInformerError } from '../core/errors.js';
 import { DeletedFinalStateUnknown, metaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
 import { preview } from '../core/preview.js';
 import { FifoClosedError, TransformFailedError } from './errors.js';
@@ -157,14 +157,19 @@ export class DeltaFIFO<T> {
    * with a {@link FifoClosedError} (code `FIFO_CLOSED`) when the queue is closed and empty.
    *
    * Only one `pop` runs `process` at a time; concurrent calls wait their turn in call order.
+   *
+   * `signal` bounds the wait for an item (or a turn): when it aborts first, `pop` rejects with an
+   * `AbortedError` (code `ABORTED`) having taken nothing; at once when it has already aborted. Once
+   * `process` has been called, the signal no longer matters — `pop` waits for it.
    */
-  async pop(process: PopProcessFunc<T>): Promise<Deltas<T>> {
+  async pop(process: PopProcessFunc<T>, signal?: AbortSignal): Promise<Deltas<T>> {
+    if (signal?.aborted) throw abortedPop(signal);
     if (this.#busy || this.#waiters.length > 0 || this.#items.size === 0) {
       if (this.#closed && !this.#busy && this.#waiters.length === 0 && this.#items.size === 0) {
         throw new FifoClosedError();
       }
       for (;;) {
-        await new Promise<void>((resolve) => this.#waiters.push(resolve));
+        await this.#waitTurn(signal);
         if (this.#items.size > 0) break;
         this.#releaseTurn();
         if (this.#closed) throw new FifoClosedError();
@@ -301,6 +306,25 @@ export class DeltaFIFO<T> {
     return key;
   }
 
+  /** Waits until #handTurn gives this caller the turn; an abort before that leaves the line and rejects. */
+  #waitTurn(signal: AbortSignal | undefined): Promise<void> {
+    if (signal === undefined) return new Promise<void>((resolve) => this.#waiters.push(resolve));
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        const at = this.#waiters.indexOf(waiter);
+        if (at < 0) return; // already handed the turn: this pop goes on
+        this.#waiters.splice(at, 1);
+        reject(abortedPop(signal));
+      };
+      const waiter = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      this.#waiters.push(waiter);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
   /** Gives the turn to the oldest waiting `pop`. */
   #handTurn(): void {
     this.#busy = true;
@@ -312,4 +336,8 @@ export class DeltaFIFO<T> {
     this.#busy = false;
     if (this.#waiters.length > 0 && (this.#items.size > 0 || this.#closed)) this.#handTurn();
   }
+}
+
+function abortedPop(signal: AbortSignal): AbortedError {
+  return new AbortedError('DeltaFIFO.pop stopped waiting: the signal was aborted', { cause: signal.reason });
 }

@@ -1,7 +1,7 @@
 // The low-level controller: a reflector feeding a DeltaFIFO, the loop that pops it, and processDeltas.
 
-import { ChildAbort } from '../core/abort.js';
-import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
+import { realClock, type Clock } from '../core/clock.js';
+import { TaskScope } from '../core/task-scope.js';
 import { DeletedFinalStateUnknown } from '../core/keys.js';
 import { getResourceVersion } from '../core/types.js';
 import { toError } from '../core/errors.js';
@@ -12,6 +12,7 @@ import type { Delta, Deltas, PopProcessFunc } from '../fifo/types.js';
 import type { Store } from '../store/types.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import { Reflector } from '../reflector/reflector.js';
+import type { ReflectorEvents } from '../reflector/events.js';
 import type { ReflectorOptions, ReflectorStats } from '../reflector/types.js';
 import { AlreadyStartedError } from './errors.js';
 
@@ -131,8 +132,9 @@ export interface ControllerConfig<T> {
    */
   stopGraceMs?: number;
   /**
-   * After stopping, call `close()` on the ListerWatcher when it has one (`newListWatch`'s releases its
-   * pooled idle sockets; it stays usable). Default true.
+   * Whether the controller owns the ListerWatcher: after stopping, it calls `close()` on it, once, when
+   * it has one (`newListWatch`'s releases its pooled idle sockets; it stays usable). Set `false` when
+   * something else created it and closes it (the `SharedIndexInformer` does). Default true.
    */
   closeListerWatcher?: boolean;
   /** Called once, synchronously, when {@link Controller.hasSynced} turns true. */
@@ -141,35 +143,12 @@ export interface ControllerConfig<T> {
   reflector?: Omit<ReflectorOptions<T>, 'name' | 'resyncPeriodMs' | 'shouldResync' | 'clock'>;
 }
 
-/** A {@link Controller} that also exposes its reflector's counters. */
+/** A {@link Controller} that also exposes its reflector's events and counters. */
 export interface ReflectorController extends Controller {
-  /** The reflector's counters, or `undefined` before `run()`. */
+  /** The reflector's counters (all zero before `run()`). */
   reflectorStats(): ReflectorStats | undefined;
-}
-
-/**
- * Waits for `task`, but once `signal` has aborted waits at most `graceMs` more. Resolves `true` when
- * the task settled in time. The task's rejection is passed through. Leaves no timer behind.
- */
-export async function settleWithin(task: Promise<void>, signal: AbortSignal, clock: Clock, graceMs: number): Promise<boolean> {
-  let timer: ClockTimer | undefined;
-  let onAbort: (() => void) | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    const arm = (): void => {
-      timer = clock.setTimeout(() => resolve(false), graceMs);
-    };
-    if (signal.aborted) arm();
-    else {
-      onAbort = arm;
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
-  });
-  try {
-    return await Promise.race([task.then(() => true), late]);
-  } finally {
-    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
-    if (timer !== undefined) clock.clearTimeout(timer);
-  }
+  /** The reflector's events (subscribe before `run()` to miss none). */
+  readonly events: ReflectorEvents;
 }
 
 /**
@@ -190,7 +169,7 @@ class ProcessController<T> implements ReflectorController {
   readonly #config: ControllerConfig<T>;
   readonly #clock: Clock;
   readonly #name: string;
-  #reflector: Reflector<T> | undefined;
+  readonly #reflector: Reflector<T>;
   #started = false;
   #synced = false;
 
@@ -198,6 +177,28 @@ class ProcessController<T> implements ReflectorController {
     this.#config = config;
     this.#clock = config.clock ?? realClock;
     this.#name = config.name ?? 'controller';
+    const queue = config.queue;
+    const store = {
+      add: (obj: T) => queue.add(obj),
+      update: (obj: T) => queue.update(obj),
+      delete: (obj: T) => queue.delete(obj),
+      replace: (items: T[], rv: string) => {
+        queue.replace(items, rv);
+        this.#checkSynced();
+      },
+      resync: () => queue.resync(),
+    };
+    this.#reflector = new Reflector<T>(config.listerWatcher, store, {
+      ...config.reflector,
+      name: this.#name,
+      resyncPeriodMs: config.resyncPeriodMs ?? 0,
+      shouldResync: config.shouldResync,
+      clock: this.#clock,
+    });
+  }
+
+  get events(): ReflectorEvents {
+    return this.#reflector.events;
   }
 
   hasSynced(): boolean {
@@ -205,61 +206,36 @@ class ProcessController<T> implements ReflectorController {
   }
 
   lastSyncResourceVersion(): string {
-    return this.#reflector?.lastSyncResourceVersion() ?? '';
+    return this.#reflector.lastSyncResourceVersion();
   }
 
   reflectorStats(): ReflectorStats | undefined {
-    return this.#reflector?.stats();
+    return this.#reflector.stats();
   }
 
   async run(signal: AbortSignal): Promise<void> {
     if (this.#started) throw new AlreadyStartedError(this.#name);
     this.#started = true;
-    const queue = this.#config.queue;
-    const link = new ChildAbort(signal);
-    const internal = link.controller;
-    let failure: Error | undefined;
-    const fail = (err: unknown): void => {
-      if (failure === undefined) failure = toError(err);
-      internal.abort(failure);
-    };
-    const closeQueue = (): void => queue.close();
-    internal.signal.addEventListener('abort', closeQueue, { once: true });
-    if (internal.signal.aborted) closeQueue();
-
-    const checkSynced = (): void => this.#checkSynced();
-    const store = {
-      add: (obj: T) => queue.add(obj),
-      update: (obj: T) => queue.update(obj),
-      delete: (obj: T) => queue.delete(obj),
-      replace: (items: T[], rv: string) => {
-        queue.replace(items, rv);
-        checkSynced();
-      },
-      resync: () => queue.resync(),
-    };
-    const reflector = new Reflector<T>(this.#config.listerWatcher, store, {
-      ...this.#config.reflector,
+    // The reflector is ours and stops promptly, so it is always waited for; the process loop runs user
+    // code, so once stopping it gets `stopGraceMs` (a child scope with that grace) and is then abandoned.
+    const scope = new TaskScope({
       name: this.#name,
-      resyncPeriodMs: this.#config.resyncPeriodMs ?? 0,
-      shouldResync: this.#config.shouldResync,
+      signal,
       clock: this.#clock,
+      onLateFailure: (error) => publish(channels.informerHandlerError, { name: this.#name, error, late: true }),
     });
-    this.#reflector = reflector;
-    const reflectorDone = reflector.run(internal.signal).catch(fail);
-    const loopDone = this.#processLoop(internal.signal).catch(fail);
-    const inTime = await settleWithin(loopDone, internal.signal, this.#clock, this.#config.stopGraceMs ?? 500);
-    if (!inTime) {
-      loopDone.then(
-        () => undefined,
-        (err) => publish(channels.informerHandlerError, { name: this.#name, error: err, late: true }),
-      );
+    const queue = this.#config.queue;
+    const closeQueue = (): void => queue.close();
+    if (scope.signal.aborted) closeQueue();
+    else scope.signal.addEventListener('abort', closeQueue, { once: true });
+    const loop = scope.child('process loop', { graceMs: this.#config.stopGraceMs ?? 500 });
+    void scope.spawn('reflector', (s) => this.#reflector.run(s));
+    void loop.spawn('process loop', (s) => this.#processLoop(s));
+    try {
+      await scope.closed();
+    } finally {
+      if (this.#config.closeListerWatcher !== false) closeListerWatcher(this.#config.listerWatcher);
     }
-    await reflectorDone;
-    if (this.#config.closeListerWatcher !== false) closeListerWatcher(this.#config.listerWatcher);
-    link.detach();
-    internal.signal.removeEventListener('abort', closeQueue);
-    if (failure !== undefined) throw failure;
   }
 
   #checkSynced(): void {

@@ -1,17 +1,19 @@
 // SharedInformerFactory: one informer per resource, shared by every caller, started and synced together.
 
-import { toError } from '../core/errors.js';
+import { abortableWait } from '../core/abort.js';
 import type { LoggerOption } from '../core/log.js';
 import { validateGroupVersionResource, validateOptions } from '../core/options.js';
+import type { GroupVersionResourceFor, ResourceDescriptor } from '../core/resources.js';
 import type { GroupVersionResource } from '../core/types.js';
 import { newListWatch, type KubeConfigLike } from '../listwatch/index.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import { metaNamespaceIndexFunc, NamespaceIndex, type Indexers } from '../store/types.js';
-import { ChildAbort } from '../core/abort.js';
+import { TaskScope } from '../core/task-scope.js';
 import { InformerStoppedError } from './errors.js';
 import type { InformerHealth } from './health.js';
 import type { SharedIndexInformerOptions } from './options.js';
 import { SharedIndexInformer } from './shared-index-informer.js';
+import { closeListerWatcher } from './controller.js';
 
 /** Options of {@link SharedInformerFactory}. */
 export interface SharedInformerFactoryOptions {
@@ -55,11 +57,8 @@ export function gvrKey(gvr: GroupVersionResource): string {
 interface Entry {
   informer: SharedIndexInformer<unknown>;
   lw: ListerWatcher<unknown>;
-  done: Promise<void> | undefined;
+  started: boolean;
 }
-
-/** The factory's lifecycle: `idle` until the first start, `running` until its signal aborts or an informer fails. */
-type FactoryState = 'idle' | 'running' | 'stopped';
 
 /**
  * client-go's `SharedInformerFactory` (keyed by resource, like the dynamic factory): every
@@ -74,7 +73,7 @@ type FactoryState = 'idle' | 'running' | 'stopped';
  * @example
  * ```ts
  * const factory = new SharedInformerFactory(kubeConfig, { resyncPeriodMs: 0 });
- * const pods = factory.forResource<Pod>({ group: '', version: 'v1', resource: 'pods' });
+ * const pods = factory.forResource(resources.pods);  // SharedIndexInformer<Pod>
  * pods.addEventHandler({ onAdd: (p) => queue.add(key(p)) });
  * const running = factory.run(signal);             // rejects if any informer fails
  * await factory.waitForCacheSync(signal);          // rejects with the reason if a cache cannot sync
@@ -84,11 +83,13 @@ export class SharedInformerFactory {
   readonly #kubeConfig: KubeConfigLike | undefined;
   readonly #options: SharedInformerFactoryOptions;
   readonly #entries = new Map<string, Entry>();
-  readonly #links: ChildAbort[] = [];
-  #stop: AbortController | undefined;
-  #state: FactoryState = 'idle';
-  #failure: Error | undefined;
-  #runCalls = 0;
+  /**
+   * The factory's lifetime, one task per started informer: created by the first `start`, open (running)
+   * until a signal given to `start`/`run` aborts or an informer fails, closed once every informer exited.
+   */
+  #scope: TaskScope | undefined;
+  /** A `run()` was called: it rejects with the first failure, so that failure need not crash the process. */
+  #runCalled = false;
 
   /**
    * `kubeConfig` may be `undefined` only when `listWatchFor` is given. Throws `INVALID_OPTION` for an
@@ -118,16 +119,27 @@ export class SharedInformerFactory {
   }
 
   /**
-   * The shared informer of `gvr`, created on first use. On a running factory a new informer starts
-   * at once; on a stopped one this throws `INFORMER_STOPPED`. Throws `INVALID_OPTION` for a malformed
-   * resource (no version, no resource, `'Pod'` instead of `'pods'`).
+   * The shared informer of a built-in (or your own) described resource, typed by the descriptor:
+   * `forResource(resources.pods)` is a `SharedIndexInformer<Pod>`. Created on first use; on a running
+   * factory a new informer starts at once; on a stopped one this throws `INFORMER_STOPPED`.
    */
-  forResource<T>(gvr: GroupVersionResource): SharedIndexInformer<T> {
+  forResource<T>(resource: ResourceDescriptor<T>): SharedIndexInformer<T>;
+  /**
+   * The shared informer of `gvr`, typed `T` — for custom resources:
+   * `forResource<Widget>({ group: 'example.com', version: 'v1', resource: 'widgets' })`. When `T` names
+   * a built-in kind (a `kubernetes-types` type), `gvr` must be that kind's resource, and a client-node
+   * model class (`V1Pod`) is refused: see {@link GroupVersionResourceFor}. Created on first use; on a
+   * running factory a new informer starts at once; on a stopped one this throws `INFORMER_STOPPED`.
+   * Throws `INVALID_OPTION` for a malformed resource (no version, no resource, `'Pod'` instead of
+   * `'pods'`).
+   */
+  forResource<T>(gvr: GroupVersionResourceFor<T>): SharedIndexInformer<T>;
+  forResource(gvr: GroupVersionResource): SharedIndexInformer<unknown> {
     validateGroupVersionResource('SharedInformerFactory.forResource', gvr);
     const key = gvrKey(gvr);
     let entry = this.#entries.get(key);
     if (entry === undefined) {
-      if (this.#state === 'stopped') throw this.#stoppedError(`informer ${key} was not created`);
+      if (this.#isStopped()) throw this.#stoppedError(`informer ${key} was not created`);
       const lw = this.#listWatch(gvr);
       const o = this.#options;
       const informer = new SharedIndexInformer<unknown>(lw, {
@@ -137,12 +149,13 @@ export class SharedInformerFactory {
         resyncPeriodMs: o.customResync?.[key] ?? o.resyncPeriodMs ?? 0,
         indexers: { [NamespaceIndex]: metaNamespaceIndexFunc } as Indexers<unknown>,
         transform: o.transform,
+        closeListerWatcher: false, // the factory created the ListerWatcher: it closes it, once (#closeLw)
       });
-      entry = { informer, lw, done: undefined };
+      entry = { informer, lw, started: false };
       this.#entries.set(key, entry);
-      if (this.#state === 'running') this.#startEntry(key, entry);
+      if (this.#scope?.state === 'open') this.#startEntry(key, entry);
     }
-    return entry.informer as SharedIndexInformer<T>;
+    return entry.informer;
   }
 
   /** The informers created so far, by resource key. */
@@ -160,16 +173,15 @@ export class SharedInformerFactory {
    * (as client-go crashes on a handler panic), so a process never keeps running on a dead informer.
    */
   start(signal: AbortSignal): void {
-    if (this.#state === 'stopped') throw this.#stoppedError('start() was called');
-    if (this.#stop === undefined) this.#stop = new AbortController();
-    const stop = this.#stop;
-    this.#state = 'running';
-    const link = new ChildAbort(signal);
-    this.#links.push(link);
-    link.controller.signal.addEventListener('abort', () => this.#stopAll(link.controller.signal.reason), { once: true });
-    if (link.controller.signal.aborted) this.#stopAll(link.controller.signal.reason);
-    if (stop.signal.aborted) return;
-    for (const [key, entry] of this.#entries) if (entry.done === undefined) this.#startEntry(key, entry);
+    if (this.#isStopped()) throw this.#stoppedError('start() was called');
+    const scope = (this.#scope ??= new TaskScope({
+      name: 'SharedInformerFactory',
+      onFailure: (err, key) => this.#informerFailed(key, err, true),
+      onLateFailure: (err, key) => this.#informerFailed(key, err, false),
+    }));
+    scope.link(signal);
+    if (scope.state !== 'open') return;
+    for (const [key, entry] of this.#entries) if (!entry.started) this.#startEntry(key, entry);
   }
 
   /**
@@ -178,33 +190,19 @@ export class SharedInformerFactory {
    * them, and with `INFORMER_STOPPED` on a factory that has stopped already.
    */
   async run(signal: AbortSignal): Promise<void> {
-    this.#runCalls++;
-    try {
-      this.start(signal);
-      await new Promise<void>((resolve) => {
-        const stop = this.#stop as AbortController;
-        if (stop.signal.aborted) resolve();
-        else stop.signal.addEventListener('abort', () => resolve(), { once: true });
-      });
-      await this.shutdown();
-    } finally {
-      this.#runCalls--;
-    }
+    this.start(signal);
+    this.#runCalled = true;
+    await (this.#scope as TaskScope).closed();
   }
 
   /**
-   * Waits until every started informer has stopped (the caller must have aborted their signal).
-   * Rejects with the first failure, if one failed.
+   * Waits until the factory has stopped — a signal given to `start`/`run` aborted, or an informer
+   * failed — and every informer it started has exited (at once when it never started). Rejects with
+   * the first failure, if one failed, and with `ABORTED` when `signal` aborts first (only the wait ends).
    */
-  async shutdown(): Promise<void> {
-    for (;;) {
-      const pending = [...this.#entries.values()].map((e) => e.done).filter((d): d is Promise<void> => d !== undefined);
-      await Promise.all(pending);
-      const now = [...this.#entries.values()].filter((e) => e.done !== undefined).length;
-      if (now === pending.length) break;
-    }
-    for (const link of this.#links.splice(0)) link.detach();
-    if (this.#failure !== undefined) throw this.#failure;
+  async shutdown(signal?: AbortSignal): Promise<void> {
+    if (this.#scope === undefined) return;
+    await abortableWait(this.#scope.closed(), signal, 'stopped waiting for SharedInformerFactory to shut down: the signal was aborted');
   }
 
   /**
@@ -216,7 +214,7 @@ export class SharedInformerFactory {
    * resolves with `false` for the informers not synced yet (client-go's answer).
    */
   async waitForCacheSync(signal: AbortSignal): Promise<Record<string, boolean>> {
-    const started = [...this.#entries].filter(([, e]) => e.done !== undefined);
+    const started = [...this.#entries].filter(([, e]) => e.started);
     await Promise.all(
       started.map(async ([, { informer }]) => {
         try {
@@ -235,43 +233,38 @@ export class SharedInformerFactory {
   }
 
   #startEntry(key: string, entry: Entry): void {
-    const stop = this.#stop as AbortController;
-    entry.done = entry.informer.run(stop.signal).then(
-      () => this.#closeLw(entry),
-      (err) => {
+    entry.started = true;
+    void (this.#scope as TaskScope).spawn(key, async (signal) => {
+      try {
+        await entry.informer.run(signal);
+      } finally {
         this.#closeLw(entry);
-        this.#informerFailed(key, toError(err));
-      },
-    );
+      }
+    });
   }
 
-  #stopAll(reason: unknown): void {
-    this.#state = 'stopped';
-    this.#stop?.abort(reason);
+  /** Stopping (a signal aborted or an informer failed) or stopped: it cannot run again. */
+  #isStopped(): boolean {
+    return this.#scope !== undefined && this.#scope.state !== 'open';
   }
 
   #stoppedError(what: string): InformerStoppedError {
     return new InformerStoppedError(
       `SharedInformerFactory has stopped (its informers cannot run again): ${what}; create a new factory`,
-      { cause: this.#failure },
+      { cause: this.#scope?.failure },
     );
   }
 
-  #informerFailed(key: string, err: Error): void {
-    const first = this.#failure === undefined;
-    if (first) this.#failure = err;
-    this.#stopAll(err);
+  /**
+   * Every informer failure ends here; the scope has already stopped the others for the first one. A
+   * throwing `onError` is rethrown as an uncaught exception by the scope.
+   */
+  #informerFailed(key: string, err: Error, first: boolean): void {
     if (this.#options.onError !== undefined) {
-      try {
-        this.#options.onError(key, err);
-      } catch (hookError) {
-        queueMicrotask(() => {
-          throw hookError;
-        });
-      }
+      this.#options.onError(key, err);
       return;
     }
-    if (first && this.#runCalls === 0) {
+    if (first && !this.#runCalled) {
       queueMicrotask(() => {
         throw err;
       });
@@ -279,7 +272,7 @@ export class SharedInformerFactory {
   }
 
   #closeLw(entry: Entry): void {
-    (entry.lw as { close?: () => void }).close?.();
+    closeListerWatcher(entry.lw);
   }
 
   #listWatch(gvr: GroupVersionResource): ListerWatcher<unknown> {

@@ -1,6 +1,7 @@
 // Event handler contracts: what informers call, registrations, and the filtering adapter.
 
 import { DeletedFinalStateUnknown } from '../core/keys.js';
+import type { DeepReadonly } from '../core/types.js';
 
 /**
  * Receives an informer's notifications. Every callback is optional and may be sync or async; a
@@ -14,16 +15,19 @@ import { DeletedFinalStateUnknown } from '../core/keys.js';
  * - `onDelete(obj)`: an object was deleted. When the deletion was noticed by a relist, `obj` is a
  *   {@link DeletedFinalStateUnknown} whose `obj` is the last known (possibly stale) state.
  *
- * Warning: objects are the cache's own, shared with every other handler and lister: never mutate
- * them (copy first with `structuredClone`). `detectMutations` catches violations.
+ * Objects are typed {@link DeepReadonly}, as listers return them: they are the cache's own, shared
+ * with every other handler and lister. To change one, copy it with {@link deepCopy}. A helper that
+ * only reads should take `DeepReadonly<T>` (a plain `T` is assignable to it).
+ *
+ * Warning: the types are a compile-time guard only; `detectMutations` catches a write at run time.
  */
 export interface ResourceEventHandler<T> {
   /** An object was added (or replayed as part of an initial list). */
-  onAdd?(obj: T, isInInitialList: boolean): void | Promise<void>;
+  onAdd?: (obj: DeepReadonly<T>, isInInitialList: boolean) => void | Promise<void>;
   /** An object changed, or was re-delivered by a resync. */
-  onUpdate?(oldObj: T, newObj: T): void | Promise<void>;
+  onUpdate?: (oldObj: DeepReadonly<T>, newObj: DeepReadonly<T>) => void | Promise<void>;
   /** An object was deleted; a tombstone when the final state is unknown. */
-  onDelete?(obj: T | DeletedFinalStateUnknown<T>): void | Promise<void>;
+  onDelete?: (obj: DeepReadonly<T> | DeletedFinalStateUnknown<DeepReadonly<T>>) => void | Promise<void>;
 }
 
 /** What `addEventHandler` returns: a handle to check this handler's sync state and to remove it. */
@@ -58,7 +62,7 @@ export interface SharedInformerRegistration extends ResourceEventHandlerRegistra
  * nothing. A tombstone is tested on its `obj`.
  */
 export function filteringResourceEventHandler<T>(
-  filter: (obj: T) => boolean,
+  filter: (obj: DeepReadonly<T>) => boolean,
   handler: ResourceEventHandler<T>,
 ): ResourceEventHandler<T> {
   return {
@@ -73,8 +77,7 @@ export function filteringResourceEventHandler<T>(
       if (oldOk) return handler.onDelete?.(oldObj);
     },
     onDelete(obj) {
-      const inner = obj instanceof DeletedFinalStateUnknown ? (obj.obj as T) : obj;
-      if (filter(inner)) return handler.onDelete?.(obj);
+      if (filter(obj instanceof DeletedFinalStateUnknown ? obj.obj : obj)) return handler.onDelete?.(obj);
     },
   };
 }

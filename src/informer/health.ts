@@ -1,7 +1,9 @@
 // The health model: is the watch alive, are handlers keeping up, and the informer's counters.
 
+import type { Clock } from '../core/clock.js';
+import type { ReflectorEvents } from '../reflector/events.js';
+import type { ReflectorStats } from '../reflector/types.js';
 import type { ListenerStats } from './listener.js';
-import type { WatchMonitorState } from './watch-monitor.js';
 
 /** Thresholds of `health()`. */
 export interface HealthThresholds {
@@ -71,21 +73,24 @@ export interface WatchHealth {
   msDisconnected: number | undefined;
 }
 
-/** Counters since the informer was created. */
+/**
+ * Counters since the informer was created: the reflector's own (see `ReflectorStats`, one meaning
+ * each, counted from its events) plus the handlers' failures.
+ */
 export interface InformerCounters {
-  /** Lists started (first pages). */
+  /** Lists completed and handed to the cache (classic or streamed), the first one included. */
   lists: number;
-  /** Lists after the first one. */
+  /** Completed lists after the first. */
   relists: number;
-  /** Watches opened or attempted. */
+  /** Watch streams opened (the server answered the watch request). */
   watches: number;
-  /** List/watch failures, broken streams, ERROR events. */
+  /** Errors the reflector reported (every `onWatchError` call: failures, warnings, skipped events). */
   errors: number;
-  /** Watch events received, bookmarks included. */
+  /** ADDED/MODIFIED/DELETED events applied to the cache (bookmarks excluded). */
   events: number;
   /** Bookmarks received. */
   bookmarks: number;
-  /** Watch events rejected because their resource version went backwards (from the reflector). */
+  /** Events or lists whose resource version went backwards (from the reflector). */
   regressions: number;
   /** Handler callbacks that threw or rejected (all handlers). */
   handlerErrors: number;
@@ -133,6 +138,97 @@ export const DEFAULT_SLOW_HANDLER_MS = 30_000;
 /** Default of {@link HealthThresholds.watchDisconnectedMs}. */
 export const DEFAULT_WATCH_DISCONNECTED_MS = 60_000;
 
+/** What the informer saw of its watch, from the reflector's events (see {@link SourceHealth}). */
+export interface SourceState {
+  /** A watch stream is open now. */
+  connected: boolean;
+  /**
+   * Last sign of a live watch: a watch opening, an event (bookmarks included), or the moment a watch
+   * closed (it was live until then); starts at `start()`. Lists do not count: they are not a watch.
+   */
+  lastActivityAt: number;
+  /** Last watch event of any type, bookmarks included. */
+  lastEventAt: number | undefined;
+  /** Last BOOKMARK event. */
+  lastBookmarkAt: number | undefined;
+  /** Since when no watch has been open (from `start()` or the last close), or `undefined` while one is. */
+  disconnectedSince: number | undefined;
+  /** Request failures (`requestFailed` errors) since the last completed list or opened watch. */
+  consecutiveErrors: number;
+  /** The most recent request failure. */
+  lastError: Error | undefined;
+}
+
+/**
+ * Follows a reflector's events for `health()`: whether a watch is open, when it last showed life, and
+ * the run of list/watch failures. It counts nothing the reflector counts (counters come from its stats).
+ */
+export class SourceHealth {
+  readonly #clock: Clock;
+  #state: SourceState;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+    const now = clock.now();
+    this.#state = {
+      connected: false,
+      lastActivityAt: now,
+      lastEventAt: undefined,
+      lastBookmarkAt: undefined,
+      disconnectedSince: now,
+      consecutiveErrors: 0,
+      lastError: undefined,
+    };
+  }
+
+  /** Marks "now" as the start of the observation (the informer started running). */
+  start(): void {
+    const s = this.#state;
+    s.lastActivityAt = this.#clock.now();
+    if (!s.connected) s.disconnectedSince = s.lastActivityAt;
+  }
+
+  /** A copy of what was seen. */
+  snapshot(): SourceState {
+    return { ...this.#state };
+  }
+
+  /** Follows `events`. */
+  subscribe(events: ReflectorEvents): void {
+    const s = this.#state;
+    const now = (): number => this.#clock.now();
+    events.on('watchOpened', () => {
+      s.connected = true;
+      s.disconnectedSince = undefined;
+      s.lastActivityAt = now();
+      s.consecutiveErrors = 0;
+    });
+    events.on('watchEnded', () => {
+      if (!s.connected) return;
+      s.connected = false;
+      s.lastActivityAt = now();
+      s.disconnectedSince = s.lastActivityAt;
+    });
+    events.on('listed', () => {
+      s.consecutiveErrors = 0;
+    });
+    events.on('event', () => {
+      s.lastEventAt = s.lastActivityAt = now();
+    });
+    events.on('bookmark', () => {
+      s.lastEventAt = s.lastBookmarkAt = s.lastActivityAt = now();
+    });
+    events.on('error', (e) => {
+      if (!e.requestFailed) return;
+      s.consecutiveErrors++;
+      s.lastError = e.error;
+    });
+  }
+}
+
+/** The reflector's counters that `health()` shows (a subset of `ReflectorStats`). */
+export type SourceCounters = Pick<ReflectorStats, 'lists' | 'relists' | 'watches' | 'errors' | 'events' | 'bookmarks' | 'regressions'>;
+
 /** Everything {@link computeHealth} needs (internal). */
 export interface HealthInputs {
   /** The informer's name. */
@@ -145,10 +241,10 @@ export interface HealthInputs {
   synced: boolean;
   /** The reflector's resource version. */
   lastSyncResourceVersion: string;
-  /** What the watch monitor observed. */
-  monitor: WatchMonitorState;
-  /** Rejected regressions, from the reflector. */
-  regressions: number;
+  /** What the informer saw of its watch. */
+  source: SourceState;
+  /** The reflector's counters (zeros before it exists). */
+  counters: SourceCounters;
   /** Each handler: its name, whether it synced, and its listener's statistics. */
   handlers: HandlerInput[];
   /** Thresholds; missing ones take their defaults. */
@@ -169,7 +265,7 @@ export interface HandlerInput {
 
 /** Builds a health snapshot from raw state (pure, for testability). */
 export function computeHealth(input: HealthInputs): InformerHealth {
-  const { now, monitor: m } = input;
+  const { now, source: m, counters: c } = input;
   const stallMs = input.thresholds.watchStallMs ?? DEFAULT_WATCH_STALL_MS;
   const slowMs = input.thresholds.slowHandlerMs ?? DEFAULT_SLOW_HANDLER_MS;
   const disconnectedLimit = input.thresholds.watchDisconnectedMs ?? DEFAULT_WATCH_DISCONNECTED_MS;
@@ -181,14 +277,14 @@ export function computeHealth(input: HealthInputs): InformerHealth {
   if (input.state === 'stopped') deadProblems.push('informer is stopped');
   if (input.state === 'new') notReady.push('informer has not been started');
   const sinceActivity = now - m.lastActivityAt;
-  const msDisconnected = m.disconnectedSince === undefined || m.openWatches > 0 ? undefined : now - m.disconnectedSince;
+  const msDisconnected = m.disconnectedSince === undefined || m.connected ? undefined : now - m.disconnectedSince;
   if (running && !input.synced) {
     const failing = m.consecutiveErrors > 0 ? `: ${m.consecutiveErrors} list/watch failure${m.consecutiveErrors === 1 ? '' : 's'} in a row${lastError}` : '';
     notReady.push(`cache not synced yet${failing}`);
   }
   const stalled = running && sinceActivity > stallMs;
   if (stalled) {
-    const why = m.openWatches > 0 ? 'watch connected but silent' : `watch not connected${lastError}`;
+    const why = m.connected ? 'watch connected but silent' : `watch not connected${lastError}`;
     notReady.push(`watch stalled: no activity for ${sinceActivity} ms, ${why}`);
   } else if (running && input.synced && msDisconnected !== undefined && msDisconnected > disconnectedLimit) {
     notReady.push(`watch disconnected for ${msDisconnected} ms, the cache is going stale${lastError}`);
@@ -233,7 +329,7 @@ export function computeHealth(input: HealthInputs): InformerHealth {
     healthy: live && ready,
     problems,
     watch: {
-      connected: m.openWatches > 0,
+      connected: m.connected,
       msSinceLastEvent: m.lastEventAt === undefined ? undefined : now - m.lastEventAt,
       msSinceLastBookmark: m.lastBookmarkAt === undefined ? undefined : now - m.lastBookmarkAt,
       msSinceLastActivity: sinceActivity,
@@ -244,13 +340,13 @@ export function computeHealth(input: HealthInputs): InformerHealth {
     },
     handlers,
     counters: {
-      lists: m.lists,
-      relists: m.relists,
-      watches: m.watches,
-      errors: m.errors,
-      events: m.events,
-      bookmarks: m.bookmarks,
-      regressions: input.regressions,
+      lists: c.lists,
+      relists: c.relists,
+      watches: c.watches,
+      errors: c.errors,
+      events: c.events,
+      bookmarks: c.bookmarks,
+      regressions: c.regressions,
       handlerErrors,
     },
     failure: input.failure,

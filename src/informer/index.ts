@@ -7,7 +7,6 @@ export * from './sync-track.js';
 export * from './wait-for-cache-sync.js';
 export * from './transforms.js';
 export * from './health.js';
-export type { WatchMonitorState } from './watch-monitor.js';
 export {
   processDeltas,
   isSyncDelta,

@@ -110,7 +110,7 @@ export class ProcessorListener<T> {
   #failures = 0;
   #maxBacklog = 0;
 
-  /** Creates a stopped listener; `start()` begins delivery. */
+  /** Creates a listener that buffers until `run()` begins delivery. */
   constructor(handler: ResourceEventHandler<T>, options: ProcessorListenerOptions) {
     this.handler = handler;
     this.name = options.name;
@@ -136,11 +136,23 @@ export class ProcessorListener<T> {
     }
   }
 
-  /** Starts the delivery loop (idempotent). */
-  start(): void {
-    if (this.#started || this.#stopped) return;
+  /**
+   * Runs the delivery loop until `signal` aborts or {@link ProcessorListener.stop} is called, and
+   * resolves once it has exited (a callback already running is waited for). Idempotent: a second call,
+   * or a call on a stopped listener, returns the same end. The listener on `signal` is removed on exit.
+   */
+  run(signal?: AbortSignal): Promise<void> {
+    if (this.#started || this.#stopped) return this.#done;
     this.#started = true;
-    this.#done = this.#loop();
+    if (signal === undefined) {
+      this.#done = this.#loop();
+      return this.#done;
+    }
+    const onAbort = (): void => this.stop();
+    if (signal.aborted) this.stop();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    this.#done = this.#loop().finally(() => signal.removeEventListener('abort', onAbort));
+    return this.#done;
   }
 
   /** Stops delivery: drops the buffer; a callback already running finishes on its own. */
@@ -288,7 +300,8 @@ export class ProcessorListener<T> {
   }
 
   #call(n: Notification<T>): void | Promise<void> {
-    const h = this.handler;
+    // Handlers get the cache's objects as they are, typed read-only (see ResourceEventHandler).
+    const h = this.handler as ResourceEventHandler<unknown>;
     switch (n.kind) {
       case 'add':
         return h.onAdd?.(n.obj, n.isInInitialList);

@@ -72,10 +72,12 @@ function inlineHandler<T>(handler: ResourceEventHandler<T>, name: string): Delta
       return Promise.resolve(result).then(() => undefined, wrap);
     }
   };
+  // The handler gets the store's objects as they are, typed read-only (see ResourceEventHandler).
+  const h = handler as ResourceEventHandler<unknown>;
   return {
-    onAdd: (obj, isInInitialList) => guard('add', obj, () => handler.onAdd?.(obj, isInInitialList)),
-    onUpdate: (oldObj, newObj) => guard('update', newObj, () => handler.onUpdate?.(oldObj, newObj)),
-    onDelete: (obj) => guard('delete', obj, () => handler.onDelete?.(obj)),
+    onAdd: (obj, isInInitialList) => guard('add', obj, () => h.onAdd?.(obj, isInInitialList)),
+    onUpdate: (oldObj, newObj) => guard('update', newObj, () => h.onUpdate?.(oldObj, newObj)),
+    onDelete: (obj) => guard('delete', obj, () => h.onDelete?.(obj)),
   };
 }
 

@@ -1,6 +1,8 @@
 // The shared processor: fans notifications out to every listener and decides whose resync is due.
 
-import type { Clock, ClockTimer } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
+import { TaskScope } from '../core/task-scope.js';
+import { channels, publish } from '../observability/channels.js';
 import type { Notification, ProcessorListener } from './listener.js';
 
 /** The smallest resync period a handler may ask for; shorter ones are raised to it. */
@@ -23,7 +25,8 @@ export function determineResyncPeriod(desiredMs: number, checkMs: number): numbe
 export class SharedProcessor<T> {
   /** listener → whether it is flagged "syncing" (receives sync notifications). */
   #listeners = new Map<ProcessorListener<T>, boolean>();
-  #running = false;
+  /** The delivery loops, one task per listener; created by `run`. */
+  #scope: TaskScope | undefined;
   #stopped = false;
   #clock: Clock;
 
@@ -35,7 +38,7 @@ export class SharedProcessor<T> {
   /** Adds a listener, flagged syncing; starts its loop when the processor is running. */
   addListener(listener: ProcessorListener<T>): void {
     this.#listeners.set(listener, true);
-    if (this.#running) listener.start();
+    if (this.isRunning()) this.#startLoop(listener);
   }
 
   /** Removes a listener and stops it; harmless for an unknown one. Returns whether it was present. */
@@ -72,36 +75,38 @@ export class SharedProcessor<T> {
 
   /** Starts every listener's loop; listeners added later start at once. */
   run(): void {
-    if (this.#running || this.#stopped) return;
-    this.#running = true;
-    for (const listener of this.#listeners.keys()) listener.start();
+    if (this.#scope !== undefined || this.#stopped) return;
+    this.#scope = new TaskScope({
+      name: 'shared processor',
+      clock: this.#clock,
+      // A loop that throws past its own error handling (it reports handler failures itself) and ends
+      // after the stop grace has nowhere else to go.
+      onLateFailure: (error, name) => publish(channels.informerHandlerError, { name, error, late: true }),
+    });
+    for (const listener of this.#listeners.keys()) this.#startLoop(listener);
   }
 
   /** True while running (between `run` and `stop`). */
   isRunning(): boolean {
-    return this.#running && !this.#stopped;
+    return this.#scope?.state === 'open';
   }
 
   /**
-   * Stops every listener and waits for their loops to exit, at most `graceMs` (callbacks already
-   * running are user code and may never end; they are not awaited past the grace period).
-   * Resolves `true` when every loop exited in time. Leaves no timer behind.
+   * Stops every listener and waits for their loops to exit — also those of listeners removed while a
+   * callback was running — at most `graceMs` (callbacks already running are user code and may never
+   * end; they are not awaited past the grace period). Resolves `true` when every loop exited in time;
+   * rejects when a loop failed outside its handler error handling. Leaves no timer behind.
    */
   async stop(graceMs: number): Promise<boolean> {
     this.#stopped = true;
-    this.#running = false;
-    const listeners = [...this.#listeners.keys()];
-    for (const listener of listeners) listener.stop();
-    const all = Promise.all(listeners.map((l) => l.done())).then(() => true);
-    let timer: ClockTimer | undefined;
-    const grace = new Promise<boolean>((resolve) => {
-      timer = this.#clock.setTimeout(() => resolve(false), graceMs);
-    });
-    try {
-      return await Promise.race([all, grace]);
-    } finally {
-      if (timer !== undefined) this.#clock.clearTimeout(timer);
-    }
+    for (const listener of this.#listeners.keys()) listener.stop();
+    if (this.#scope === undefined) return true;
+    const { abandoned } = await this.#scope.close(graceMs);
+    return abandoned.length === 0;
+  }
+
+  #startLoop(listener: ProcessorListener<T>): void {
+    void (this.#scope as TaskScope).spawn(listener.name, (signal) => listener.run(signal));
   }
 
   /**

@@ -1,8 +1,8 @@
 // SharedIndexInformer: one reflector and one indexer shared by many independently buffered handlers.
 
-import { ChildAbort } from '../core/abort.js';
+import { abortableWait } from '../core/abort.js';
 import { realClock, type Clock } from '../core/clock.js';
-import { toError } from '../core/errors.js';
+import { TaskScope } from '../core/task-scope.js';
 import { RateLimitedLog, resolveLogger } from '../core/log.js';
 import { deletionHandlingMetaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
 import { channels, publish } from '../observability/channels.js';
@@ -15,7 +15,7 @@ import { IndexFuncError } from '../store/errors.js';
 import type { Deltas } from '../fifo/types.js';
 import { AlreadyStartedError, InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
-import { computeHealth, type InformerHealth, type InformerState } from './health.js';
+import { computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
 import { ProcessorListener } from './listener.js';
 import { CacheMutationDetector, type MutationDetector } from '../mutation/detector.js';
 import {
@@ -33,9 +33,9 @@ import {
 } from './controller.js';
 import { determineResyncPeriod, MINIMUM_RESYNC_PERIOD_MS, SharedProcessor } from './processor.js';
 import { SyncCondition } from './sync-track.js';
-import { WatchMonitor } from './watch-monitor.js';
 import { failureReason, SyncFailureTracker } from './sync-failure.js';
 import type { ReflectorErrorContext } from '../reflector/types.js';
+import { reportHookFailure, type ReflectorEvents } from '../reflector/events.js';
 
 const keyFunc = deletionHandlingMetaNamespaceKeyFunc as KeyFunc<unknown>;
 function keyOf(obj: unknown): string | undefined {
@@ -88,17 +88,20 @@ export class SharedIndexInformer<T> {
   readonly #clock: Clock;
   readonly #indexer: Indexer<T>;
   readonly #processor: SharedProcessor<T>;
-  readonly #monitor: WatchMonitor<T>;
+  /** What health() knows of the watch, from the reflector's events. */
+  readonly #source: SourceHealth;
   readonly #synced = new SyncCondition(() => this.hasSynced());
   readonly #registrations = new Set<Registration<T>>();
   readonly #defaultHandlerResyncMs: number;
   #resyncCheckPeriodMs: number;
-  #state: InformerState = 'new';
-  #stopping = false;
+  /**
+   * The run's lifetime and the informer's one lifecycle state: `undefined` before `run()`; `open` while
+   * running; `stopping` once the caller's signal aborted or the first failure (`scope.failure`) aborted
+   * it; `closed` once the teardown is done.
+   */
+  #scope: TaskScope | undefined;
   #controller: ReflectorController | undefined;
-  #internal: AbortController | undefined;
   #detector: MutationDetector | undefined;
-  #failure: Error | undefined;
   readonly #syncFailures: SyncFailureTracker;
   readonly #log: RateLimitedLog;
   #handlerCount = 0;
@@ -122,12 +125,7 @@ export class SharedIndexInformer<T> {
       hasSynced: () => this.hasSynced(),
       onBlocked: (err) => this.#onSyncBlocked(err),
     });
-    this.#monitor = new WatchMonitor<T>(
-      lw,
-      this.#clock,
-      (err) => this.#syncFailures.failed(err),
-      (what, failuresBefore) => this.#onSourceSucceeded(what, failuresBefore),
-    );
+    this.#source = new SourceHealth(this.#clock);
     this.#defaultHandlerResyncMs = options.resyncPeriodMs ?? 0;
     this.#resyncCheckPeriodMs = this.#defaultHandlerResyncMs;
     const at = (): number => this.#clock.now();
@@ -159,10 +157,10 @@ export class SharedIndexInformer<T> {
     if (this.isStopped()) {
       throw new InformerStoppedError(
         `handler ${name} was not added to shared informer ${this.#name} because it has stopped already`,
-        { cause: this.#failure },
+        { cause: this.#scope?.failure },
       );
     }
-    const started = this.#state !== 'new';
+    const started = this.#scope !== undefined;
     let period = options.resyncPeriodMs ?? this.#defaultHandlerResyncMs;
     if (period > 0) {
       if (period < MINIMUM_RESYNC_PERIOD_MS) period = MINIMUM_RESYNC_PERIOD_MS;
@@ -208,13 +206,15 @@ export class SharedIndexInformer<T> {
 
   /**
    * Removes a handler and resolves once its delivery loop has exited (client-go's
-   * `ShutDownEventHandler`). Warning: never await this from inside that handler — it would wait for itself.
+   * `ShutDownEventHandler`). The handler is removed at once either way; `signal` bounds only the wait
+   * for a callback still running — when it aborts first this rejects with an `AbortedError` (code
+   * `ABORTED`). Warning: never await this from inside that handler — it would wait for itself.
    */
-  async shutDownEventHandler(registration: SharedInformerRegistration): Promise<void> {
+  async shutDownEventHandler(registration: SharedInformerRegistration, signal?: AbortSignal): Promise<void> {
     const reg = registration as Registration<T>;
     if (!this.#registrations.has(reg)) return;
     this.removeEventHandler(reg);
-    await reg.listener.done();
+    await abortableWait(reg.listener.done(), signal, `stopped waiting for handler ${reg.name} to shut down: the signal was aborted`);
   }
 
   /** True when `registration` is currently registered with this informer. */
@@ -257,7 +257,7 @@ export class SharedIndexInformer<T> {
   addIndexers(indexers: Indexers<T>): void {
     if (this.isStopped()) {
       throw new InformerStoppedError(`informer ${this.#name} has stopped; indexers can no longer be added`, {
-        cause: this.#failure,
+        cause: this.#scope?.failure,
       });
     }
     this.#indexer.addIndexers(indexers);
@@ -282,7 +282,7 @@ export class SharedIndexInformer<T> {
    */
   whenSynced(signal?: AbortSignal): Promise<void> {
     const blocked = this.#syncFailures.blocked();
-    if (blocked !== undefined && !this.hasSynced() && this.#failure === undefined) return Promise.reject(blocked);
+    if (blocked !== undefined && !this.hasSynced() && this.#scope?.failure === undefined) return Promise.reject(blocked);
     return this.#synced.wait(signal);
   }
 
@@ -293,12 +293,20 @@ export class SharedIndexInformer<T> {
 
   /** True once `run()` was called. */
   isStarted(): boolean {
-    return this.#state !== 'new';
+    return this.#scope !== undefined;
   }
 
   /** True once the informer stopped or is stopping (aborted or failed); it never runs again. */
   isStopped(): boolean {
-    return this.#stopping || this.#state === 'stopped' || this.#state === 'failed';
+    return this.#scope !== undefined && this.#scope.state !== 'open';
+  }
+
+  /** The lifecycle as `health()` reports it: `running` until the teardown is done. */
+  #lifecycle(): InformerState {
+    const scope = this.#scope;
+    if (scope === undefined) return 'new';
+    if (scope.state !== 'closed') return 'running';
+    return scope.failure === undefined ? 'stopped' : 'failed';
   }
 
   /** A health snapshot: watch liveness, per-handler backlog and age, counters. See {@link InformerHealth}. */
@@ -306,14 +314,14 @@ export class SharedIndexInformer<T> {
     return computeHealth({
       name: this.#name,
       now: this.#clock.now(),
-      state: this.#state,
+      state: this.#lifecycle(),
       synced: this.hasSynced(),
       lastSyncResourceVersion: this.lastSyncResourceVersion(),
-      monitor: this.#monitor.state(),
-      regressions: this.#controller?.reflectorStats()?.regressions ?? 0,
+      source: this.#source.snapshot(),
+      counters: this.#controller?.reflectorStats() ?? NO_COUNTERS,
       handlers: [...this.#registrations].map((r) => ({ name: r.name, synced: r.hasSynced(), stats: r.listener.stats() })),
       thresholds: this.#options.health ?? {},
-      failure: this.#failure,
+      failure: this.#scope?.failure,
     });
   }
 
@@ -324,12 +332,15 @@ export class SharedIndexInformer<T> {
    * A second call rejects with `ALREADY_STARTED`.
    */
   async run(signal: AbortSignal): Promise<void> {
-    if (this.#state !== 'new') throw new AlreadyStartedError(`shared informer ${this.#name}`);
-    this.#state = 'running';
-    const link = new ChildAbort(signal);
-    const internal = link.controller;
-    this.#internal = internal;
-    if (this.#failure !== undefined) internal.abort(this.#failure);
+    if (this.#scope !== undefined) throw new AlreadyStartedError(`shared informer ${this.#name}`);
+    const scope = new TaskScope({
+      name: `shared informer ${this.#name}`,
+      signal,
+      clock: this.#clock,
+      // A failure after run() settled (a callback that outlived the stop grace) is only published.
+      onLateFailure: (error) => publish(channels.informerHandlerError, { name: this.#name, error, late: true }),
+    });
+    this.#scope = scope;
     const fifo = new DeltaFIFO<T>({
       knownObjects: this.#indexer,
       emitDeltaTypeReplaced: true,
@@ -337,7 +348,8 @@ export class SharedIndexInformer<T> {
     });
     this.#controller = newController<T>({
       queue: fifo,
-      listerWatcher: this.#monitor.listerWatcher(),
+      listerWatcher: this.#lw,
+      closeListerWatcher: false, // the informer closes it below, when it owns it
       name: this.#name,
       process: (deltas, isInInitialList) =>
         this.#options.errorPolicy === 'report'
@@ -348,36 +360,40 @@ export class SharedIndexInformer<T> {
       clock: this.#clock,
       stopGraceMs: this.#options.stopGraceMs,
       onSynced: () => this.#onSynced(),
-      reflector: { ...this.#options.reflector, knownObjects: this.#indexer, onError: (err, ctx) => this.#onWatchError(err, ctx) },
+      reflector: { ...this.#options.reflector, knownObjects: this.#indexer },
     });
+    this.#follow(this.#controller.events);
     // The detector outlives the process loop and the handlers, so its last comparison (at stop) also
     // sees what a handler changed during the stop grace.
     const detectorStop = new AbortController();
     const detectorDone = this.#startDetector(detectorStop.signal);
-    this.#monitor.reset();
+    const controller = this.#controller;
+    this.#source.start();
     this.#processor.run();
-    try {
-      await this.#controller.run(internal.signal);
-    } catch (err) {
-      this.#fail(err);
-    }
-    this.#stopping = true;
-    this.#syncFailures.stop();
-    internal.abort();
-    await this.#processor.stop(this.#options.stopGraceMs ?? 500);
-    detectorStop.abort();
-    await detectorDone;
-    if (this.#options.closeListerWatcher !== false) closeListerWatcher(this.#lw);
-    link.detach();
-    this.#state = this.#failure === undefined ? 'stopped' : 'failed';
-    if (this.#failure !== undefined) this.#log.logger.error(`informer ${this.#name} stopped: ${this.#failure.message}`);
-    const synced = this.#controller.hasSynced();
-    const stopped = new InformerStoppedError(`informer ${this.#name} ${synced ? 'has stopped' : 'stopped before its cache synced'}`, {
-      cause: this.#failure,
+    // One task: run until the scope aborts (the caller's signal, or the first failure anywhere), then
+    // tear down in order. Every step is bounded: the controller and the processor by `stopGraceMs`.
+    void scope.spawn('informer', async (stopping) => {
+      try {
+        await controller.run(stopping);
+      } catch (err) {
+        scope.fail(err);
+      }
+      this.#syncFailures.stop();
+      await this.#processor.stop(this.#options.stopGraceMs ?? 500).catch((err: unknown) => scope.fail(err));
+      detectorStop.abort();
+      await detectorDone;
+      if (this.#options.closeListerWatcher !== false) closeListerWatcher(this.#lw);
     });
-    this.#synced.fail(this.#failure ?? stopped);
-    for (const reg of this.#registrations) reg.listener.synced.fail(this.#failure ?? stopped);
-    if (this.#failure !== undefined) throw this.#failure;
+    await scope.closed().catch(() => undefined);
+    const failure = scope.failure;
+    if (failure !== undefined) this.#log.logger.error(`informer ${this.#name} stopped: ${failure.message}`);
+    const stopped = new InformerStoppedError(
+      `informer ${this.#name} ${controller.hasSynced() ? 'has stopped' : 'stopped before its cache synced'}`,
+      { cause: failure },
+    );
+    this.#synced.fail(failure ?? stopped);
+    for (const reg of this.#registrations) reg.listener.synced.fail(failure ?? stopped);
+    if (failure !== undefined) throw failure;
   }
 
   #startDetector(signal: AbortSignal): Promise<void> {
@@ -393,10 +409,6 @@ export class SharedIndexInformer<T> {
     return detector.run(signal).catch((err) => this.#fail(err));
   }
 
-  /**
-   * The one place a fatal error is recorded: the first wins, and it stops everything. A failure after
-   * `run()` settled (a callback that outlived the stop grace) is only published.
-   */
   /**
    * Under `errorPolicy: 'report'`, applies each delta on its own so that an index function that throws
    * skips only that delta: the store keeps the object's previous state (the failed write changed
@@ -414,14 +426,13 @@ export class SharedIndexInformer<T> {
     }
   }
 
+  /**
+   * The one place a fatal error goes: the scope keeps the first, which stops everything; one after
+   * `run()` settled (a callback that outlived the stop grace) is only published. Nothing can fail
+   * before `run()` (handlers and the detector run only inside it).
+   */
   #fail(error: unknown): void {
-    const err = toError(error);
-    if (this.#state === 'stopped' || this.#state === 'failed') {
-      publish(channels.informerHandlerError, { name: this.#name, error: err, late: true });
-      return;
-    }
-    if (this.#failure === undefined) this.#failure = err;
-    this.#internal?.abort(err);
+    this.#scope?.fail(error);
   }
 
   #onSynced(): void {
@@ -432,14 +443,26 @@ export class SharedIndexInformer<T> {
     for (const reg of this.#registrations) reg.listener.synced.check();
   }
 
+  /** Health, the sync-failure policy and the log follow the reflector's events (its one source of truth). */
+  #follow(events: ReflectorEvents): void {
+    this.#source.subscribe(events);
+    this.#syncFailures.subscribe(events);
+    events.on('error', (e) => this.#onWatchError(e.error, { name: e.name, phase: e.phase, action: e.action }));
+    events.on('listed', (e) => this.#onSourceSucceeded('list', e.failuresBefore));
+    events.on('watchOpened', (e) => this.#onSourceSucceeded('watch', e.failuresBefore));
+  }
+
   #onWatchError(err: Error, ctx: ReflectorErrorContext): void {
     const next = ACTION_TEXT[ctx.action];
     this.#log.log('warn', `${ctx.phase}:${failureReason(err)}`, `informer ${this.#name}: ${ctx.phase} failed, ${next}: ${err.message}`);
-    this.#options.onWatchError?.(err, ctx);
+    try {
+      this.#options.onWatchError?.(err, ctx);
+    } catch (hookError) {
+      reportHookFailure(this.#name, hookError);
+    }
   }
 
   #onSourceSucceeded(what: 'list' | 'watch', failuresBefore: number): void {
-    this.#syncFailures.succeeded();
     if (failuresBefore === 0) return;
     this.#log.reset();
     this.#log.logger.info(`informer ${this.#name}: ${what} succeeded again after ${failuresBefore} failure${failuresBefore === 1 ? '' : 's'}`);
@@ -451,6 +474,8 @@ export class SharedIndexInformer<T> {
     for (const reg of this.#registrations) reg.listener.synced.rejectWaiters(err);
   }
 }
+
+const NO_COUNTERS: SourceCounters = { lists: 0, relists: 0, watches: 0, errors: 0, events: 0, bookmarks: 0, regressions: 0 };
 
 const ACTION_TEXT: Record<ReflectorErrorContext['action'], string> = {
   relist: 'will back off and list again',

@@ -3,6 +3,8 @@
 import type { Clock, ClockTimer } from '../core/clock.js';
 import { ApiStatusError, ErrorCodes, toError } from '../core/errors.js';
 import { KubeConfigError, NetworkError } from '../listwatch/errors.js';
+import { statusCodeOf } from '../reflector/errors.js';
+import type { ReflectorEvents } from '../reflector/events.js';
 
 /**
  * How a list/watch failure bears on a cache that has not synced yet:
@@ -21,16 +23,6 @@ const PERSISTENT_STATUSES = new Set([400, 401, 403, 404, 405, 406, 415, 422]);
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EHOSTDOWN']);
 const PERSISTENT_NETWORK = /^(ENOTFOUND|EAI_FAIL|EAI_NONAME|EPROTO|ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_INVALID_URL)/;
 
-/** The HTTP status in `err` or its cause chain (a `statusCode`, or a numeric Status `code`). */
-export function statusOf(err: unknown): number | undefined {
-  for (let e = err, depth = 0; e !== null && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const s = e as { statusCode?: unknown; code?: unknown };
-    if (typeof s.statusCode === 'number') return s.statusCode;
-    if (typeof s.code === 'number') return s.code;
-  }
-  return undefined;
-}
-
 function syscallOf(err: unknown): string | undefined {
   for (let e = err, depth = 0; e !== null && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const s = e as { syscallCode?: unknown; code?: unknown };
@@ -42,7 +34,7 @@ function syscallOf(err: unknown): string | undefined {
 
 /** Classifies one list/watch failure (see {@link SyncFailureKind}). */
 export function classifySyncFailure(err: unknown): SyncFailureKind {
-  const status = statusOf(err);
+  const status = statusCodeOf(err);
   if (status !== undefined) return PERSISTENT_STATUSES.has(status) ? 'persistent' : 'transient';
   if ((err as { code?: unknown } | null)?.code === ErrorCodes.KUBECONFIG) return 'persistent';
   const syscall = syscallOf(err);
@@ -53,14 +45,14 @@ export function classifySyncFailure(err: unknown): SyncFailureKind {
 
 /** A short, stable reason for log rate-limiting and messages: `HTTP 403`, `ECONNREFUSED`, a code. */
 export function failureReason(err: unknown): string {
-  const status = statusOf(err);
+  const status = statusCodeOf(err);
   if (status !== undefined) return `HTTP ${status}`;
   return syscallOf(err) ?? (err as { code?: unknown } | null)?.code?.toString() ?? (err as Error | null)?.name ?? 'error';
 }
 
 /** The error sync waits reject with: the cause's class and code, a message that names the informer. */
 function wrapSyncFailure(cause: Error, message: string): Error {
-  const status = statusOf(cause);
+  const status = statusCodeOf(cause);
   if (status !== undefined) return new ApiStatusError(status, message, { cause, reason: (cause as { reason?: string }).reason });
   if ((cause as { code?: unknown }).code === ErrorCodes.KUBECONFIG) return new KubeConfigError(message, { cause });
   return new NetworkError(message, { cause, syscallCode: syscallOf(cause) });
@@ -103,7 +95,19 @@ export class SyncFailureTracker {
     return this.#blocked;
   }
 
-  /** A list or watch failed (aborts excluded). */
+  /**
+   * Follows a reflector's events: an `error` with `requestFailed` is a failure; a completed list
+   * (`listed`) or an opened watch (`watchOpened`) is a success.
+   */
+  subscribe(events: ReflectorEvents): void {
+    events.on('error', (e) => {
+      if (e.requestFailed) this.failed(e.error);
+    });
+    events.on('listed', () => this.succeeded());
+    events.on('watchOpened', () => this.succeeded());
+  }
+
+  /** A list or watch request failed (aborts excluded). */
   failed(error: unknown): void {
     if (this.#o.hasSynced()) return;
     const kind = classifySyncFailure(error);

@@ -100,7 +100,7 @@ export class SingleFileTracker {
   /** The consumer finished an item counted by {@link SingleFileTracker.start}. Throws on underflow. */
   finished(): void {
     if (this.#count === 0) {
-      throw new KubeInformerError(ErrorCodes.INVALID_OPTION, 'SingleFileTracker.finished() called more often than start()');
+      throw new KubeInformerError(ErrorCodes.INTERNAL, 'SingleFileTracker.finished() called more often than start()');
     }
     this.#count--;
   }

@@ -86,7 +86,7 @@ const MAX_MESSAGE_CHARS = 1000;
  * object and `paths` the changed fields; `diff` is one `path: before → after` line per change.
  *
  * Recovery: find the code that writes to an object it got from a lister, an index or an event
- * handler, and make it copy first (`structuredClone(obj)`): cached objects are shared by every reader.
+ * handler, and make it copy first (`deepCopy(obj)`): cached objects are shared by every reader.
  */
 export class CacheMutationError extends KubeInformerError {
   /** The cache key of the mutated object. */

@@ -5,18 +5,23 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 /**
  * Every `diagnostics_channel` the library publishes on. Subscribe with
  * `diagnostics_channel.subscribe(channels.reflectorError, (msg) => ...)`. Publishing costs nothing
- * when nobody subscribes. Message shapes are documented where each channel is published.
+ * when nobody subscribes. The `reflector*` channels re-publish a reflector's typed events
+ * (`reflector.events`), so they say exactly what its counters and hooks hear.
  */
 export const channelNames = {
-  /** `{ name, error }`: a list or watch failed; the reflector backs off and retries. */
+  /**
+   * `{ name, error, phase, action }`: a reflector's `error` event (a failure it recovers from, a
+   * warning, a skipped event), or a hook, listener or ListerWatcher `close()` that threw (phase `hook`
+   * or `close`, action `warn`).
+   */
   reflectorError: 'kube-informer:reflector:error',
-  /** `{ name, key, heldResourceVersion, eventResourceVersion, eventType }`: a regressed event was rejected. */
+  /** A `RegressionInfo` (`{ name, key, eventType, heldResourceVersion, eventResourceVersion, reason, … }`): the `regression` event. */
   reflectorRegression: 'kube-informer:reflector:regression',
-  /** `{ name, resourceVersion, items }`: a list finished and was handed to the store. */
+  /** `{ name, resourceVersion, items }`: the `listed` event (a complete list handed to the store). */
   reflectorList: 'kube-informer:reflector:list',
-  /** `{ name, resourceVersion }`: a watch started. */
+  /** `{ name, resourceVersion }`: the `watchOpened` event. */
   reflectorWatchStart: 'kube-informer:reflector:watch-start',
-  /** `{ name, reason }`: a watch ended. */
+  /** `{ name, reason }`: the `watchEnded` event (`closed`, `stalled`, `aborted`, `stopped`, `error`). */
   reflectorWatchEnd: 'kube-informer:reflector:watch-end',
   /** `{ name, error }`: a handler failed. */
   informerHandlerError: 'kube-informer:informer:handler-error',

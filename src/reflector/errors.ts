@@ -1,4 +1,4 @@
-// The reflector's error classes and the predicates that decide how it recovers from each failure.
+// The reflector's error classes, and the predicates that describe a failure (the state machine decides).
 
 import { ApiStatusError, ErrorCodes, KubeInformerError, isExpiredError } from '../core/errors.js';
 import type { KubeInformerErrorOptions } from '../core/errors.js';
@@ -69,18 +69,31 @@ export class VeryShortWatchError extends KubeInformerError {
 /**
  * A watch opened at `""` or `"0"` (the list carried no usable version) ended before the reflector could
  * adopt a version: its synthetic ADDED events come in no order, so no watch can resume from them without
- * missing deletions. Code `EXPIRED`: a relist (not older than the newest event applied) follows.
+ * missing deletions. Code `WATCH_UNRESUMABLE`: a relist (not older than the newest event applied) follows.
  */
 export class UnresumableWatchError extends KubeInformerError {
   constructor(name: string) {
-    super(ErrorCodes.EXPIRED, `${name}: the watch from resource version "0" ended before a version could be adopted; relisting`);
+    super(ErrorCodes.WATCH_UNRESUMABLE, `${name}: the watch from resource version "0" ended before a version could be adopted; relisting`);
   }
 }
 
-/** A list request that took longer than `listTimeoutMs`: abandoned (its signal aborted) and retried. */
+/** A list request that took longer than `listTimeoutMs` (code `LIST_TIMEOUT`): abandoned, its signal aborted, and retried. */
 export class ListTimeoutError extends KubeInformerError {
   constructor(name: string, timeoutMs: number) {
-    super(ErrorCodes.NETWORK, `${name}: a list request got no complete answer within ${timeoutMs} ms; abandoned`);
+    super(ErrorCodes.LIST_TIMEOUT, `${name}: a list request got no complete answer within ${timeoutMs} ms; abandoned`);
+  }
+}
+
+/**
+ * A streaming list (`useWatchList`) that ended before its initial-events-end bookmark (code
+ * `WATCH_LIST_INCOMPLETE`): closed by the server, or silent past its idle limit. A normal list follows.
+ */
+export class WatchListIncompleteError extends KubeInformerError {
+  /** How the stream ended: `closed` by the server, or `stalled` (silent past the idle limit). */
+  readonly reason: 'closed' | 'stalled';
+  constructor(name: string, reason: 'closed' | 'stalled') {
+    super(ErrorCodes.WATCH_LIST_INCOMPLETE, `${name}: the streaming list ended (${reason}) before the initial-events-end bookmark; falling back to a list`);
+    this.reason = reason;
   }
 }
 
@@ -144,8 +157,9 @@ export function isNetworkError(err: unknown): boolean {
   return false;
 }
 
-function statusCodeOf(err: unknown): number | undefined {
-  for (const e of errorChain(err, 3)) {
+/** The HTTP status in `err` or its cause chain (a `statusCode`, or a numeric Status `code`), if any. */
+export function statusCodeOf(err: unknown): number | undefined {
+  for (const e of errorChain(err, 4)) {
     if (typeof e.statusCode === 'number') return e.statusCode;
     if (typeof e.code === 'number') return e.code;
   }
@@ -210,10 +224,4 @@ export function statusToError(name: string, object: unknown): ApiStatusError {
     status: object,
     retryAfterSeconds: typeof retry === 'number' ? retry : undefined,
   });
-}
-
-/** True for an abort error (DOMException `AbortError`, or code `ABORTED`). */
-export function isAbortError(err: unknown): boolean {
-  for (const e of errorChain(err, 3)) if (e.name === 'AbortError' || e.code === ErrorCodes.ABORTED || e.code === 'ABORT_ERR') return true;
-  return false;
 }

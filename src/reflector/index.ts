@@ -1,4 +1,4 @@
-// The reflector room's barrel: Reflector, its options, stats, errors and backoff.
+// The reflector room's barrel: Reflector, its options, events, stats, errors and backoff.
 export { Reflector } from './reflector.js';
 export type {
   ReflectorStore,
@@ -9,6 +9,17 @@ export type {
   ReflectorPhase,
   ReflectorAction,
 } from './types.js';
+export type {
+  ReflectorEvents,
+  ReflectorEventMap,
+  ListedEvent,
+  WatchOpenedEvent,
+  WatchEndedEvent,
+  WatchEndReason,
+  WatchEventReport,
+  BookmarkEvent,
+  ReflectorErrorEvent,
+} from './events.js';
 export { Backoff, resolveBackoffOptions } from './backoff.js';
 export type { BackoffOptions, ResolvedBackoffOptions } from './backoff.js';
 export {
@@ -20,6 +31,7 @@ export {
   ResourceVersionGuardDisabledError,
   UnresumableWatchError,
   ListTimeoutError,
+  WatchListIncompleteError,
   isConnectionRefused,
   isNetworkError,
   isTooManyRequests,
@@ -27,6 +39,4 @@ export {
   retryAfterMs,
 } from './errors.js';
 export type { RegressionInfo } from './errors.js';
-export { ResourceVersionGuard } from './resource-version-guard.js';
-export type { GuardVerdict } from './resource-version-guard.js';
-export { INITIAL_EVENTS_END_ANNOTATION } from './watch-events.js';
+export { INITIAL_EVENTS_END_ANNOTATION } from './watch-event.js';

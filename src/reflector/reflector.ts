@@ -1,22 +1,23 @@
-// Reflector: keeps a store equal to one API collection forever, by list then watch, with backoff.
+// Reflector: keeps a store equal to one API collection forever; the driver loop around the state machine.
 
-import { realClock, sleep } from '../core/clock.js';
-import { ErrorCodes, KubeInformerError, toError } from '../core/errors.js';
+import { EventEmitter } from 'eventemitter3';
+import { realClock } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
+import { ErrorCodes, KubeInformerError } from '../core/errors.js';
 import { metaNamespaceKeyFunc } from '../core/keys.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
-import type { ListerWatcher } from '../listwatch/types.js';
+import { getResourceVersion } from '../core/types.js';
+import type { ListerWatcher, ListOptions } from '../listwatch/types.js';
 import { Backoff, resolveBackoffOptions } from './backoff.js';
-import type { ReflectorContext } from './context.js';
-import { delayAfter, phaseOf } from './context.js';
-import { listIntoStore } from './list.js';
-import { ResourceVersionGuard } from './resource-version-guard.js';
-import { ABORTED } from '../core/abort.js';
-import { ReflectorRecorder } from './stats.js';
+import { Driver } from './driver.js';
+import type { DriverDeps } from './driver.js';
+import { publishOnChannels, reportHookFailure, subscribeHooks } from './events.js';
+import type { ReflectorEventMap, ReflectorEvents } from './events.js';
+import { INITIAL_MEMORY, planOf, readsStream, resyncArmed, start, step } from './machine.js';
+import type { MachineEnv, Report } from './machine-types.js';
+import type { Memory } from './requests.js';
+import { ReflectorStatsRecorder } from './stats.js';
 import type { ReflectorOptions, ReflectorStats, ReflectorStore } from './types.js';
-import { ResyncTimer, watchLoop } from './watch-loop.js';
-import type { WatchLoopControl } from './watch-loop.js';
-import { watchList } from './watch-list.js';
-import type { WatchStream } from './watch-stream.js';
 
 function validateReflectorOptions(options: ReflectorOptions<unknown>): void {
   validateOptions('Reflector', options, {
@@ -45,7 +46,8 @@ function validateReflectorOptions(options: ReflectorOptions<unknown>): void {
 /**
  * Keeps a store equal to one API collection, forever: list, then watch from the list's resource
  * version, and start over with backoff whenever that breaks. client-go's `Reflector`, with its
- * resource version guarded so it only ever moves forward.
+ * resource version guarded so it only ever moves forward. Its states and transitions are one table,
+ * in `machine.ts` (drawn in docs/architecture.md); this class only does the I/O.
  *
  * Requests (client-go's choices unless noted):
  * - **first list**: `resourceVersion: "0"` (any version, from the watch cache), `limit: 500`;
@@ -61,16 +63,19 @@ function validateReflectorOptions(options: ReflectorOptions<unknown>): void {
  * No list or watch is ever sent with a resource version older than one already seen, except `""` after
  * a 410. A watch change (ADDED/MODIFIED/DELETED) not newer than the held version, a bookmark or list
  * older than it, or an ADDED/MODIFIED older than the `knownObjects` copy of the same object, is
- * **rejected**: not applied; reported through `onRegression`,
- * the `regressions` counter and the `reflectorRegression` channel; and repaired by ending the watch and
- * listing at the held version with `NotOlderThan`, so a real deletion inside the rejected event still
- * reaches the store through `replace` (kubernetes #58545, client-go #338). Client-go would accept it.
+ * **rejected**: not applied; reported (`regression` event, `onRegression`, the `regressions` counter,
+ * the `reflectorRegression` channel); and repaired by ending the watch and listing at the held version
+ * with `NotOlderThan`, so a real deletion inside the rejected event still reaches the store through
+ * `replace` (kubernetes #58545, client-go #338). Client-go would accept it.
  *
- * Recovery: `run` never gives up. Every failure is reported (`onError`, the `errors` counter, channel
- * `reflectorError`) and retried after a shared jittered backoff (800 ms doubling to 30 s, jitter 1.0,
- * reset after 2 minutes without a failure), never sooner than a 429's Retry-After. A watch closed by the
- * server, refused (ECONNREFUSED), throttled, broken mid-stream, stalled or fed a bad event resumes from
- * the last good version without a relist; a 410, a regression, a store error or anything else relists.
+ * Everything that happens is published once, as a typed event on {@link Reflector.events}; the
+ * counters (`stats()`), the `onError`/`onRegression` hooks and the diagnostics channels listen there.
+ *
+ * Recovery: `run` never gives up. Every failure is reported (`error` event with phase and action) and
+ * retried after a shared jittered backoff (800 ms doubling to 30 s, jitter 1.0, reset after 2 minutes
+ * without a failure), never sooner than a 429's Retry-After. A watch closed by the server, refused
+ * (ECONNREFUSED), throttled, broken mid-stream, stalled or fed a bad event resumes from the last good
+ * version without a relist; a 410, a regression, a store error or anything else relists.
  *
  * Warning: a resource version that is not a decimal integer (some aggregated APIs) turns the guard off
  * for this reflector, with one warning. A consistent (`""`) list answering older than the held version
@@ -78,11 +83,14 @@ function validateReflectorOptions(options: ReflectorOptions<unknown>): void {
  * one case where `lastSyncResourceVersion()` goes back.
  */
 export class Reflector<T> {
-  readonly #ctx: ReflectorContext<T>;
-  readonly #resyncPeriodMs: number;
-  readonly #shouldResync: (() => boolean) | undefined;
-  readonly #useWatchList: boolean;
+  readonly #name: string;
+  readonly #env: MachineEnv<T>;
+  readonly #deps: DriverDeps<T>;
+  readonly #events: ReflectorEvents = new EventEmitter<ReflectorEventMap>();
+  readonly #stats: ReflectorStatsRecorder;
+  #mem: Memory = INITIAL_MEMORY;
   #running = false;
+  #failuresInARow = 0;
 
   /**
    * @param lw - lists and watches the collection.
@@ -93,56 +101,63 @@ export class Reflector<T> {
   constructor(lw: ListerWatcher<T>, store: ReflectorStore<T>, options: ReflectorOptions<T> = {}) {
     validateReflectorOptions(options as ReflectorOptions<unknown>);
     const name = options.name ?? (options.expectedKind !== undefined ? `reflector ${options.expectedKind}` : 'reflector');
-    const clock = options.clock ?? realClock;
+    const clock: Clock = options.clock ?? realClock;
     const random = options.random ?? Math.random;
-    const recorder = new ReflectorRecorder(name, clock, { onError: options.onError, onRegression: options.onRegression });
-    this.#ctx = {
+    const known = options.knownObjects;
+    this.#name = name;
+    this.#env = {
       name,
+      keyFunc: options.keyFunc ?? metaNamespaceKeyFunc,
+      expectedKind: options.expectedKind,
+      expectedApiVersion: options.expectedApiVersion,
+      pageSize: options.pageSize,
+      useWatchList: options.useWatchList ?? false,
+      oneCycle: false,
+      storedVersion: known === undefined ? undefined : (key) => getResourceVersion(known.getByKey(key)),
+    };
+    this.#deps = {
       lw,
       store,
       clock,
       random,
-      keyFunc: options.keyFunc ?? metaNamespaceKeyFunc,
-      knownObjects: options.knownObjects,
-      expectedKind: options.expectedKind,
-      expectedApiVersion: options.expectedApiVersion,
-      pageSize: options.pageSize,
+      backoff: new Backoff(resolveBackoffOptions(options.backoff), clock, random),
       minWatchTimeoutMs: options.minWatchTimeoutMs ?? 300_000,
       listTimeoutMs: options.listTimeoutMs ?? 300_000,
       watchIdleMarginMs: options.watchIdleMarginMs ?? 30_000,
-      guard: new ResourceVersionGuard(name, (warning) => recorder.error(warning, 'guard', 'warn')),
-      recorder,
-      backoff: new Backoff(resolveBackoffOptions(options.backoff), clock, random),
-      state: { rvUnavailable: false, paginatedResult: false, repairPending: false },
+      resyncPeriodMs: options.resyncPeriodMs ?? 0,
+      shouldResync: options.shouldResync,
+      onWatchOpened: (o, streaming) => this.#watchOpened(o, streaming),
+      onWatchEnded: (reason) => this.#emit('watchEnded', { reason }),
     };
-    this.#resyncPeriodMs = options.resyncPeriodMs ?? 0;
-    this.#shouldResync = options.shouldResync;
-    this.#useWatchList = options.useWatchList ?? false;
+    this.#stats = new ReflectorStatsRecorder(clock);
+    this.#stats.subscribe(this.#events);
+    subscribeHooks(this.#events, name, { onError: options.onError, onRegression: options.onRegression });
+    publishOnChannels(this.#events, name);
   }
 
   /** The reflector's name, as used in errors and diagnostics. */
   get name(): string {
-    return this.#ctx.name;
+    return this.#name;
+  }
+
+  /**
+   * Everything the reflector does, as typed events (see {@link ReflectorEventMap}): `listed`,
+   * `watchOpened`, `watchEnded`, `event`, `bookmark`, `error`, `regression`. Listeners run
+   * synchronously and must not throw.
+   */
+  get events(): ReflectorEvents {
+    return this.#events;
   }
 
   /**
    * Lists then watches, forever, until `signal` aborts; then resolves, leaving no timer and no open
    * watch. Nothing but the signal stops it. Rejects only when the reflector is already running
-   * (code `ALREADY_STARTED`).
+   * (code `ALREADY_STARTED`). A later `run` resumes from the version held.
    */
   async run(signal: AbortSignal): Promise<void> {
     this.#claim();
     try {
-      while (!signal.aborted) {
-        let failure: unknown;
-        try {
-          await this.#cycle(signal);
-        } catch (err) {
-          failure = err;
-        }
-        if (signal.aborted) break;
-        if (!(await sleep(this.#ctx.clock, delayAfter(this.#ctx, failure), signal))) break;
-      }
+      await this.#drive(signal, this.#env);
     } finally {
       this.#running = false;
     }
@@ -154,66 +169,94 @@ export class Reflector<T> {
    */
   async listAndWatch(signal: AbortSignal): Promise<void> {
     this.#claim();
+    let error: Error | undefined;
     try {
-      await this.#cycle(signal);
+      error = await this.#drive(signal, { ...this.#env, oneCycle: true });
     } finally {
       this.#running = false;
     }
+    if (error !== undefined) throw error;
   }
 
   /** The resource version of the last list, bookmark or accepted event; `""` before the first list. */
   lastSyncResourceVersion(): string {
-    return this.#ctx.guard.held();
+    return this.#mem.versions.held;
   }
 
   /** Counters and state for health checks (a fresh snapshot each call). */
   stats(): ReflectorStats {
-    return this.#ctx.recorder.snapshot(this.#ctx.guard.held(), this.#ctx.guard.enabled());
+    return this.#stats.snapshot(this.#mem.versions.held, this.#mem.versions.enabled);
   }
 
   #claim(): void {
-    if (this.#running) {
-      throw new KubeInformerError(ErrorCodes.ALREADY_STARTED, `${this.#ctx.name}: already running`);
-    }
+    if (this.#running) throw new KubeInformerError(ErrorCodes.ALREADY_STARTED, `${this.#name}: already running`);
     this.#running = true;
   }
 
-  async #cycle(signal: AbortSignal): Promise<void> {
+  /** The loop: plan, perform, step, apply, settle the I/O, report. Resolves the error that stopped it. */
+  async #drive(signal: AbortSignal, env: MachineEnv<T>): Promise<Error | undefined> {
+    const io = new Driver<T>(this.#deps, signal);
+    let state = start<T>(this.#mem, env);
     try {
-      await this.#listAndWatchOnce(signal);
-    } catch (err) {
-      if (signal.aborted) return;
-      const error = toError(err);
-      this.#ctx.recorder.error(error, phaseOf(err, 'watch'), 'relist');
-      throw error;
+      for (;;) {
+        const plan = planOf(state);
+        if (plan.kind === 'stop') return plan.error;
+        const result = await io.next(plan);
+        let t = step(state, result, env);
+        const failed = io.apply(t.ops);
+        if (failed !== undefined) t = step(state, failed, env);
+        // A timer's result leaves the request in flight alone, unless the machine moved on without it.
+        if (result.kind === 'resyncDue' && t.state !== state) io.cancelPending();
+        state = t.state;
+        this.#mem = state.mem;
+        // What arrived is told first; then the stream closes (if the state left it); then the rest: a
+        // bad event, the end of its watch, the error that ended it, in that order.
+        for (const report of t.reports) if (report.kind === 'event' || report.kind === 'bookmark') this.#report(report);
+        io.settle(readsStream(state), resyncArmed(state));
+        for (const report of t.reports) if (report.kind !== 'event' && report.kind !== 'bookmark') this.#report(report);
+      }
+    } finally {
+      io.close();
     }
   }
 
-  async #listAndWatchOnce(signal: AbortSignal): Promise<void> {
-    const ctx = this.#ctx;
-    let initial: WatchStream<T> | undefined;
-    if (this.#useWatchList) {
-      try {
-        const streamed = await watchList(ctx, signal);
-        if (streamed === ABORTED) return;
-        initial = streamed;
-      } catch (err) {
-        if (signal.aborted) return;
-        ctx.recorder.error(err, phaseOf(err, 'watch-list'), 'fallback');
-      }
+  #report(report: Report): void {
+    switch (report.kind) {
+      case 'listed':
+        this.#emit('listed', { ...report.payload, failuresBefore: this.#recovered() });
+        return;
+      case 'error':
+        if (report.payload.requestFailed) this.#failuresInARow++;
+        this.#emit('error', report.payload);
+        return;
+      case 'event':
+        this.#emit('event', report.payload);
+        return;
+      case 'bookmark':
+        this.#emit('bookmark', report.payload);
+        return;
+      case 'regression':
+        this.#emit('regression', report.payload);
+        return;
     }
-    if (initial === undefined && !(await listIntoStore(ctx, signal))) return;
-    const control: WatchLoopControl<T> = { failure: undefined, current: undefined };
-    const resync = new ResyncTimer(ctx, this.#resyncPeriodMs, this.#shouldResync, (err) => {
-      control.failure = err;
-      control.current?.stop();
-    });
-    resync.start();
+  }
+
+  #watchOpened(options: ListOptions, streaming: boolean): void {
+    this.#emit('watchOpened', { resourceVersion: options.resourceVersion ?? '', streaming, failuresBefore: this.#recovered() });
+  }
+
+  /** The run of request failures a success just ended (and the end of it). */
+  #recovered(): number {
+    const before = this.#failuresInARow;
+    this.#failuresInARow = 0;
+    return before;
+  }
+
+  #emit<K extends keyof ReflectorEventMap>(name: K, payload: Parameters<ReflectorEventMap[K]>[0]): void {
     try {
-      await watchLoop(ctx, signal, initial, control);
-    } finally {
-      resync.stop();
-      control.current?.stop();
+      (this.#events.emit as (event: K, payload: unknown) => boolean)(name, payload);
+    } catch (err) {
+      reportHookFailure(this.#name, err);
     }
   }
 }

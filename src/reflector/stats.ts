@@ -1,31 +1,16 @@
-// The reflector's counters and the one place it reports errors and regressions (hooks and channels).
+// The reflector's counters: one subscriber of its events, one meaning per counter.
 
 import type { Clock } from '../core/clock.js';
-import { toError } from '../core/errors.js';
-import { channels, publish } from '../observability/channels.js';
 import { WatchStalledError } from './errors.js';
-import type { RegressionInfo } from './errors.js';
-import type { ReflectorAction, ReflectorErrorContext, ReflectorPhase, ReflectorStats } from './types.js';
-
-/** Hooks a {@link ReflectorRecorder} calls. */
-export interface RecorderHooks {
-  /** See `ReflectorOptions.onError`. */
-  onError?: (error: Error, context: ReflectorErrorContext) => void;
-  /** See `ReflectorOptions.onRegression`. */
-  onRegression?: (info: RegressionInfo) => void;
-}
+import type { ReflectorEvents } from './events.js';
+import type { ReflectorStats } from './types.js';
 
 /**
- * Holds a reflector's counters and reports through its hooks and `diagnostics_channel`:
- * `reflectorError` `{ name, error, phase, action }`, `reflectorRegression` `{ name, key, eventType,
- * heldResourceVersion, eventResourceVersion, reason }`, `reflectorList` `{ name, resourceVersion, items }`,
- * `reflectorWatchStart` `{ name, resourceVersion }`, `reflectorWatchEnd` `{ name, reason }`.
- * A hook that throws is reported on `reflectorError` with phase `hook`; it never breaks the reflector.
+ * Counts what a reflector's events say (see {@link ReflectorStats} for what each counter means). It
+ * holds no other source: everything here was published on `reflector.events` first.
  */
-export class ReflectorRecorder {
-  readonly #name: string;
+export class ReflectorStatsRecorder {
   readonly #clock: Clock;
-  readonly #hooks: RecorderHooks;
   #lists = 0;
   #watches = 0;
   #events = 0;
@@ -38,63 +23,39 @@ export class ReflectorRecorder {
   #watchConnected = false;
   #lastError: Error | undefined;
 
-  constructor(name: string, clock: Clock, hooks: RecorderHooks) {
-    this.#name = name;
+  constructor(clock: Clock) {
     this.#clock = clock;
-    this.#hooks = hooks;
   }
 
-  /** Reports an error: counter, `onError`, channel `reflectorError`. */
-  error(error: unknown, phase: ReflectorPhase, action: ReflectorAction): void {
-    const err = toError(error);
-    this.#errors++;
-    this.#lastError = err;
-    if (err instanceof WatchStalledError) this.#stalls++;
-    const context: ReflectorErrorContext = { name: this.#name, phase, action };
-    this.#callHook(() => this.#hooks.onError?.(err, context));
-    publish(channels.reflectorError, { name: this.#name, error: err, phase, action });
-  }
-
-  /** Reports a rejected event or list: counter, `onRegression`, channel `reflectorRegression`. */
-  regression(info: RegressionInfo): void {
-    this.#regressions++;
-    this.#callHook(() => this.#hooks.onRegression?.(info));
-    publish(channels.reflectorRegression, { ...info });
-  }
-
-  /** A list was handed to the store. */
-  listed(resourceVersion: string, items: number): void {
-    this.#lists++;
-    this.#lastListAt = this.#clock.now();
-    publish(channels.reflectorList, { name: this.#name, resourceVersion, items });
-  }
-
-  /** A watch stream opened. */
-  watchStarted(resourceVersion: string): void {
-    this.#watches++;
-    this.#watchConnected = true;
-    publish(channels.reflectorWatchStart, { name: this.#name, resourceVersion });
-  }
-
-  /** A watch stream ended, for `reason` (`closed`, `stalled`, `aborted`, `error`, `stopped`). */
-  watchEnded(reason: string): void {
-    this.#watchConnected = false;
-    publish(channels.reflectorWatchEnd, { name: this.#name, reason });
-  }
-
-  /** Any watch event arrived (feeds the idle check and `lastEventAt`). */
-  eventSeen(): void {
-    this.#lastEventAt = this.#clock.now();
-  }
-
-  /** An ADDED/MODIFIED/DELETED event reached the store. */
-  eventApplied(): void {
-    this.#events++;
-  }
-
-  /** A bookmark arrived. */
-  bookmarkSeen(): void {
-    this.#bookmarks++;
+  /** Starts counting the events of `events`. */
+  subscribe(events: ReflectorEvents): void {
+    events.on('listed', () => {
+      this.#lists++;
+      this.#lastListAt = this.#clock.now();
+    });
+    events.on('watchOpened', () => {
+      this.#watches++;
+      this.#watchConnected = true;
+    });
+    events.on('watchEnded', () => {
+      this.#watchConnected = false;
+    });
+    events.on('event', (e) => {
+      this.#lastEventAt = this.#clock.now();
+      if (e.outcome === 'applied') this.#events++;
+    });
+    events.on('bookmark', () => {
+      this.#lastEventAt = this.#clock.now();
+      this.#bookmarks++;
+    });
+    events.on('error', (e) => {
+      this.#errors++;
+      this.#lastError = e.error;
+      if (e.error instanceof WatchStalledError) this.#stalls++;
+    });
+    events.on('regression', () => {
+      this.#regressions++;
+    });
   }
 
   /** A snapshot of the counters, completed with the reflector's resource-version state. */
@@ -115,13 +76,5 @@ export class ReflectorRecorder {
       resourceVersionGuard: guardEnabled,
       lastError: this.#lastError,
     };
-  }
-
-  #callHook(call: () => void): void {
-    try {
-      call();
-    } catch (hookError) {
-      publish(channels.reflectorError, { name: this.#name, error: toError(hookError), phase: 'hook', action: 'warn' });
-    }
   }
 }

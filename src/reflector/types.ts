@@ -30,7 +30,11 @@ export interface KnownObjectsGetter<T> {
   getByKey(key: string): T | undefined;
 }
 
-/** Where in its cycle the reflector was when something went wrong. */
+/**
+ * Where in its cycle the reflector was when something went wrong: a `list` request, a `watch` request
+ * or stream, the `watch-list` (streaming list) request or stream, a bad or foreign `event`, the
+ * `resync` timer's store call, another `store` call, the resource-version `guard`, or a throwing `hook`.
+ */
 export type ReflectorPhase = 'list' | 'watch' | 'watch-list' | 'event' | 'resync' | 'store' | 'guard' | 'hook';
 
 /**
@@ -79,8 +83,8 @@ export interface ReflectorOptions<T> {
   watchIdleMarginMs?: number;
   /**
    * How long one list request (one page) may take before it is abandoned — its signal aborted, reported
-   * with code `NETWORK` — and retried after backoff: a stalled list must not wedge the reflector.
-   * Default `300000` (5 minutes).
+   * as a `ListTimeoutError` (code `LIST_TIMEOUT`) — and retried after backoff: a stalled list must not
+   * wedge the reflector. Default `300000` (5 minutes).
    */
   listTimeoutMs?: number;
   /** Stream the initial state over a watch (`sendInitialEvents`) instead of listing. Default `false`. */
@@ -105,34 +109,37 @@ export interface ReflectorOptions<T> {
   onRegression?: (info: RegressionInfo) => void;
 }
 
-/** Counters and state for health checks; a fresh snapshot on every `stats()` call. */
+/**
+ * Counters and state for health checks; a fresh snapshot on every `stats()` call. Every field is
+ * counted from the reflector's own events (`reflector.events`), so each has exactly one meaning.
+ */
 export interface ReflectorStats {
-  /** Lists completed and handed to the store (classic or streamed), the first one included. */
+  /** Lists completed and handed to the store (classic or streamed), the first one included: `listed` events. */
   readonly lists: number;
-  /** Completed lists after the first. */
+  /** Completed lists after the first (`lists - 1`, never negative). */
   readonly relists: number;
-  /** Watch streams opened. */
+  /** Watch streams opened (the server answered the watch request), streaming lists included: `watchOpened` events. */
   readonly watches: number;
-  /** ADDED/MODIFIED/DELETED events applied to the store. */
+  /** ADDED/MODIFIED/DELETED events applied to the store (`event` events with outcome `applied`). Bookmarks excluded. */
   readonly events: number;
-  /** BOOKMARK events received. */
+  /** BOOKMARK events received, accepted or not: `bookmark` events. */
   readonly bookmarks: number;
-  /** Errors reported (every `onError` call). */
+  /** Errors reported, warnings and skipped events included: `error` events (every `onError` call). */
   readonly errors: number;
-  /** Events or lists rejected because their resource version went backwards. */
+  /** Events or lists whose resource version went backwards (rejected, or adopted with `accepted`): `regression` events. */
   readonly regressions: number;
-  /** Watches closed for silence (`WATCH_STALLED`). */
+  /** Watches given up for silence: silent past their idle limit, or not connected within it (code `WATCH_STALLED`). */
   readonly stalls: number;
-  /** Clock time of the last watch event of any type, or `undefined`. */
+  /** Clock time of the last watch event of any type (bookmarks, ERRORs and bad ones included), or `undefined`. */
   readonly lastEventAt: number | undefined;
   /** Clock time of the last completed list, or `undefined`. */
   readonly lastListAt: number | undefined;
-  /** True while a watch stream is open. */
+  /** True while a watch stream is open (between `watchOpened` and `watchEnded`). */
   readonly watchConnected: boolean;
   /** The resource version the reflector holds. */
   readonly lastSyncResourceVersion: string;
   /** False once a non-integer resource version turned the guard off. */
   readonly resourceVersionGuard: boolean;
-  /** The last error reported, or `undefined`. */
+  /** The last error reported, warnings included, or `undefined`. */
   readonly lastError: Error | undefined;
 }

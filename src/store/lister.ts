@@ -19,7 +19,11 @@ export interface NamespaceLister<T> {
 
 /**
  * Reads of a cache by name, namespace and labels: client-go's `GenericLister` / generated `XxxLister`.
- * Objects are the cache's own, typed `DeepReadonly`: copy one (`structuredClone`) before changing it.
+ *
+ * Objects are the cache's own, typed {@link DeepReadonly} (as handlers receive them). To change one,
+ * copy it with {@link deepCopy}, which returns a mutable `T`. To pass one to code that only reads,
+ * type that code's parameter `DeepReadonly<T>`: a plain `T` is assignable to it too, so one function
+ * serves cached objects and your own.
  */
 export interface Lister<T> {
   /**

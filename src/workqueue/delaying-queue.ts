@@ -74,9 +74,9 @@ export class DelayingQueue<T> extends WorkQueue<T> {
   }
 
   /** Shuts down with drain (see {@link WorkQueue.shutDownWithDrain}), dropping waiting items first. */
-  override shutDownWithDrain(): Promise<void> {
+  override shutDownWithDrain(signal?: AbortSignal): Promise<void> {
     this.#stopDelays();
-    return super.shutDownWithDrain();
+    return super.shutDownWithDrain(signal);
   }
 
   /** Items waiting for their delay count against idleness. */

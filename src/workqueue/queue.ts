@@ -1,6 +1,7 @@
 // The basic work queue: a deduplicating FIFO of keys that never hands one key to two workers at once.
 
 import { realClock, type Clock } from '../core/clock.js';
+import { AbortedError } from '../core/errors.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { checkMethods } from './check-methods.js';
 import { QueueMetrics, type WorkQueueMetricsProvider } from './metrics.js';
@@ -119,6 +120,40 @@ interface StateWaiter {
 }
 
 /**
+ * A wait on the list `waiters()` returns (read again on abort: the queue replaces its lists) that
+ * `signal` can end: resolves through the pushed entry, or removes the entry and rejects with an
+ * `AbortedError` when `signal` aborts first (at once when it has). The listener on `signal` is removed
+ * either way.
+ */
+function abortableWaiter<W, V>(
+  waiters: () => W[],
+  signal: AbortSignal | undefined,
+  what: string,
+  make: (resolve: (value: V) => void) => W,
+): Promise<V> {
+  if (signal === undefined) return new Promise((resolve) => waiters().push(make(resolve)));
+  if (signal.aborted) return Promise.reject(abortedWait(what, signal));
+  return new Promise<V>((resolve, reject) => {
+    const onAbort = (): void => {
+      const list = waiters();
+      const at = list.indexOf(entry);
+      if (at >= 0) list.splice(at, 1);
+      reject(abortedWait(what, signal));
+    };
+    const entry = make((value) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(value);
+    });
+    waiters().push(entry);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function abortedWait(what: string, signal: AbortSignal): AbortedError {
+  return new AbortedError(`stopped waiting for ${what}: the signal was aborted`, { cause: signal.reason });
+}
+
+/**
  * client-go's work queue (`workqueue.Typed`). An item is either waiting (queued and "dirty"), being
  * processed (handed out by {@link WorkQueue.get}, not yet {@link WorkQueue.done}), or both — added again
  * while being processed, in which case it is queued again only once `done` is called. So an item is
@@ -133,11 +168,16 @@ interface StateWaiter {
  *
  * ```ts
  * for (;;) {
- *   const { item, shutdown } = await queue.get();
+ *   const { item, shutdown } = await queue.get(signal); // rejects (code ABORTED) once `signal` aborts
  *   if (shutdown) return;
  *   try { await reconcile(item); } finally { queue.done(item); }
  * }
  * ```
+ *
+ * **Waiting with a signal**: `get`, `onEmpty`, `onIdle` and `shutDownWithDrain` take an optional
+ * `AbortSignal`. When it aborts, only that wait ends — it rejects with an `AbortedError` (code
+ * `ABORTED`, the signal's reason as `cause`), takes no item, and leaves no listener behind; the queue
+ * itself is unchanged. A signal that has already aborted rejects at once, even if an item is waiting.
  *
  * Warning: forgetting `done` means the item is never handed out again and a drain never finishes.
  */
@@ -197,16 +237,19 @@ export class WorkQueue<T> {
   /**
    * Takes the next item, waiting while the queue is empty. Resolves `{ item, shutdown: false }` — the
    * caller must call {@link WorkQueue.done} with it — or `{ item: undefined, shutdown: true }` once the
-   * queue is shutting down and empty. Never rejects.
+   * queue is shutting down and empty. Rejects only when `signal` aborts first: with an `AbortedError`
+   * (code `ABORTED`), having taken no item — that worker stops, the queue and other workers go on.
    */
-  get(): Promise<WorkQueueGetResult<T>> {
+  get(signal?: AbortSignal): Promise<WorkQueueGetResult<T>> {
+    if (signal?.aborted) return Promise.reject(abortedWait('an item', signal));
     if (this.#queue.len() > 0) {
       const item = this.#take();
       this.checkStateWaiters();
       return Promise.resolve({ item, shutdown: false });
     }
     if (this.#shuttingDown) return Promise.resolve({ item: undefined, shutdown: true });
-    return new Promise((resolve) => this.#getWaiters.push(resolve));
+    if (signal === undefined) return new Promise((resolve) => this.#getWaiters.push(resolve));
+    return abortableWaiter<Waiter<T>, WorkQueueGetResult<T>>(() => this.#getWaiters, signal, 'an item', (resolve) => resolve);
   }
 
   /**
@@ -241,13 +284,17 @@ export class WorkQueue<T> {
    * got its `done`). Items still queued are handed out but not waited for, unless a worker takes them
    * before the last `done`. A later `shutDown()` makes it resolve at once.
    *
-   * Warning: if a worker never calls `done`, this never resolves — pair it with a timeout and `shutDown`.
+   * `signal` bounds only the wait: when it aborts first this rejects with an `AbortedError` (code
+   * `ABORTED`) and the queue stays shut down.
+   *
+   * Warning: if a worker never calls `done`, this never resolves — pass a `signal` (e.g. one aborted
+   * after a timeout on your clock) and call `shutDown` when it aborts.
    */
-  shutDownWithDrain(): Promise<void> {
+  shutDownWithDrain(signal?: AbortSignal): Promise<void> {
     this.#drain = true;
     this.#beginShutdown();
     if (this.#processing.size === 0 || !this.#drain) return Promise.resolve();
-    return new Promise((resolve) => this.#drainWaiters.push(resolve));
+    return abortableWaiter<() => void, void>(() => this.#drainWaiters, signal, 'the queue to drain', (resolve) => resolve);
   }
 
   /** Whether a shutdown was requested. */
@@ -255,17 +302,21 @@ export class WorkQueue<T> {
     return this.#shuttingDown;
   }
 
-  /** Resolves once no item is waiting to be handed out (at once when the queue is empty). */
-  onEmpty(): Promise<void> {
-    return this.#waitState(false);
+  /**
+   * Resolves once no item is waiting to be handed out (at once when the queue is empty). Rejects with an
+   * `AbortedError` (code `ABORTED`) when `signal` aborts first.
+   */
+  onEmpty(signal?: AbortSignal): Promise<void> {
+    return this.#waitState(false, signal);
   }
 
   /**
    * Resolves once the queue is idle: nothing waiting, nothing being processed and (for a delaying queue)
-   * nothing waiting for its delay. At once when already idle.
+   * nothing waiting for its delay. At once when already idle. Rejects with an `AbortedError` (code
+   * `ABORTED`) when `signal` aborts first.
    */
-  onIdle(): Promise<void> {
-    return this.#waitState(true);
+  onIdle(signal?: AbortSignal): Promise<void> {
+    return this.#waitState(true, signal);
   }
 
   /** Counts a retry in metrics and diagnostics; called by delayed adds. */
@@ -290,11 +341,11 @@ export class WorkQueue<T> {
     this.#stateWaiters = keep;
   }
 
-  #waitState(idle: boolean): Promise<void> {
-    return new Promise((resolve) => {
-      this.#stateWaiters.push({ idle, resolve });
-      this.checkStateWaiters();
-    });
+  #waitState(idle: boolean, signal: AbortSignal | undefined): Promise<void> {
+    const what = idle ? 'the queue to be idle' : 'the queue to be empty';
+    const waiting = abortableWaiter<StateWaiter, void>(() => this.#stateWaiters, signal, what, (resolve) => ({ idle, resolve }));
+    this.checkStateWaiters();
+    return waiting;
   }
 
   #take(): T {

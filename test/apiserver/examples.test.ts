@@ -8,6 +8,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinationV1Api, CoreV1Api, type V1Endpoints, type V1Pod, type V1Service } from '@kubernetes/client-node';
+// client-node's ObjectSerializer (not a root export in 1.4 or 2.0): its model objects back to wire JSON.
+import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
+import type { Pod, Service } from 'kubernetes-types/core/v1.js';
 import {
   SharedInformerFactory,
   newListWatch,
@@ -280,7 +283,10 @@ describe('the example controllers against the real kube-apiserver', () => {
             if (selectorText === undefined) continue;
             const selector = parseLabelSelector(selectorText);
             const selected = podList.items.filter((p) => selector.matches(p.metadata?.labels ?? {}));
-            const want = endpointsText(desiredEndpoints(svc, selected, 'kube-informer-example'));
+            // client-node's typed lists hold its model classes (Date timestamps): back to the JSON the controller reads.
+            const wireService: Service = ObjectSerializer.serialize(svc, 'V1Service');
+            const wirePods: Pod[] = selected.map((p) => ObjectSerializer.serialize(p, 'V1Pod'));
+            const want = endpointsText(desiredEndpoints(wireService, wirePods, 'kube-informer-example'));
             const got = current === undefined ? 'none' : endpointsText(current);
             if (want !== got) return `service ${svc.metadata!.name} (${selectorText}): expected ${want}, server has ${got}`;
           }

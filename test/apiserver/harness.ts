@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
-import { DeletedFinalStateUnknown, type KubeObject } from '../../src/core/index.js';
+import { DeletedFinalStateUnknown, type DeepReadonly, type KubeObject } from '../../src/core/index.js';
 import type { SharedIndexInformer } from '../../src/informer/index.js';
 import type { ListOptions, ListerWatcher, ObjectList, WatchEvent } from '../../src/listwatch/index.js';
 
@@ -265,11 +265,11 @@ export interface RunningInformer {
  */
 export async function runInformer<T extends KubeObject>(
   informer: SharedIndexInformer<T>,
-  summary: (obj: T) => string = () => '',
+  summary: (obj: DeepReadonly<T>) => string = () => '',
 ): Promise<RunningInformer> {
   const seen = new EventRecorder<string>();
   const initial: string[] = [];
-  const line = (obj: T): string => `${obj.metadata?.name ?? '?'} ${summary(obj)}`.trimEnd();
+  const line = (obj: DeepReadonly<T>): string => `${obj.metadata?.name ?? '?'} ${summary(obj)}`.trimEnd();
   informer.addEventHandler({
     onAdd: (obj, isInInitialList) => {
       if (isInInitialList) initial.push(line(obj));

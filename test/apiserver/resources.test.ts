@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
-import { SharedIndexInformer, newListWatch, type KubeObject } from '../../src/index.js';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { SharedIndexInformer, newListWatch, type DeepReadonly, type KubeObject } from '../../src/index.js';
 import { runInformer, startRealApiServer, watchUntil, type RealApiServer } from './harness.js';
 
 /** The suite's custom resource: `Widget` in a group of its own, namespaced, one served version. */
@@ -13,7 +14,6 @@ const plural = 'widgets';
 const crdName = `${plural}.${group}`;
 
 type Widget = KubeObject & { spec?: { size?: number } };
-type Pod = KubeObject & V1Pod;
 
 describe('informers on a CRD and on pods against the real kube-apiserver', () => {
   let server: RealApiServer;
@@ -94,7 +94,7 @@ describe('informers on a CRD and on pods against the real kube-apiserver', () =>
     // No controller-manager runs, so nobody creates `default`; without it the ServiceAccount admission
     // plugin refuses every pod ("error looking up service account"). Creating it is all admission needs:
     // the token is a projected volume, no Secret involved.
-    const podBody = (name: string, labels: Record<string, string>): Pod => ({
+    const podBody = (name: string, labels: Record<string, string>): V1Pod => ({
       metadata: { name, labels },
       spec: { containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
     });
@@ -109,7 +109,7 @@ describe('informers on a CRD and on pods against the real kube-apiserver', () =>
       newListWatch<Pod>(server.kubeConfig, { group: '', version: 'v1', resource: 'pods' }, { namespace, labelSelector: 'app=web' }),
       { name: 'pods app=web' },
     );
-    const summary = (p: Pod): string =>
+    const summary = (p: DeepReadonly<Pod>): string =>
       `app=${p.metadata?.labels?.app ?? '-'} ${p.status?.phase ?? '?'}${p.metadata?.deletionTimestamp ? ' terminating' : ''}`;
     const allRun = await runInformer(all, summary);
     const webRun = await runInformer(web, summary);

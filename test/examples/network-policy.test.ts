@@ -5,7 +5,7 @@ import { SharedInformerFactory } from '../../src/index.js';
 import type { FakeApiServer } from '../../src/testing/index.js';
 import { checkConsistency, firstRuleDifference, snapshotView } from '../../examples/network-policy/consistency.js';
 import { NetworkPolicyController } from '../../examples/network-policy/controller.js';
-import { computeAllRules } from '../../examples/network-policy/rules.js';
+import { computeAllRules, type Namespace, type NetworkPolicy, type Pod } from '../../examples/network-policy/rules.js';
 import { ChurnWorkload } from '../../examples/network-policy/workload.js';
 import { startExampleCluster, until } from './helpers.js';
 
@@ -39,7 +39,7 @@ describe('the network-policy controller', () => {
 
   /** The first difference between the controller and the server's state read in-process (no HTTP), or undefined. */
   function difference(): string | undefined {
-    const state = { namespaces: server.list('namespaces'), pods: server.list('pods'), policies: server.list(POLICIES) };
+    const state = { namespaces: server.list<Namespace>('namespaces'), pods: server.list<Pod>('pods'), policies: server.list<NetworkPolicy>(POLICIES) };
     return firstRuleDifference(computeAllRules(snapshotView(state)), controller.rules);
   }
 

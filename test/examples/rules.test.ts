@@ -6,7 +6,11 @@ import { computeAllRules, computeNamespaceRules, selectsPeerNamespace, type Netw
 
 const ns = (name: string, labels: Record<string, string> = {}) => ({ metadata: { name, labels } });
 const pod = (namespace: string, name: string, labels: Record<string, string>): Pod => ({ metadata: { namespace, name, labels } });
-const policy = (namespace: string, name: string, spec: NetworkPolicy['spec']): NetworkPolicy => ({ metadata: { namespace, name }, spec });
+// `podSelector` may be left out: the rules treat an absent one as all pods, as Kubernetes does.
+const policy = (namespace: string, name: string, spec: Partial<NonNullable<NetworkPolicy['spec']>>): NetworkPolicy => ({
+  metadata: { namespace, name },
+  spec: spec as NetworkPolicy['spec'],
+});
 
 function snapshot(): ClusterSnapshot {
   return {

@@ -120,11 +120,8 @@ describe('informer health', () => {
       state: 'failed',
       synced: false,
       lastSyncResourceVersion: '',
-      monitor: {
-        lists: 0, listPages: 0, relists: 0, watches: 0, errors: 0, events: 0, bookmarks: 0, openWatches: 0,
-        lastActivityAt: 0, lastEventAt: undefined, lastBookmarkAt: undefined, lastError: undefined, consecutiveErrors: 0, disconnectedSince: 0,
-      },
-      regressions: 0,
+      source: { connected: false, lastActivityAt: 0, lastEventAt: undefined, lastBookmarkAt: undefined, lastError: undefined, consecutiveErrors: 0, disconnectedSince: 0 },
+      counters: { lists: 0, relists: 0, watches: 0, errors: 0, events: 0, bookmarks: 0, regressions: 0 },
       handlers: [{ name: 'h', synced: false, stats: { backlog: 2, oldestPendingAt: 1_000, inFlightSince: 9_000, delivered: 0, failures: 1, maxBacklog: 2 } }],
       thresholds: { slowHandlerMs: 5_000 },
       failure: new Error('boom'),

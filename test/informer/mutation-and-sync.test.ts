@@ -111,7 +111,8 @@ describe('mutation detection', () => {
     const source = new FakeControllerSource<Pod>();
     source.add(pod('a'));
     const informer = new SharedIndexInformer<Pod>(source, { clock, detectMutations: false });
-    informer.addEventHandler({ onAdd: (obj) => void (obj.metadata.labels = { changed: 'yes' }) });
+    // A deliberate write to the cache's object, past the read-only types.
+    informer.addEventHandler({ onAdd: (obj) => void ((obj as Pod).metadata.labels = { changed: 'yes' }) });
     const ac = new AbortController();
     const done = informer.run(ac.signal);
     await informer.whenSynced();

@@ -39,7 +39,7 @@ describe('ProcessorListener', () => {
     const l = listener(clock, got);
     for (let i = 0; i < 5000; i++) l.add(add(`p${i}`));
     expect(l.stats().backlog).toBe(5000);
-    l.start();
+    void l.run();
     await until(() => got.length === 5000);
     expect(got.slice(0, 3)).toEqual(['add p0', 'add p1', 'add p2']);
     expect(got[4999]).toBe('add p4999');
@@ -59,7 +59,7 @@ describe('ProcessorListener', () => {
     upstream = true;
     expect(l.hasSynced()).toBe(false);
     const synced = l.synced.wait();
-    l.start();
+    void l.run();
     await synced;
     expect(got).toEqual(['add a initial', 'add b initial']);
     expect(l.hasSynced()).toBe(true);
@@ -72,7 +72,7 @@ describe('ProcessorListener', () => {
     const l = listener(clock, got);
     l.add(add('a'));
     l.stop();
-    l.start();
+    void l.run();
     l.add(add('b'));
     await l.done();
     await flushPromises();

@@ -35,22 +35,43 @@ async function runModel(seed: number, steps: number, useWatchList: boolean): Pro
     let what: string;
     if (r < 0.45) source.upsert((what = pick(NAMES)));
     else if (r < 0.6) source.remove((what = pick(NAMES)));
-    else if (r < 0.63) (what = 'drop'), source.dropWatches();
-    else if (r < 0.65) (what = 'stall'), source.stallWatches();
-    else if (r < 0.68) (what = 'compact'), source.compact(), source.dropWatches();
-    else if (r < 0.7) (what = '410 event'), source.injectEvent(statusEvent(410, 'Expired'));
-    else if (r < 0.72) (what = 'bogus type'), source.injectEvent({ type: 'BOGUS' as 'ADDED', object: {} as Pod });
-    else if (r < 0.74) (what = 'decode'), source.breakWatches(faults.decode());
-    else if (r < 0.76) (what = 'reset'), source.breakWatches(faults.reset());
-    else if (r < 0.78) (what = 'list fault'), source.listFaults.length < 2 && source.listFaults.push(pick([faults.listBroken, faults.throttled])());
-    else if (r < 0.81) (what = 'watch fault'), source.watchFaults.length < 2 && source.watchFaults.push(pick([faults.refused, faults.throttled])());
-    else if (r < 0.84) {
+    else if (r < 0.63) {
+      what = 'drop';
+      source.dropWatches();
+    } else if (r < 0.65) {
+      what = 'stall';
+      source.stallWatches();
+    } else if (r < 0.68) {
+      what = 'compact';
+      source.compact();
+      source.dropWatches();
+    } else if (r < 0.7) {
+      what = '410 event';
+      source.injectEvent(statusEvent(410, 'Expired'));
+    } else if (r < 0.72) {
+      what = 'bogus type';
+      source.injectEvent({ type: 'BOGUS' as 'ADDED', object: {} as Pod });
+    } else if (r < 0.74) {
+      what = 'decode';
+      source.breakWatches(faults.decode());
+    } else if (r < 0.76) {
+      what = 'reset';
+      source.breakWatches(faults.reset());
+    } else if (r < 0.78) {
+      what = 'list fault';
+      if (source.listFaults.length < 2) source.listFaults.push(pick([faults.listBroken, faults.throttled])());
+    } else if (r < 0.81) {
+      what = 'watch fault';
+      if (source.watchFaults.length < 2) source.watchFaults.push(pick([faults.refused, faults.throttled])());
+    } else if (r < 0.84) {
       what = 'stale delete';
       source.staleDeletes = true;
       source.remove(pick(NAMES));
       source.staleDeletes = false;
-    } else if (r < 0.86) (what = 'noname'), source.injectEvent({ type: 'ADDED', object: { metadata: { resourceVersion: String(source.rv) } } as Pod });
-    else what = 'quiet';
+    } else if (r < 0.86) {
+      what = 'noname';
+      source.injectEvent({ type: 'ADDED', object: { metadata: { resourceVersion: String(source.rv) } } as Pod });
+    } else what = 'quiet';
     log.push(what);
     await settle();
     await h.clock.advance(Math.floor(rand() * 3000));

@@ -174,7 +174,7 @@ describe('Reflector resource-version guard', () => {
     h.lw.current.push({ type: 'ADDED', object: pod('a', '3') }, { type: 'ADDED', object: pod('b', '4') }).close();
     await settle();
     expect(h.reflector.lastSyncResourceVersion()).toBe('0');
-    expect(h.codes()).toEqual(['EXPIRED']);
+    expect(h.codes()).toEqual(['WATCH_UNRESUMABLE']);
     expect(h.errors[0].error.name).toBe('UnresumableWatchError');
     expect(h.lw.watchRequests()).toHaveLength(1);
     await h.clock.advance(800);

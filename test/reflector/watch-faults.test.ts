@@ -220,7 +220,7 @@ describe('Reflector watch faults', () => {
     await settle();
     await h.clock.advance(10_000);
     expect(listSignal?.aborted).toBe(true);
-    expect(h.codes()).toEqual(['NETWORK']);
+    expect(h.codes()).toEqual(['LIST_TIMEOUT']);
     expect(h.errors[0].context).toMatchObject({ phase: 'list', action: 'relist' });
     await h.clock.advance(800);
     expect(h.store.snapshot()).toEqual({ a: '3' });

@@ -1,0 +1,35 @@
+// ESLint with typescript-eslint's type-aware rules over the library and its tests (npm run lint).
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'docs/api/**', 'node_modules/**', 'test/apiserver/**/*.go', 'coverage/**'] },
+  {
+    files: ['src/**/*.ts'],
+    extends: [tseslint.configs.recommendedTypeChecked],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // Promises must be handled: the library's whole point is that failures go somewhere.
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      // Timers go through the injectable clock (CONTRIBUTING.md): never the globals in src/.
+      'no-restricted-globals': [
+        'error',
+        { name: 'setTimeout', message: 'use the injectable Clock (core/clock.ts)' },
+        { name: 'setInterval', message: 'use the injectable Clock (core/clock.ts)' },
+      ],
+      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'use the injectable Clock (core/clock.ts)' }],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'soak/**/*.ts', 'examples/**/*.ts'],
+    extends: [tseslint.configs.recommended],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+    },
+  },
+);

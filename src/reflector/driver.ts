@@ -1,0 +1,264 @@
+// The reflector's I/O for one run: sends what the machine plans, reads the stream, sleeps, ticks resyncs.
+
+import { ABORTED, ChildAbort, TIMED_OUT, callWithTimeout } from '../core/abort.js';
+import type { Clock, ClockTimer } from '../core/clock.js';
+import { sleep } from '../core/clock.js';
+import type { ListerWatcher, ListOptions } from '../listwatch/types.js';
+import type { Backoff } from './backoff.js';
+import type { WatchEndReason } from './events.js';
+import type { Plan, Result, StoreOp } from './machine-types.js';
+import { watchTimeoutSeconds } from './requests.js';
+import type { ReflectorStore } from './types.js';
+import { openWatch } from './watch-stream.js';
+import type { WatchStream } from './watch-stream.js';
+
+/** What a {@link Driver} works with (the reflector's options and parts). */
+export interface DriverDeps<T> {
+  /** Lists and watches. */
+  readonly lw: ListerWatcher<T>;
+  /** Receives the store operations. */
+  readonly store: ReflectorStore<T>;
+  /** Time and timers. */
+  readonly clock: Clock;
+  /** Uniform random numbers in `[0, 1)` (watch timeouts). */
+  readonly random: () => number;
+  /** The shared backoff. */
+  readonly backoff: Backoff;
+  /** See `ReflectorOptions`. */
+  readonly minWatchTimeoutMs: number;
+  /** See `ReflectorOptions`. */
+  readonly listTimeoutMs: number;
+  /** See `ReflectorOptions`. */
+  readonly watchIdleMarginMs: number;
+  /** See `ReflectorOptions`; 0 = no resync timer. */
+  readonly resyncPeriodMs: number;
+  /** Asked before each resync. */
+  readonly shouldResync: (() => boolean) | undefined;
+  /** A watch opened (for the `watchOpened` event). */
+  readonly onWatchOpened: (options: ListOptions, streaming: boolean) => void;
+  /** A watch ended (for the `watchEnded` event). */
+  readonly onWatchEnded: (reason: WatchEndReason) => void;
+}
+
+const RESYNC_DUE: Result<never> = { kind: 'resyncDue' };
+const ABORTED_RESULT: Result<never> = { kind: 'aborted' };
+
+/**
+ * Performs plans for one run of a reflector, under its signal. One request is in flight at a time; it
+ * survives a resync tick (the tick is a result of its own), and is cancelled only on request. Every
+ * method is safe after {@link Driver.close}, which leaves no timer, stream or listener behind.
+ */
+export class Driver<T> {
+  readonly #deps: DriverDeps<T>;
+  readonly #signal: AbortSignal;
+  /** Bumped for each request started or abandoned: a result of an abandoned request is dropped. */
+  #ticket = 0;
+  #inFlight = false;
+  /** The result of the request in flight, once it settled and until `next()` takes it. */
+  #result: Result<T> | undefined;
+  #cancel: (() => void) | undefined;
+  #stream: WatchStream<T> | undefined;
+  #resyncTimer: ClockTimer | undefined;
+  #resyncDue = false;
+  #wake: (() => void) | undefined;
+
+  constructor(deps: DriverDeps<T>, signal: AbortSignal) {
+    this.#deps = deps;
+    this.#signal = signal;
+  }
+
+  /** Waits for the result of `plan`'s request (started unless one is already in flight) or a resync tick. */
+  next(plan: Plan): Promise<Result<T>> {
+    if (this.#signal.aborted) return Promise.resolve(ABORTED_RESULT);
+    // Without a resync timer (armed only between two calls) nothing else can happen meanwhile: the
+    // request's own result is the next result.
+    if (!this.#inFlight && this.#result === undefined && !this.#resyncDue && this.#resyncTimer === undefined) return this.#begin(plan);
+    return this.#race(plan);
+  }
+
+  /** The request's result or a resync tick, whichever comes first; the request survives a tick. */
+  async #race(plan: Plan): Promise<Result<T>> {
+    if (!this.#inFlight && this.#result === undefined && !this.#resyncDue) this.#start(plan);
+    while (this.#result === undefined && !this.#resyncDue) {
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = undefined;
+    }
+    const result = this.#result;
+    if (result === undefined) {
+      this.#resyncDue = false;
+      return RESYNC_DUE;
+    }
+    this.#result = undefined;
+    this.#cancel = undefined;
+    return result;
+  }
+
+  /** Abandons the request in flight (the machine moved on without it); its result will be dropped. */
+  cancelPending(): void {
+    this.#cancel?.();
+    this.#cancel = undefined;
+    this.#ticket++;
+    this.#inFlight = false;
+    this.#result = undefined;
+  }
+
+  #start(plan: Plan): void {
+    const ticket = ++this.#ticket;
+    this.#inFlight = true;
+    void this.#begin(plan).then((result) => {
+      if (ticket !== this.#ticket) return;
+      this.#inFlight = false;
+      this.#result = result;
+      this.#wake?.();
+    });
+  }
+
+  /**
+   * Applies store operations in order. Returns the `storeFailed` result of the first that throws (the
+   * rest are not applied), or undefined.
+   */
+  apply(ops: readonly StoreOp<T>[]): Result<T> | undefined {
+    const { store } = this.#deps;
+    for (const op of ops) {
+      try {
+        switch (op.kind) {
+          case 'replace': store.replace(op.items, op.resourceVersion); break;
+          case 'add': store.add(op.object); break;
+          case 'update': store.update(op.object); break;
+          case 'delete': store.delete(op.object); break;
+          case 'resourceVersion': store.updateResourceVersion?.(op.resourceVersion); break;
+          case 'resync': if (this.#deps.shouldResync?.() ?? true) store.resync(); break;
+        }
+      } catch (error) {
+        return { kind: 'storeFailed', error, op: op.kind };
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Brings the I/O in line with the machine's new state: closes the stream when the state no longer
+   * reads it, and runs the resync timer only in the watch phase (restarted on entering it).
+   */
+  settle(readsStream: boolean, resyncArmed: boolean): void {
+    if (!readsStream && this.#stream !== undefined) {
+      const stream = this.#stream;
+      this.#stream = undefined;
+      stream.stop();
+    }
+    if (!resyncArmed || this.#deps.resyncPeriodMs <= 0) {
+      this.#clearResync();
+      this.#resyncDue = false;
+    } else if (this.#resyncTimer === undefined && !this.#resyncDue) {
+      this.#resyncTimer = this.#deps.clock.setTimeout(() => {
+        this.#resyncTimer = undefined;
+        this.#resyncDue = true;
+        this.#wake?.();
+      }, this.#deps.resyncPeriodMs);
+    }
+  }
+
+  /** Ends everything: the request in flight, the stream, the resync timer. */
+  close(): void {
+    this.cancelPending();
+    this.settle(false, false);
+  }
+
+  #begin(plan: Plan): Promise<Result<T>> {
+    switch (plan.kind) {
+      case 'list': return this.#list(plan.options);
+      case 'watch': return this.#watch(plan.options, plan.streaming);
+      case 'read': return this.#read();
+      case 'sleep': return this.#sleep(plan.atLeastMs);
+      case 'stop': return Promise.resolve(ABORTED_RESULT);
+    }
+  }
+
+  async #list(options: ListOptions): Promise<Result<T>> {
+    const op = new ChildAbort(this.#signal);
+    this.#cancel = () => op.controller.abort();
+    const { clock, listTimeoutMs, lw } = this.#deps;
+    try {
+      const page = await callWithTimeout(clock, listTimeoutMs, op.signal, (s) => lw.list({ ...options }, s));
+      if (page === ABORTED) return ABORTED_RESULT;
+      if (page === TIMED_OUT) return { kind: 'timedOut', afterMs: listTimeoutMs };
+      return { kind: 'page', page };
+    } catch (error) {
+      return op.signal.aborted ? ABORTED_RESULT : { kind: 'failed', error };
+    } finally {
+      op.dispose();
+    }
+  }
+
+  async #watch(plan: ListOptions, streaming: boolean): Promise<Result<T>> {
+    const { minWatchTimeoutMs, random } = this.#deps;
+    const options: ListOptions = { ...plan, timeoutSeconds: watchTimeoutSeconds(minWatchTimeoutMs, random()) };
+    // The stream's lifeline: aborted by the run's signal, or by cancelPending() while connecting.
+    const life = new ChildAbort(this.#signal);
+    this.#cancel = () => life.controller.abort();
+    const deps = {
+      lw: this.#deps.lw,
+      clock: this.#deps.clock,
+      idleMarginMs: this.#deps.watchIdleMarginMs,
+      onEnd: (reason: WatchEndReason) => {
+        life.detach();
+        this.#deps.onWatchEnded(reason);
+      },
+    };
+    let opened: WatchStream<T> | typeof ABORTED | typeof TIMED_OUT;
+    try {
+      opened = await openWatch(deps, options, life.signal);
+    } catch (error) {
+      life.dispose();
+      return life.signal.aborted && this.#signal.aborted ? ABORTED_RESULT : { kind: 'failed', error };
+    }
+    if (opened === ABORTED || opened === TIMED_OUT) {
+      life.dispose();
+      return opened === ABORTED ? ABORTED_RESULT : { kind: 'timedOut', afterMs: (options.timeoutSeconds ?? 0) * 1000 + this.#deps.watchIdleMarginMs };
+    }
+    if (life.signal.aborted) {
+      opened.stop();
+      return ABORTED_RESULT;
+    }
+    this.#stream = opened;
+    this.#deps.onWatchOpened(options, streaming);
+    return { kind: 'opened' };
+  }
+
+  #read(): Promise<Result<T>> {
+    const stream = this.#stream;
+    if (stream === undefined) return Promise.resolve(ABORTED_RESULT);
+    this.#cancel = () => stream.stop();
+    return stream.next().then(
+      (step): Result<T> => {
+        if (!step.done) return { kind: 'event', event: step.event };
+        switch (step.reason) {
+          case 'closed':
+            return { kind: 'closed', lastedMs: this.#deps.clock.now() - stream.startedAt, received: stream.received, requestedTimeoutMs: stream.requestedTimeoutMs };
+          case 'stalled':
+            return { kind: 'timedOut', afterMs: stream.idleMs };
+          case 'aborted':
+          case 'stopped':
+            return ABORTED_RESULT;
+        }
+      },
+      (error: unknown): Result<T> => ({ kind: 'failed', error }),
+    );
+  }
+
+  async #sleep(atLeastMs: number): Promise<Result<T>> {
+    const op = new ChildAbort(this.#signal);
+    this.#cancel = () => op.controller.abort();
+    try {
+      const delay = Math.max(this.#deps.backoff.next(), atLeastMs);
+      return (await sleep(this.#deps.clock, delay, op.signal)) ? { kind: 'slept' } : ABORTED_RESULT;
+    } finally {
+      op.dispose();
+    }
+  }
+
+  #clearResync(): void {
+    if (this.#resyncTimer !== undefined) this.#deps.clock.clearTimeout(this.#resyncTimer);
+    this.#resyncTimer = undefined;
+  }
+}

@@ -1,0 +1,261 @@
+// The reflector's state machine, walked with no I/O: every state × every result kind, then the variants
+// that decide each recovery (which failure rewatches, which relists, which relists from "").
+
+import { describe, expect, it } from 'vitest';
+import { ApiStatusError, ErrorCodes, KubeInformerError } from '../../src/core/errors.js';
+import { metaNamespaceKeyFunc } from '../../src/core/keys.js';
+import { INITIAL_MEMORY, STATE_KINDS, planOf, readsStream, resyncArmed, start, step } from '../../src/reflector/machine.js';
+import type { State, Transition } from '../../src/reflector/machine.js';
+import { RESULT_KINDS, chain } from '../../src/reflector/machine-types.js';
+import type { MachineEnv, Report, Result } from '../../src/reflector/machine-types.js';
+import { streamRequest } from '../../src/reflector/requests.js';
+import type { Memory } from '../../src/reflector/requests.js';
+import { bookmark, connRefused, gone, pod, podList, statusEvent } from './helpers.js';
+import type { Pod } from './helpers.js';
+
+type StateKind = (typeof STATE_KINDS)[number];
+type ResultKind = (typeof RESULT_KINDS)[number];
+
+function env(over: Partial<MachineEnv<Pod>> = {}): MachineEnv<Pod> {
+  return {
+    name: 't', keyFunc: metaNamespaceKeyFunc, expectedKind: undefined, expectedApiVersion: undefined,
+    pageSize: undefined, useWatchList: false, oneCycle: false, storedVersion: undefined, ...over,
+  };
+}
+
+const mem: Memory = { ...INITIAL_MEMORY, versions: { held: '10', observed: undefined, enabled: true } };
+
+/** One state of each kind (waiting: before a re-watch; `waitingForCycle` below is the other one). */
+const states: Record<StateKind, State<Pod>> = {
+  listing: { kind: 'listing', mem, request: { resourceVersion: '10' } },
+  paging: {
+    kind: 'paging', mem, request: { resourceVersion: '10', limit: 1 }, resourceVersion: '12',
+    pages: chain(undefined, [pod('a', '11')]), next: { continue: 'c1', limit: 1 },
+  },
+  refetching: { kind: 'refetching', mem, request: { resourceVersion: '10', limit: 1 }, options: { resourceVersion: '12', resourceVersionMatch: 'NotOlderThan' } },
+  streamOpening: { kind: 'streamOpening', mem, options: streamRequest(mem) },
+  streaming: { kind: 'streaming', mem, initial: chain(undefined, ['a', pod('a', '11')] as const) },
+  watchOpening: { kind: 'watchOpening', mem, options: { resourceVersion: '10', allowWatchBookmarks: true } },
+  watching: { kind: 'watching', mem, session: { fromStart: true, sawNonAdded: false } },
+  waiting: { kind: 'waiting', mem, then: 'watch', atLeastMs: 0 },
+  stopped: { kind: 'stopped', mem, error: undefined },
+};
+const waitingForCycle: State<Pod> = { kind: 'waiting', mem, then: 'cycle', atLeastMs: 0 };
+
+/** One result of each kind. */
+const results: Record<ResultKind, Result<Pod>> = {
+  page: { kind: 'page', page: podList('12', [pod('b', '12')]) },
+  opened: { kind: 'opened' },
+  event: { kind: 'event', event: { type: 'MODIFIED', object: pod('a', '11') } },
+  closed: { kind: 'closed', lastedMs: 60_000, received: 3, requestedTimeoutMs: 300_000 },
+  timedOut: { kind: 'timedOut', afterMs: 330_000 },
+  failed: { kind: 'failed', error: new Error('boom') },
+  storeFailed: { kind: 'storeFailed', error: new Error('store broke'), op: 'add' },
+  slept: { kind: 'slept' },
+  resyncDue: { kind: 'resyncDue' },
+  aborted: { kind: 'aborted' },
+};
+
+/**
+ * The transition table, as the tests read it: the next state's kind, `same` (the state itself, no
+ * effect: the result does not concern that state) or `stay` (the state itself, with effects).
+ * `waiting` is the wait before a re-watch; END of a cycle is `waiting` (before a relist).
+ */
+const TABLE: Record<StateKind, Record<ResultKind, StateKind | 'same' | 'stay'>> = {
+  listing: { page: 'watchOpening', opened: 'same', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'same', aborted: 'stopped' },
+  paging: { page: 'watchOpening', opened: 'same', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'same', aborted: 'stopped' },
+  refetching: { page: 'watchOpening', opened: 'same', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'same', aborted: 'stopped' },
+  streamOpening: { page: 'same', opened: 'streaming', event: 'same', closed: 'same', timedOut: 'listing', failed: 'listing', storeFailed: 'same', slept: 'same', resyncDue: 'same', aborted: 'stopped' },
+  streaming: { page: 'same', opened: 'same', event: 'streaming', closed: 'listing', timedOut: 'listing', failed: 'listing', storeFailed: 'listing', slept: 'same', resyncDue: 'same', aborted: 'stopped' },
+  watchOpening: { page: 'same', opened: 'watching', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'stay', aborted: 'stopped' },
+  watching: { page: 'same', opened: 'same', event: 'watching', closed: 'watchOpening', timedOut: 'watchOpening', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'stay', aborted: 'stopped' },
+  waiting: { page: 'same', opened: 'same', event: 'same', closed: 'same', timedOut: 'same', failed: 'same', storeFailed: 'waiting', slept: 'watchOpening', resyncDue: 'stay', aborted: 'stopped' },
+  stopped: { page: 'same', opened: 'same', event: 'same', closed: 'same', timedOut: 'same', failed: 'same', storeFailed: 'same', slept: 'same', resyncDue: 'same', aborted: 'same' },
+};
+
+const errors = (t: Transition<Pod>): Array<Extract<Report, { kind: 'error' }>['payload']> =>
+  t.reports.flatMap((r) => (r.kind === 'error' ? [r.payload] : []));
+
+/** Checks one transition against its table entry; returns a description of the mismatch, or ''. */
+function check(from: State<Pod>, result: Result<Pod>, expected: StateKind | 'same' | 'stay', e = env()): string {
+  const t = step(from, result, e);
+  const where = `${from.kind} × ${result.kind}`;
+  if (expected === 'same') {
+    return t.state === from && t.ops.length === 0 && t.reports.length === 0 ? '' : `${where}: expected no change, got ${t.state.kind}`;
+  }
+  if (expected === 'stay') return t.state === from && t.ops.length + t.reports.length > 0 ? '' : `${where}: expected the same state with effects`;
+  return t.state.kind === expected ? '' : `${where}: expected ${expected}, got ${t.state.kind}`;
+}
+
+describe('the reflector state machine, every state × every result kind', () => {
+  it('follows the transition table for each of the 9 × 10 pairs', () => {
+    const mismatches = STATE_KINDS.flatMap((s) => RESULT_KINDS.map((r) => check(states[s], results[r], TABLE[s][r]))).filter((m) => m !== '');
+    expect(mismatches).toEqual([]);
+    // The wait before a relist: only `slept` (and an abort) moves it.
+    const cycle = RESULT_KINDS.map((r) => check(waitingForCycle, results[r], r === 'slept' ? 'listing' : r === 'aborted' ? 'stopped' : 'same'));
+    expect(cycle.filter((m) => m !== '')).toEqual([]);
+  });
+
+  it('plans exactly one request per state, and says where the stream is read and the resync timer runs', () => {
+    expect(Object.fromEntries(STATE_KINDS.map((s) => [s, planOf(states[s]).kind]))).toEqual({
+      listing: 'list', paging: 'list', refetching: 'list', streamOpening: 'watch', streaming: 'read',
+      watchOpening: 'watch', watching: 'read', waiting: 'sleep', stopped: 'stop',
+    });
+    expect(planOf(states.paging)).toEqual({ kind: 'list', options: { continue: 'c1', limit: 1 } });
+    expect(STATE_KINDS.filter((s) => readsStream(states[s]))).toEqual(['streaming', 'watching']);
+    expect(STATE_KINDS.filter((s) => resyncArmed(states[s]))).toEqual(['watchOpening', 'watching', 'waiting']);
+    expect(resyncArmed(waitingForCycle)).toBe(false);
+  });
+
+  it('reports every recovery with the action that matches the next state', () => {
+    for (const s of [...STATE_KINDS.map((k) => states[k]), waitingForCycle]) {
+      for (const r of RESULT_KINDS) {
+        const t = step(s, results[r], env());
+        for (const e of errors(t)) {
+          const where = `${s.kind} × ${r} (${e.action})`;
+          if (e.action === 'relist') expect(t.state, where).toMatchObject({ kind: 'waiting', then: 'cycle' });
+          if (e.action === 'rewatch') expect(['waitingwatch', 'watchOpening'], where).toContain(t.state.kind === 'waiting' ? `waiting${t.state.then}` : t.state.kind);
+          if (e.action === 'fallback') expect(t.state.kind, where).toBe('listing');
+          expect(e.name, where).toBe('t');
+        }
+      }
+    }
+  });
+
+  it('ends at the end of the first cycle, with its error, under oneCycle; an abort stops any state without one', () => {
+    const once = env({ oneCycle: true });
+    const ended = step(states.watching, results.failed, once);
+    expect(ended.state).toMatchObject({ kind: 'stopped', error: (results.failed as { error: Error }).error });
+    expect(planOf(ended.state)).toEqual({ kind: 'stop', error: (results.failed as { error: Error }).error });
+    for (const s of STATE_KINDS) expect(step(states[s], results.aborted, once).state).toMatchObject({ kind: 'stopped', error: undefined });
+  });
+
+  it('starts a cycle with a list at "0" (limit 500), or a streaming list from the held version', () => {
+    expect(start(INITIAL_MEMORY, env())).toEqual({ kind: 'listing', mem: INITIAL_MEMORY, request: { resourceVersion: '0', limit: 500 } });
+    expect(start(mem, env({ useWatchList: true }))).toMatchObject({
+      kind: 'streamOpening', options: { resourceVersion: '10', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true },
+    });
+    expect(start({ ...mem, repair: true }, env())).toMatchObject({ request: { resourceVersion: '10', resourceVersionMatch: 'NotOlderThan' } });
+    expect(start({ ...mem, consistent: true }, env())).toMatchObject({ request: { resourceVersion: '', limit: 500 } });
+  });
+});
+
+const failed = (error: unknown): Result<Pod> => ({ kind: 'failed', error });
+const event = (e: unknown): Result<Pod> => ({ kind: 'event', event: e as never });
+const decode = new KubeInformerError(ErrorCodes.WATCH_DECODE, 'malformed line');
+const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+const tooLarge = new ApiStatusError(504, 'Too large resource version: 40, current: 39');
+
+/** `[label, result, next kind (`waiting·cycle`/`waiting·watch` for waits), action reported or '']` */
+type Case = [string, Result<Pod>, string, string];
+
+function outcome(from: State<Pod>, r: Result<Pod>): [string, string] {
+  const t = step(from, r, env({ storedVersion: (k) => (k === 'cached' ? '50' : undefined) }));
+  const kind = t.state.kind === 'waiting' ? `waiting·${t.state.then}` : t.state.kind;
+  return [kind, errors(t).map((e) => e.action).join(',')];
+}
+
+describe('the reflector state machine, the variants that decide each recovery', () => {
+  const cases: Record<string, [State<Pod>, Case[]]> = {
+    'a list': [states.listing, [
+      ['410 at a version: at once again at ""', failed(gone()), 'listing', 'relist'],
+      ['too large resource version: at once again at ""', failed(tooLarge), 'listing', 'relist'],
+      ['a 500: back off, relist', failed(new ApiStatusError(500, 'etcd')), 'waiting·cycle', 'relist'],
+      ['no answer in time', { kind: 'timedOut', afterMs: 1 }, 'waiting·cycle', 'relist'],
+      ['a first page with a continue token', { kind: 'page', page: podList('12', [], 'c1') }, 'paging', ''],
+      ['an answer older than held: refused', { kind: 'page', page: podList('9', []) }, 'waiting·cycle', 'relist'],
+      ['an answer without a version: warned, then watched', { kind: 'page', page: podList('', []) }, 'watchOpening', 'warn'],
+    ]],
+    'a list at ""': [{ ...states.listing, request: { resourceVersion: '' } } as State<Pod>, [
+      ['410 again: back off', failed(gone()), 'waiting·cycle', 'relist'],
+      ['older than held: adopted (etcd restored)', { kind: 'page', page: podList('9', []) }, 'watchOpening', ''],
+    ]],
+    'a next page': [states.paging, [
+      ['410: the token expired, one unpaginated list', failed(gone()), 'refetching', ''],
+      ['another token', { kind: 'page', page: podList('12', [], 'c2') }, 'paging', ''],
+    ]],
+    'a watch request': [states.watchOpening, [
+      ['connection refused: back off, re-watch', failed(connRefused()), 'waiting·watch', 'rewatch'],
+      ['429: back off, re-watch', failed(new ApiStatusError(429, 'slow down')), 'waiting·watch', 'rewatch'],
+      ['410: relist', failed(gone()), 'waiting·cycle', 'relist'],
+      ['no connection in time: re-watch', { kind: 'timedOut', afterMs: 1 }, 'waiting·watch', 'rewatch'],
+    ]],
+    'a watch': [states.watching, [
+      ['a change newer than held', event({ type: 'ADDED', object: pod('b', '11') }), 'watching', ''],
+      ['a change at the held version: rejected', event({ type: 'DELETED', object: pod('b', '10') }), 'waiting·cycle', 'relist'],
+      ['a change older than the cached copy: rejected', event({ type: 'MODIFIED', object: pod('cached', '11') }), 'waiting·cycle', 'relist'],
+      ['a bookmark', event(bookmark('20')), 'watching', ''],
+      ['an older bookmark: rejected', event(bookmark('5')), 'waiting·cycle', 'relist'],
+      ['an ERROR 410', event(statusEvent(410, 'Expired')), 'waiting·cycle', 'relist'],
+      ['an ERROR 429', event(statusEvent(429, 'TooManyRequests')), 'waiting·watch', 'rewatch'],
+      ['an ERROR 500', event(statusEvent(500, 'InternalError')), 'waiting·cycle', 'relist'],
+      ['an unknown type', event({ type: 'SURPRISE', object: pod('b', '11') }), 'waiting·watch', 'rewatch'],
+      ['an object without a name', event({ type: 'ADDED', object: { metadata: {} } }), 'waiting·watch', 'rewatch'],
+      ['a server-side Table: skipped', event({ type: 'ADDED', object: { apiVersion: 'meta.k8s.io/v1', kind: 'Table', metadata: { name: 't' } } }), 'watching', 'skip'],
+      ['a malformed line', failed(decode), 'waiting·watch', 'rewatch'],
+      ['a reset connection', failed(reset), 'waiting·watch', 'rewatch'],
+      ['a 410 thrown by the stream', failed(gone()), 'waiting·cycle', 'relist'],
+      ['a very short, empty watch', { kind: 'closed', lastedMs: 10, received: 0, requestedTimeoutMs: 300_000 }, 'waiting·cycle', 'relist'],
+      ['an empty watch ended at its own short timeout', { kind: 'closed', lastedMs: 995, received: 0, requestedTimeoutMs: 1000 }, 'watchOpening', ''],
+      ['a silent watch', { kind: 'timedOut', afterMs: 330_000 }, 'watchOpening', 'rewatch'],
+      ['a resync that throws', { kind: 'storeFailed', error: new Error('x'), op: 'resync' }, 'waiting·cycle', 'relist'],
+    ]],
+    'a streaming list': [states.streaming, [
+      ['an initial event', event({ type: 'ADDED', object: pod('b', '3') }), 'streaming', ''],
+      ['a plain bookmark', event(bookmark('11')), 'streaming', ''],
+      ['the initial-events-end bookmark', event(bookmark('12', true)), 'watching', ''],
+      ['an older initial-events-end bookmark', event(bookmark('5', true)), 'listing', 'fallback'],
+      ['an ERROR', event(statusEvent(410, 'Expired')), 'listing', 'fallback'],
+      ['an invalid event', event({ type: 'ADDED', object: { metadata: {} } }), 'listing', 'fallback'],
+    ]],
+  };
+  for (const [what, [from, list]] of Object.entries(cases)) {
+    it(`handles each outcome of ${what}`, () => {
+      expect(list.map(([label, r]) => [label, ...outcome(from, r)])).toEqual(list.map(([label, , kind, action]) => [label, kind, action]));
+    });
+  }
+
+  it('cannot resume a watch from "0" after adopting nothing: the cycle ends (WATCH_UNRESUMABLE)', () => {
+    const zero: Memory = { ...INITIAL_MEMORY, versions: { held: '0', observed: '4', enabled: true } };
+    const t = step({ kind: 'watching', mem: zero, session: { fromStart: false, sawNonAdded: false } }, { kind: 'closed', lastedMs: 5000, received: 2, requestedTimeoutMs: 300_000 }, env());
+    expect(t.state).toMatchObject({ kind: 'waiting', then: 'cycle' });
+    expect(errors(t).map((e) => [e.error.name, (e.error as KubeInformerError).code])).toEqual([['UnresumableWatchError', 'WATCH_UNRESUMABLE']]);
+  });
+
+  it('applies a change as store operations and moves the held version, without touching the given state', () => {
+    const t = step(states.watching, event({ type: 'MODIFIED', object: pod('a', '15') }), env());
+    expect(t.ops).toEqual([{ kind: 'update', object: pod('a', '15') }, { kind: 'resourceVersion', resourceVersion: '15' }]);
+    expect(t.state.mem.versions.held).toBe('15');
+    expect(states.watching.mem.versions.held).toBe('10');
+    expect(t.reports).toEqual([{ kind: 'event', payload: { type: 'MODIFIED', key: 'a', resourceVersion: '15', outcome: 'applied' } }]);
+  });
+
+  it('collects a streaming list in order and replaces once at the bookmark', () => {
+    let s: State<Pod> = { kind: 'streaming', mem: INITIAL_MEMORY, initial: undefined };
+    for (const e of [{ type: 'ADDED', object: pod('a', '1') }, { type: 'ADDED', object: pod('b', '2') }, { type: 'DELETED', object: pod('a', '3') }, bookmark('3', true)]) {
+      const t: Transition<Pod> = step(s, event(e), env());
+      if (e.type !== 'BOOKMARK') expect(t.ops).toEqual([]);
+      else expect(t.ops).toEqual([{ kind: 'replace', items: [pod('b', '2')], resourceVersion: '3' }]);
+      s = t.state;
+    }
+    expect(s).toMatchObject({ kind: 'watching', session: { fromStart: true }, mem: { versions: { held: '3' } } });
+  });
+
+  it('turns the guard off with one warning on the first version that is not an integer', () => {
+    const t = step(states.watching, event({ type: 'MODIFIED', object: pod('a', 'xyz') }), env());
+    expect(errors(t).map((e) => [(e.error as KubeInformerError).code, e.phase, e.action])).toEqual([['INVALID_RESOURCE_VERSION', 'guard', 'warn']]);
+    expect(t.state.mem.versions).toEqual({ held: 'xyz', observed: undefined, enabled: false });
+    const next = step(t.state, event({ type: 'MODIFIED', object: pod('a', 'abc') }), env());
+    expect(errors(next)).toEqual([]);
+  });
+
+  it('marks request failures apart from what the reflector decided on its own', () => {
+    const flags = (from: State<Pod>, r: Result<Pod>): boolean[] => errors(step(from, r, env())).map((e) => e.requestFailed);
+    expect(flags(states.listing, failed(new Error('down')))).toEqual([true]);
+    expect(flags(states.listing, { kind: 'timedOut', afterMs: 1 })).toEqual([true]);
+    expect(flags(states.watching, event(statusEvent(500, 'x')))).toEqual([true]);
+    expect(flags(states.watching, { kind: 'timedOut', afterMs: 1 })).toEqual([false]);
+    expect(flags(states.watching, event({ type: 'DELETED', object: pod('b', '9') }))).toEqual([false]);
+    expect(flags(states.watching, { kind: 'storeFailed', error: new Error('x'), op: 'add' })).toEqual([false]);
+  });
+});
