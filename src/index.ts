@@ -1,32 +1,135 @@
 // kube-informer: client-go's informer machinery (tools/cache, util/workqueue) for Node controllers.
-// Each group below is one room of src/, in the order data flows from the API server to a handler.
-// The test kit is the separate entry point `kube-informer/testing`.
+// The front door names the user-facing API one by one; building blocks live behind subpaths:
+// `kube-informer/cache` (store, fifo, reflector, mutation detector), `kube-informer/workqueue`,
+// `kube-informer/leaderelection`, and the test kit `kube-informer/testing`. Every change of what is
+// exported here shows in the API report (etc/kube-informer.api.md).
 
 /**
  * kube-informer: client-go's informer machinery for Node controllers. Start with
- * {@link SharedInformerFactory} or {@link SharedIndexInformer}; see the guides for the data flow.
+ * {@link SharedInformerFactory} and the {@link resources} descriptors; see the guides for the data flow.
  *
  * @packageDocumentation
  * @module kube-informer
  */
 
-// Shared types, keys, resource versions, errors, the injectable clock.
-export * from './core/index.js';
+// Informers: the factory, the shared informer, handlers, sync waits, transforms, health.
+export {
+  SharedInformerFactory,
+  gvrKey,
+  SharedIndexInformer,
+  newInformer,
+  newIndexerInformer,
+  filteringResourceEventHandler,
+  waitForCacheSync,
+  stripManagedFields,
+  stripAnnotations,
+  stripBulkyMetadata,
+  composeTransforms,
+  LAST_APPLIED_CONFIGURATION_ANNOTATION,
+  HandlerError,
+  InformerStoppedError,
+} from './informer/index.js';
+export type {
+  SharedInformerFactoryOptions,
+  SharedIndexInformerOptions,
+  AddEventHandlerOptions,
+  InformerOptions,
+  InformerResult,
+  IndexerInformerOptions,
+  IndexerInformerResult,
+  Controller,
+  ResourceEventHandler,
+  ResourceEventHandlerRegistration,
+  SharedInformerRegistration,
+  InformerEventListeners,
+  InformerEventName,
+  HandlerEventKind,
+  ErrorPolicy,
+  InformerSynced,
+  SyncSource,
+  TransformFunc,
+  HealthThresholds,
+  InformerHealth,
+  InformerState,
+  InformerCounters,
+  HandlerHealth,
+  WatchHealth,
+} from './informer/index.js';
+
+// Objects, keys, resource versions, resources, errors, the clock, logging, selectors.
+export {
+  resources,
+  deepCopy,
+  metaNamespaceKeyFunc,
+  deletionHandlingMetaNamespaceKeyFunc,
+  splitMetaNamespaceKey,
+  DeletedFinalStateUnknown,
+  compareResourceVersion,
+  ErrorCodes,
+  KubeInformerError,
+  ApiStatusError,
+  InvalidOptionError,
+  AlreadyStartedError,
+  AbortedError,
+  realClock,
+  sleep,
+  parseLabelSelector,
+  parseFieldSelector,
+  labelSelectorFromObject,
+  SelectorParseError,
+} from './core/index.js';
+export type {
+  KubeObject,
+  ObjectMeta,
+  GroupVersionResource,
+  DeepReadonly,
+  DeepMutable,
+  MaybePromise,
+  ResourceDescriptor,
+  ObjectOf,
+  GroupVersionResourceFor,
+  BuiltInResource,
+  BuiltInResources,
+  BuiltInResourcesByKind,
+  NotAWireType,
+  KeyFunc,
+  ErrorCode,
+  KubeInformerErrorOptions,
+  Clock,
+  ClockTimer,
+  Logger,
+  LoggerOption,
+  LabelSelector,
+  LabelSelectorObject,
+  LabelSelectorRequirementObject,
+  LabelSelectorInput,
+  LabelRequirement,
+  SelectorOperator,
+  Labels,
+  FieldRequirement,
+} from './core/index.js';
+
+// Talking to the API server: the ListerWatcher contract and newListWatch over client-node.
+export { newListWatch, NetworkError, KubeConfigError, WatchDecodeError } from './listwatch/index.js';
+export type {
+  ListerWatcher,
+  ListOptions,
+  ObjectList,
+  WatchEvent,
+  WatchEventType,
+  KubeListWatch,
+  NewListWatchOptions,
+  KubeConfigLike,
+} from './listwatch/index.js';
+
+// Reading the cache: listers and the namespace index.
+export { newLister, NamespaceIndex, metaNamespaceIndexFunc } from './store/index.js';
+export type { Lister, NamespaceLister, Indexer, Indexers, IndexFunc, Store } from './store/index.js';
+
+// Errors a controller may want to match on.
+export { CacheMutationError } from './mutation/index.js';
+export { ResourceVersionRegressionError } from './reflector/index.js';
+export type { RegressionInfo, ReflectorErrorContext, ReflectorPhase, ReflectorAction, ReflectorOptions } from './reflector/index.js';
+
 // diagnostics_channel names.
-export * from './observability/index.js';
-// ListerWatcher contract and newListWatch over @kubernetes/client-node.
-export * from './listwatch/index.js';
-// Reflector: list, watch, resource-version guard, backoff, resync.
-export * from './reflector/index.js';
-// DeltaFIFO.
-export * from './fifo/index.js';
-// Store, Indexer, listers, label selectors.
-export * from './store/index.js';
-// The cache-mutation detector.
-export * from './mutation/index.js';
-// Controller loop, SharedIndexInformer, factory, sync waits, health.
-export * from './informer/index.js';
-// Work queues and rate limiters.
-export * from './workqueue/index.js';
-// Leader election on Leases.
-export * from './leaderelection/index.js';
+export { channels, channelNames } from './observability/index.js';

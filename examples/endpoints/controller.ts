@@ -4,9 +4,8 @@
 
 import { CoreV1Api, type KubeConfig, type V1EndpointAddress, type CoreV1EndpointPort, type V1Endpoints } from '@kubernetes/client-node';
 import type { Endpoints, Pod, Service } from 'kubernetes-types/core/v1.js';
+import { RateLimitingQueue, defaultControllerRateLimiter } from '../../src/workqueue/index.js';
 import {
-  RateLimitingQueue,
-  defaultControllerRateLimiter,
   deletionHandlingMetaNamespaceKeyFunc,
   DeletedFinalStateUnknown,
   parseLabelSelector,

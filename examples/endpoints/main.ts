@@ -14,7 +14,8 @@
 
 import { hostname } from 'node:os';
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { LeaderElector, LeaseLock, SharedInformerFactory, stripManagedFields, type LeaderElectorOptions } from '../../src/index.js';
+import { LeaderElector, LeaseLock, type LeaderElectorOptions } from '../../src/leaderelection/index.js';
+import { SharedInformerFactory, stripManagedFields } from '../../src/index.js';
 import type { FakeApiServer } from '../../src/testing/index.js';
 import { abortAfter, abortOnSignals, connectCluster, exitWhenIdle, isMain, parseExampleArgs } from '../lib/cluster.js';
 import { EndpointsController, SELECTOR_ANNOTATION } from './controller.js';

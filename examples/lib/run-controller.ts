@@ -1,6 +1,7 @@
 // The run loop both example controllers share: informers and workers with one fate.
 
-import type { SharedInformerFactory, WorkQueue } from '../../src/index.js';
+import type { SharedInformerFactory } from '../../src/index.js';
+import type { WorkQueue } from '../../src/workqueue/index.js';
 
 /**
  * Starts every informer of `factory`, waits for their caches, then runs `workers` copies of `worker`

@@ -2,12 +2,11 @@
 //
 // Not run on its own: `npm run demo` (examples/demo.ts) or `npx tsx examples/network-policy/main.ts`.
 
+import { RateLimitingQueue, defaultControllerRateLimiter } from '../../src/workqueue/index.js';
 import {
   DeletedFinalStateUnknown,
-  RateLimitingQueue,
-  defaultControllerRateLimiter,
-  getMeta,
   resources,
+  type KubeObject,
   type DeepReadonly,
   type SharedIndexInformer,
   type SharedInformerFactory,
@@ -54,8 +53,8 @@ export interface NetworkPolicyControllerStats {
 }
 
 const unwrap = <T>(obj: T | DeletedFinalStateUnknown<T>): T => (obj instanceof DeletedFinalStateUnknown ? obj.obj : obj);
-const namespaceOf = (obj: unknown): string => getMeta(unwrap(obj))?.namespace ?? '';
-const nameOf = (obj: unknown): string => getMeta(unwrap(obj))?.name ?? '';
+const namespaceOf = (obj: unknown): string => (unwrap(obj) as KubeObject | undefined)?.metadata?.namespace ?? '';
+const nameOf = (obj: unknown): string => (unwrap(obj) as KubeObject | undefined)?.metadata?.name ?? '';
 
 /**
  * Keeps {@link NetworkPolicyController.rules} equal to what the cluster's namespaces, pods and network

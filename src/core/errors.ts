@@ -155,6 +155,14 @@ export function toError(value: unknown): Error {
   return new Error(`non-Error value thrown: ${text}`, { cause: value });
 }
 
+/** `run()` was called a second time (code `ALREADY_STARTED`); anything with a `run()` runs once. */
+export class AlreadyStartedError extends KubeInformerError {
+  /** `what` names the thing started twice. */
+  constructor(what: string) {
+    super(ErrorCodes.ALREADY_STARTED, `${what} has already been started; run() may be called only once`);
+  }
+}
+
 /** The error an aborted operation rejects with, when it rejects at all. */
 export class AbortedError extends KubeInformerError {
   constructor(message = 'the operation was aborted', options?: KubeInformerErrorOptions) {

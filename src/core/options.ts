@@ -62,7 +62,7 @@ export interface OptionSchema {
 export function validateOptions(owner: string, options: unknown, schema: OptionSchema): void {
   if (options === undefined) return;
   if (!isPlainObject(options)) {
-    throw new InvalidOptionError(`${owner}: options must be an object, got ${describe(options)}`);
+    throw new InvalidOptionError(`${owner}: options must be an object, got ${describeValue(options)}`);
   }
   checkFields(owner, '', options, schema);
 }
@@ -83,7 +83,7 @@ function checkFields(owner: string, prefix: string, options: Record<string, unkn
 
 function checkValue(owner: string, path: string, rule: Exclude<OptionRule, OptionSchema>, value: unknown): void {
   if (Array.isArray(rule)) {
-    if (!rule.includes(value as string)) fail(owner, path, `one of ${rule.map((r) => `'${r}'`).join(', ')}`, value);
+    if (!rule.includes(value)) fail(owner, path, `one of ${rule.map((r) => `'${r}'`).join(', ')}`, value);
     return;
   }
   switch (rule) {
@@ -165,15 +165,17 @@ export function validateGroupVersionResource(owner: string, gvr: unknown): asser
 }
 
 function fail(owner: string, option: string, expected: string, value: unknown): never {
-  throw new InvalidOptionError(`${owner}: option ${option} must be ${expected}, got ${describe(value)}`);
+  throw new InvalidOptionError(`${owner}: option ${option} must be ${expected}, got ${describeValue(value)}`);
 }
 
-function describe(value: unknown): string {
+/** A short description of any option value for an error message (`"10"`, `null`, `an array [...]`, `{"a":1}`). */
+export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return `an array ${preview(value, 60)}`;
   if (typeof value === 'function') return 'a function';
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 59)}…` : value);
   if (typeof value === 'object') return preview(value, 60);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects were handled above; only primitives reach here.
   return String(value);
 }
 

@@ -170,7 +170,7 @@ class Parser {
   #check(at: Token, key: string, op: SelectorOperator, values: string[]): LabelRequirement {
     const r = checkRequirement(key, op, values);
     if (typeof r === 'string') this.#fail(at, r);
-    return r as LabelRequirement;
+    return r;
   }
 
   /** Looks at the next token where a value may stand: `in` and `notin` are plain words there. */

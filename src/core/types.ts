@@ -116,7 +116,7 @@ export type MaybePromise<T> = T | Promise<T>;
 export function getMeta(obj: unknown): ObjectMeta | undefined {
   if (obj === null || typeof obj !== 'object') return undefined;
   const meta = (obj as { metadata?: unknown }).metadata;
-  return meta !== null && typeof meta === 'object' ? (meta as ObjectMeta) : undefined;
+  return meta !== null && typeof meta === 'object' ? (meta) : undefined;
 }
 
 /** `metadata.resourceVersion` of an object, or `undefined`. */

@@ -50,10 +50,10 @@ export class DeltaFIFO<T> {
 
   /** Creates an empty queue; see {@link DeltaFIFOOptions} for the options and their defaults. */
   constructor(options: DeltaFIFOOptions<T> = {}) {
-    this.#keyFunc = options.keyFunction ?? (metaNamespaceKeyFunc as KeyFunc<T>);
+    this.#keyFunc = options.keyFunc ?? (metaNamespaceKeyFunc);
     this.#knownObjects = options.knownObjects;
     this.#replaceType = options.emitDeltaTypeReplaced === true ? 'Replaced' : 'Sync';
-    this.#transformer = options.transformer;
+    this.#transformer = options.transform;
   }
 
   /** Queues an `Added` delta for `obj` (after the transformer). Throws on an object with no key. */
@@ -184,7 +184,7 @@ export class DeltaFIFO<T> {
     const isInInitialList = !this.hasSynced();
     try {
       const result = process(deltas, isInInitialList);
-      if (result !== undefined && result !== null && typeof (result as Promise<void>).then === 'function') {
+      if (result !== undefined && result !== null && typeof (result).then === 'function') {
         await result;
       }
     } finally {

@@ -49,7 +49,7 @@ export interface DeltaFIFOOptions<T> {
    * Computes an object's key. A {@link DeletedFinalStateUnknown} never reaches it: its own `key` is
    * used. Default: `metaNamespaceKeyFunc` (`namespace/name`, or `name` when cluster-scoped).
    */
-  keyFunction?: KeyFunc<T>;
+  keyFunc?: KeyFunc<T>;
   /**
    * What the consumer already holds. With it, `replace` emits a `Deleted` tombstone for every known
    * key missing from the list, `delete` of a known key is queued, and `resync` works. Default: none
@@ -68,7 +68,7 @@ export interface DeltaFIFOOptions<T> {
    * the object in place and return it. A throw fails the call with a `TransformFailedError`
    * (code `TRANSFORM_FAILED`) and leaves the queue unchanged. Default: none.
    */
-  transformer?: (obj: T) => T;
+  transform?: (obj: T) => T;
 }
 
 /** The oldest delta of a non-empty `Deltas`, or `undefined` for an empty one. */

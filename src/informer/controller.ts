@@ -14,7 +14,7 @@ import type { ListerWatcher } from '../listwatch/types.js';
 import { Reflector } from '../reflector/reflector.js';
 import type { ReflectorEvents } from '../reflector/events.js';
 import type { ReflectorOptions, ReflectorStats } from '../reflector/types.js';
-import { AlreadyStartedError } from './errors.js';
+import { AlreadyStartedError } from '../core/errors.js';
 
 /**
  * What {@link processDeltas} calls after each change is applied to the store. Any callback may return

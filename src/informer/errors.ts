@@ -3,8 +3,11 @@
 import { ErrorCodes, KubeInformerError, toError, type KubeInformerErrorOptions } from '../core/errors.js';
 import { preview } from '../core/preview.js';
 
-/** The handler callback that failed. */
-export type HandlerEventKind = 'add' | 'update' | 'delete';
+/**
+ * The handler callback that failed: `add`, `update`, `delete` for handlers (and `informer.on`'s
+ * object events); `error`, `connect`, `synced` for `informer.on` listeners of those events.
+ */
+export type HandlerEventKind = 'add' | 'update' | 'delete' | 'error' | 'connect' | 'synced';
 
 /**
  * An event handler threw or rejected (code `HANDLER_FAILED`). `cause` is exactly what the handler
@@ -45,13 +48,6 @@ export class InformerStoppedError extends KubeInformerError {
   }
 }
 
-/** `run()` was called a second time (code `ALREADY_STARTED`); an informer or controller runs once. */
-export class AlreadyStartedError extends KubeInformerError {
-  /** `what` names the thing started twice. */
-  constructor(what: string) {
-    super(ErrorCodes.ALREADY_STARTED, `${what} has already been started; run() may be called only once`);
-  }
-}
 
 function capital(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);

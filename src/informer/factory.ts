@@ -7,7 +7,7 @@ import type { GroupVersionResourceFor, ResourceDescriptor } from '../core/resour
 import type { GroupVersionResource } from '../core/types.js';
 import { newListWatch, type KubeConfigLike } from '../listwatch/index.js';
 import type { ListerWatcher } from '../listwatch/types.js';
-import { metaNamespaceIndexFunc, NamespaceIndex, type Indexers } from '../store/types.js';
+import { metaNamespaceIndexFunc, NamespaceIndex } from '../store/types.js';
 import { TaskScope } from '../core/task-scope.js';
 import { InformerStoppedError } from './errors.js';
 import type { InformerHealth } from './health.js';
@@ -147,7 +147,7 @@ export class SharedInformerFactory {
         ...o.informerOptions,
         name: key,
         resyncPeriodMs: o.customResync?.[key] ?? o.resyncPeriodMs ?? 0,
-        indexers: { [NamespaceIndex]: metaNamespaceIndexFunc } as Indexers<unknown>,
+        indexers: { [NamespaceIndex]: metaNamespaceIndexFunc },
         transform: o.transform,
         closeListerWatcher: false, // the factory created the ListerWatcher: it closes it, once (#closeLw)
       });

@@ -3,7 +3,7 @@
 import type { Clock } from '../core/clock.js';
 import type { DeletedFinalStateUnknown } from '../core/keys.js';
 import { channels, publish } from '../observability/channels.js';
-import { HandlerError, type HandlerEventKind } from './errors.js';
+import { HandlerError } from './errors.js';
 import type { ResourceEventHandler } from './handler.js';
 import { SingleFileTracker, SyncCondition } from './sync-track.js';
 
@@ -166,11 +166,6 @@ export class ProcessorListener<T> {
     wake?.();
   }
 
-  /** True once {@link ProcessorListener.stop} was called. */
-  isStopped(): boolean {
-    return this.#stopped;
-  }
-
   /** Resolves when the delivery loop has exited (at once if it never started). Never rejects. */
   done(): Promise<void> {
     return this.#done;
@@ -281,7 +276,7 @@ export class ProcessorListener<T> {
   #handleFailure(n: Notification<T>, error: unknown): boolean {
     this.#failures++;
     const obj = n.kind === 'update' ? n.newObj : n.obj;
-    const err = new HandlerError(this.name, n.kind as HandlerEventKind, this.#options.keyOf(obj), error);
+    const err = new HandlerError(this.name, n.kind, this.#options.keyOf(obj), error);
     publish(channels.informerHandlerError, { name: this.name, error: err });
     if (this.#options.errorPolicy === 'report' && this.#options.onError !== undefined) {
       try {

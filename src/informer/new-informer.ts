@@ -1,7 +1,7 @@
 // newInformer / newIndexerInformer: one handler, called inline by the process loop (no buffering).
 
 import type { Clock } from '../core/clock.js';
-import { deletionHandlingMetaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
+import { deletionHandlingMetaNamespaceKeyFunc } from '../core/keys.js';
 import { DeltaFIFO } from '../fifo/delta-fifo.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import type { ReflectorOptions } from '../reflector/types.js';
@@ -68,7 +68,7 @@ function inlineHandler<T>(handler: ResourceEventHandler<T>, name: string): Delta
     } catch (err) {
       return wrap(err);
     }
-    if (result !== undefined && result !== null && typeof (result as Promise<void>).then === 'function') {
+    if (result !== undefined && result !== null && typeof (result).then === 'function') {
       return Promise.resolve(result).then(() => undefined, wrap);
     }
   };
@@ -96,7 +96,7 @@ function build<T>(
   options: InformerOptions<T>,
 ): Controller {
   const name = options.name ?? 'informer';
-  const queue = new DeltaFIFO<T>({ knownObjects: store, emitDeltaTypeReplaced: true, transformer: options.transform });
+  const queue = new DeltaFIFO<T>({ knownObjects: store, emitDeltaTypeReplaced: true, transform: options.transform });
   const inline = inlineHandler(handler, name);
   return newController<T>({
     queue,
@@ -131,7 +131,7 @@ export function newInformer<T>(
   handler: ResourceEventHandler<T>,
   options: InformerOptions<T> = {},
 ): InformerResult<T> {
-  const store = newStore<T>(deletionHandlingMetaNamespaceKeyFunc as KeyFunc<T>);
+  const store = newStore<T>(deletionHandlingMetaNamespaceKeyFunc);
   return { store, controller: build(lw, handler, store, options) };
 }
 
@@ -141,6 +141,6 @@ export function newIndexerInformer<T>(
   handler: ResourceEventHandler<T>,
   options: IndexerInformerOptions<T>,
 ): IndexerInformerResult<T> {
-  const indexer = newIndexer<T>(deletionHandlingMetaNamespaceKeyFunc as KeyFunc<T>, options.indexers);
+  const indexer = newIndexer<T>(deletionHandlingMetaNamespaceKeyFunc, options.indexers);
   return { indexer, controller: build(lw, handler, indexer, options) };
 }

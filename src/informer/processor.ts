@@ -48,21 +48,6 @@ export class SharedProcessor<T> {
     return present;
   }
 
-  /** True when `listener` is registered here. */
-  has(listener: ProcessorListener<T>): boolean {
-    return this.#listeners.has(listener);
-  }
-
-  /** The registered listeners, in registration order. */
-  listeners(): ProcessorListener<T>[] {
-    return [...this.#listeners.keys()];
-  }
-
-  /** How many listeners are registered. */
-  size(): number {
-    return this.#listeners.size;
-  }
-
   /**
    * Hands `n` to every listener, or for a sync notification (a resync, or a relist that found an
    * unchanged object) only to listeners flagged syncing at the last resync check.

@@ -12,8 +12,10 @@ import { newLister, type Lister } from '../store/lister.js';
 import { newIndexer } from '../store/store.js';
 import type { Indexer, Indexers, Store } from '../store/types.js';
 import { IndexFuncError } from '../store/errors.js';
+import { InformerEvents, type InformerEventListeners, type InformerEventName } from './informer-events.js';
 import type { Deltas } from '../fifo/types.js';
-import { AlreadyStartedError, InformerStoppedError } from './errors.js';
+import { AlreadyStartedError } from '../core/errors.js';
+import { InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
 import { computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
 import { ProcessorListener } from './listener.js';
@@ -104,6 +106,11 @@ export class SharedIndexInformer<T> {
   #detector: MutationDetector | undefined;
   readonly #syncFailures: SyncFailureTracker;
   readonly #log: RateLimitedLog;
+  readonly #events: InformerEvents<T> = new InformerEvents<T>({
+    addEventHandler: (handler, options) => this.addEventHandler(handler, options),
+    removeEventHandler: (registration) => this.removeEventHandler(registration),
+    fail: (err) => this.#fail(err),
+  });
   #handlerCount = 0;
   #deltaHandler: DeltaHandler<T>;
 
@@ -114,7 +121,7 @@ export class SharedIndexInformer<T> {
     this.#options = options;
     this.#name = options.name ?? 'informer';
     this.#clock = options.clock ?? realClock;
-    this.#indexer = newIndexer<T>(keyFunc as KeyFunc<T>, { ...(options.indexers ?? {}) });
+    this.#indexer = newIndexer<T>(keyFunc, { ...(options.indexers ?? {}) });
     this.#processor = new SharedProcessor<T>(this.#clock);
     this.#log = new RateLimitedLog(resolveLogger(options.logger), this.#clock);
     this.#syncFailures = new SyncFailureTracker({
@@ -191,6 +198,28 @@ export class SharedIndexInformer<T> {
       for (const obj of this.#indexer.list()) listener.add({ kind: 'add', obj, isInInitialList: true, at });
     }
     return registration;
+  }
+
+  /**
+   * Listens the way client-node's informer does: `add`, `update`, `change`, `delete`, `error`,
+   * `connect`, `synced` (see {@link InformerEventListeners} for each listener's arguments). Each
+   * object listener gets its own buffer, like a handler; any listener that throws stops the informer
+   * and `run()` rejects with `HANDLER_FAILED`. Returns the informer, so calls chain.
+   *
+   * @example
+   * ```ts
+   * pods.on('add', (pod) => queue.add(key(pod))).on('error', (err) => log.warn(err.message));
+   * ```
+   */
+  on<E extends InformerEventName>(event: E, listener: InformerEventListeners<T>[E]): this {
+    this.#events.on(event, listener);
+    return this;
+  }
+
+  /** Removes a listener added with {@link SharedIndexInformer.on} (its most recent registration for `event`). */
+  off<E extends InformerEventName>(event: E, listener: InformerEventListeners<T>[E]): this {
+    this.#events.off(event, listener);
+    return this;
   }
 
   /**
@@ -344,7 +373,7 @@ export class SharedIndexInformer<T> {
     const fifo = new DeltaFIFO<T>({
       knownObjects: this.#indexer,
       emitDeltaTypeReplaced: true,
-      transformer: this.#options.transform,
+      transform: this.#options.transform,
     });
     this.#controller = newController<T>({
       queue: fifo,
@@ -441,6 +470,7 @@ export class SharedIndexInformer<T> {
     this.#log.logger.debug(`informer ${this.#name} synced ${this.#indexer.list().length} objects${rv === '' ? '' : ` at resource version ${rv}`}`);
     this.#synced.check();
     for (const reg of this.#registrations) reg.listener.synced.check();
+    this.#events.emit('synced');
   }
 
   /** Health, the sync-failure policy and the log follow the reflector's events (its one source of truth). */
@@ -449,7 +479,10 @@ export class SharedIndexInformer<T> {
     this.#syncFailures.subscribe(events);
     events.on('error', (e) => this.#onWatchError(e.error, { name: e.name, phase: e.phase, action: e.action }));
     events.on('listed', (e) => this.#onSourceSucceeded('list', e.failuresBefore));
-    events.on('watchOpened', (e) => this.#onSourceSucceeded('watch', e.failuresBefore));
+    events.on('watchOpened', (e) => {
+      this.#onSourceSucceeded('watch', e.failuresBefore);
+      this.#events.emit('connect');
+    });
   }
 
   #onWatchError(err: Error, ctx: ReflectorErrorContext): void {
@@ -460,6 +493,7 @@ export class SharedIndexInformer<T> {
     } catch (hookError) {
       reportHookFailure(this.#name, hookError);
     }
+    this.#events.emit('error', err);
   }
 
   #onSourceSucceeded(what: 'list' | 'watch', failuresBefore: number): void {

@@ -2,7 +2,7 @@
 
 import { realClock, sleep, type Clock } from '../core/clock.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
-import { ErrorCodes, KubeInformerError } from '../core/errors.js';
+import { AlreadyStartedError } from '../core/errors.js';
 import { channels, publish } from '../observability/channels.js';
 import { LeaderElectionError, LockNotFoundError, recordFingerprint, type LeaderElectionRecord, type ResourceLock } from './lock.js';
 import { raceAbort } from './race.js';
@@ -156,7 +156,7 @@ export class LeaderElector {
    * Recovery: an elector runs once; to compete again after a lost term, create a new one.
    */
   async run(signal?: AbortSignal): Promise<void> {
-    if (this.#started) throw new KubeInformerError(ErrorCodes.ALREADY_STARTED, 'LeaderElector.run() was already called');
+    if (this.#started) throw new AlreadyStartedError('LeaderElector');
     this.#started = true;
     const stop = signal === undefined ? this.#internal.signal : AbortSignal.any([signal, this.#internal.signal]);
     try {
@@ -356,7 +356,7 @@ export class LeaderElector {
     this.#reportedLeader = holder;
     this.#publish('new-leader');
     const onNewLeader = this.#options.onNewLeader;
-    if (onNewLeader !== undefined && holder !== '') this.#spawn(() => onNewLeader(holder));
+    if (onNewLeader !== undefined && holder !== '') void this.#spawn(() => onNewLeader(holder)); // #guard reports its failure
   }
 
   /** Wall time for the record's informational timestamps, derived from the injected clock. */

@@ -94,7 +94,7 @@ export function statusErrorFromResponse(res: IncomingMessage, body: string, what
   if (trimmed.startsWith('{')) {
     try {
       const parsed: unknown = JSON.parse(trimmed);
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) status = parsed as StatusLike;
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) status = parsed;
     } catch {
       // Not JSON after all (a proxy's error page): the raw text goes into the message below.
     }

@@ -1,14 +1,11 @@
 // URL building for list and watch requests: the resource path and the query string.
 
-import { ErrorCodes, KubeInformerError } from '../core/index.js';
+import { InvalidOptionError } from '../core/options.js';
 import type { GroupVersionResource, ListOptions } from './types.js';
 
 function segment(value: string, what: string): string {
   if (value === '' || value.includes('/')) {
-    throw new KubeInformerError(
-      ErrorCodes.INVALID_OPTION,
-      `${what} must be a non-empty path segment without '/', got ${JSON.stringify(value)}`,
-    );
+    throw new InvalidOptionError(`${what} must be a non-empty path segment without '/', got ${JSON.stringify(value)}`);
   }
   return encodeURIComponent(value);
 }

@@ -3,7 +3,7 @@
 import equal from 'fast-deep-equal/es6/index.js';
 import rfdc from 'rfdc';
 import { type Clock, realClock, sleep } from '../core/clock.js';
-import { ErrorCodes, KubeInformerError } from '../core/errors.js';
+import { AlreadyStartedError } from '../core/errors.js';
 import { validateOptions } from '../core/options.js';
 import { DeletedFinalStateUnknown } from '../core/keys.js';
 import { channels, publish } from '../observability/channels.js';
@@ -154,7 +154,7 @@ export class CacheMutationDetector implements MutationDetector {
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.#running) {
-      throw new KubeInformerError(ErrorCodes.ALREADY_STARTED, `mutation detector for ${this.#name} is already running`);
+      throw new AlreadyStartedError(`mutation detector for ${this.#name}`);
     }
     this.#running = true;
     try {

@@ -20,8 +20,7 @@ export type {
   BookmarkEvent,
   ReflectorErrorEvent,
 } from './events.js';
-export { Backoff, resolveBackoffOptions } from './backoff.js';
-export type { BackoffOptions, ResolvedBackoffOptions } from './backoff.js';
+export type { BackoffOptions } from './backoff.js';
 export {
   ResourceVersionRegressionError,
   WatchStalledError,
@@ -32,11 +31,6 @@ export {
   UnresumableWatchError,
   ListTimeoutError,
   WatchListIncompleteError,
-  isConnectionRefused,
-  isNetworkError,
-  isTooManyRequests,
-  isTooLargeResourceVersion,
-  retryAfterMs,
 } from './errors.js';
 export type { RegressionInfo } from './errors.js';
 export { INITIAL_EVENTS_END_ANNOTATION } from './watch-event.js';

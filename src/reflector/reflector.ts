@@ -3,7 +3,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { realClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
-import { ErrorCodes, KubeInformerError } from '../core/errors.js';
+import { AlreadyStartedError } from '../core/errors.js';
 import { metaNamespaceKeyFunc } from '../core/keys.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { getResourceVersion } from '../core/types.js';
@@ -189,7 +189,7 @@ export class Reflector<T> {
   }
 
   #claim(): void {
-    if (this.#running) throw new KubeInformerError(ErrorCodes.ALREADY_STARTED, `${this.#name}: already running`);
+    if (this.#running) throw new AlreadyStartedError(`reflector ${this.#name}`);
     this.#running = true;
   }
 

@@ -1,6 +1,7 @@
 // The indexed store: client-go's thread-safe store and Indexer, with atomic writes and snapshot reads.
 
-import { ErrorCodes, InvalidObjectError, KubeInformerError } from '../core/errors.js';
+import { InvalidObjectError, KubeInformerError } from '../core/errors.js';
+import { InvalidOptionError } from '../core/options.js';
 import { DeletedFinalStateUnknown, type KeyFunc } from '../core/keys.js';
 import { preview } from '../core/preview.js';
 import { getResourceVersion } from '../core/types.js';
@@ -247,7 +248,7 @@ export class IndexedStore<T> implements Indexer<T> {
 
 function checkIndexFunc(name: string, fn: unknown): asserts fn is IndexFunc<unknown> {
   if (typeof fn !== 'function') {
-    throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `the indexer "${name}" is ${typeof fn}, not a function`);
+    throw new InvalidOptionError(`the indexer "${name}" is ${typeof fn}, not a function`);
   }
 }
 

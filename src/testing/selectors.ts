@@ -43,7 +43,7 @@ export function labelSelectorPredicate(text: string | undefined): ObjectPredicat
     if (err instanceof SelectorParseError) throw badSelector('label', text, err.reason);
     throw err;
   }
-  return (obj) => selector.matches(((obj.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {}) as Record<string, string>);
+  return (obj) => selector.matches(((obj.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {}));
 }
 
 function fieldValue(obj: unknown, path: string): string | undefined {
@@ -53,6 +53,7 @@ function fieldValue(obj: unknown, path: string): string | undefined {
     cur = (cur as Record<string, unknown>)[part];
   }
   if (cur === undefined || cur === null) return undefined;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects are stringified as JSON; only primitives reach String().
   return typeof cur === 'object' ? JSON.stringify(cur) : String(cur);
 }
 

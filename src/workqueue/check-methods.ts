@@ -1,6 +1,6 @@
 // Construction-time check that an option holds an object with the methods its interface needs.
 
-import { InvalidOptionError } from '../core/options.js';
+import { describeValue, InvalidOptionError } from '../core/options.js';
 import { preview } from '../core/preview.js';
 
 /**
@@ -16,7 +16,7 @@ export function checkMethods(owner: string, option: string, value: unknown, what
   if (value === undefined) return;
   const expected = `a ${what} (an object with ${methods.join(', ')})`;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidOptionError(`${owner}: option ${option} must be ${expected}, got ${describe(value)}`);
+    throw new InvalidOptionError(`${owner}: option ${option} must be ${expected}, got ${describeValue(value)}`);
   }
   const record = value as Record<string, unknown>;
   const missing = methods.filter((m) => typeof record[m] !== 'function');
@@ -27,10 +27,3 @@ export function checkMethods(owner: string, option: string, value: unknown, what
   }
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return `an array ${preview(value, 60)}`;
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 59)}…` : value);
-  return String(value);
-}

@@ -17,6 +17,7 @@ export interface PromLabelled<C> {
 /** A prom-client metric class: constructed from a configuration object, labelled per queue. */
 export interface PromMetricClass<C> {
   /** Creates (and registers) the metric; the configuration is prom-client's. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- prom-client's constructors take its own option types, which this library never imports.
   new (configuration: any): PromLabelled<C>;
 }
 

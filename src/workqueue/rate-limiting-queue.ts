@@ -56,7 +56,9 @@ export class RateLimitingQueue<T> extends DelayingQueue<T> {
    * options)` — its message says to call `new RateLimitingQueue({ rateLimiter })`.
    */
   constructor(options: RateLimitingQueueOptions<T> = {}) {
-    // `arguments` sees a second argument that the one-parameter signature hides from JavaScript callers.
+    // `arguments` sees a second argument that the one-parameter signature hides from JavaScript callers
+    // of the old two-argument form; a rest parameter would put it back into the public signature.
+    // eslint-disable-next-line prefer-rest-params -- see above
     super(checkRateLimitingQueueOptions(options, arguments.length > 1 ? arguments[1] : undefined));
     this.#limiter = options.rateLimiter ?? defaultControllerRateLimiter<T>({ clock: options.clock });
   }

@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiException, CoreV1Api } from '@kubernetes/client-node';
+import { isExpiredError } from '../../src/core/errors.js';
 import {
   SharedIndexInformer,
-  isExpiredError,
   newListWatch,
   type KubeListWatch,
   type KubeObject,

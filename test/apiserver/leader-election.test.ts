@@ -8,7 +8,8 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { LeaderElector, LeaseLock, channelNames, type LeaderElectionEvent } from '../../src/index.js';
+import { channelNames } from '../../src/index.js';
+import { LeaderElector, LeaseLock, type LeaderElectionEvent } from '../../src/leaderelection/index.js';
 import { EventRecorder, startRealApiServer, type RealApiServer } from './harness.js';
 
 const LEASE_MS = 2000;

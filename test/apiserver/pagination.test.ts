@@ -8,7 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { Reflector, SharedIndexInformer, newListWatch, type KubeObject, type ReflectorStore } from '../../src/index.js';
+import { SharedIndexInformer, newListWatch, type KubeObject } from '../../src/index.js';
+import { Reflector, type ReflectorStore } from '../../src/cache.js';
 import { EventRecorder, RecordingListerWatcher, runInformer, startRealApiServer, type RealApiServer } from './harness.js';
 
 const COUNT = 300;

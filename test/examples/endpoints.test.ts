@@ -2,7 +2,8 @@
 
 import type { V1Endpoints } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FakeClock, SharedInformerFactory, type KubeObject } from '../../src/index.js';
+import { SharedInformerFactory, type KubeObject } from '../../src/index.js';
+import { FakeClock } from '../../src/testing/index.js';
 import type { FakeApiServer } from '../../src/testing/index.js';
 import { EndpointsController, MANAGED_BY_LABEL, SELECTOR_ANNOTATION } from '../../examples/endpoints/controller.js';
 import { runLeaderElectedEndpoints } from '../../examples/endpoints/main.js';

@@ -215,14 +215,14 @@ describe('DeltaFIFO reading, keys and transforms', () => {
 
   it('wraps a custom key function failure in InvalidObjectError keeping the cause', () => {
     const cause = new Error('no key for you');
-    const f = new DeltaFIFO<FifoObj>({ keyFunction: () => { throw cause; } });
+    const f = new DeltaFIFO<FifoObj>({ keyFunc: () => { throw cause; } });
     const err = (() => { try { f.add(obj('a', 1)); } catch (e) { return e; } })();
     expect(err).toBeInstanceOf(InvalidObjectError);
     expect((err as Error).cause).toBe(cause);
   });
 
   it('uses a tombstone key without calling the key function', () => {
-    const f = new DeltaFIFO<FifoObj>({ keyFunction: (o) => `custom/${(o as FifoObj).metadata.name}` });
+    const f = new DeltaFIFO<FifoObj>({ keyFunc: (o) => `custom/${(o as FifoObj).metadata.name}` });
     f.add(obj('a', 1));
     f.delete(new DeletedFinalStateUnknown('custom/a', obj('a', 1)));
     expect(fmt(f.getByKey('custom/a'))).toEqual(['Added(a:1)', 'Deleted(DFSU(custom/a, a:1))']);
@@ -230,7 +230,7 @@ describe('DeltaFIFO reading, keys and transforms', () => {
 
   it('fails with TransformFailedError and leaves the queue unchanged when the transformer throws', () => {
     const f = new DeltaFIFO<FifoObj>({
-      transformer: (o) => { if (o.val < 0) throw new Error('negative'); return { ...o, val: o.val * 10 }; },
+      transform: (o) => { if (o.val < 0) throw new Error('negative'); return { ...o, val: o.val * 10 }; },
     });
     f.add(obj('a', 1));
     expect(() => f.add(obj('b', -1))).toThrow(TransformFailedError);
@@ -241,7 +241,7 @@ describe('DeltaFIFO reading, keys and transforms', () => {
 
   it('transforms replace items even when they are emitted as Sync, but not resync items', () => {
     const held = obj('k', 1);
-    const f = new DeltaFIFO<FifoObj>({ knownObjects: literal(held), transformer: (o) => ({ ...o, val: o.val + 100 }) });
+    const f = new DeltaFIFO<FifoObj>({ knownObjects: literal(held), transform: (o) => ({ ...o, val: o.val + 100 }) });
     f.resync();
     expect(fmt(f.getByKey('k'))).toEqual(['Sync(k:1)']);
     f.replace([obj('r', 2)], '1');

@@ -115,7 +115,7 @@ describe('DeltaFIFO (client-go scenarios)', () => {
       return o;
     };
     const rv = (name: string, v: number): FifoObj => ({ metadata: { name, resourceVersion: String(v) }, val: v });
-    const f = new DeltaFIFO<FifoObj>({ transformer });
+    const f = new DeltaFIFO<FifoObj>({ transform: transformer });
     f.add(rv('foo', 10));
     f.add(rv('bar', 11));
     f.update(rv('foo', 12));

@@ -237,7 +237,7 @@ describe('handler errors in newInformer', () => {
     source.add(pod('a'));
     const { controller } = newInformer<Pod>(source, {
       onAdd: () => {
-        throw 'plain string'; // eslint-disable-line no-throw-literal
+        throw 'plain string';  
       },
     }, { clock });
     const err = (await controller.run(new AbortController().signal).catch((e: unknown) => e)) as HandlerError;

@@ -4,13 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import {
   composeTransforms,
-  computeHealth,
   LAST_APPLIED_CONFIGURATION_ANNOTATION,
   SharedIndexInformer,
   stripAnnotations,
   stripBulkyMetadata,
   stripManagedFields,
 } from '../../src/informer/index.js';
+import { computeHealth } from '../../src/informer/health.js';
 import type { ListerWatcher, WatchEvent } from '../../src/listwatch/types.js';
 import { FakeControllerSource } from '../../src/testing/fake-controller-source.js';
 import { pod, failOnUnhandledRejections, until, type Pod } from './helpers.js';

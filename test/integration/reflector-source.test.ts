@@ -28,9 +28,15 @@ describe('Reflector over FakeControllerSource', () => {
         if (r < 0.75) {
           const obj = pod(name, undefined, { spec: { step } });
           if (present.has(name)) (drop ? source.modifyDropWatch(obj) : source.modify(obj));
-          else (drop ? source.addDropWatch(obj) : source.add(obj), present.add(name));
+          else {
+            if (drop) source.addDropWatch(obj);
+            else source.add(obj);
+            present.add(name);
+          }
         } else if (r < 0.9 && present.has(name)) {
-          (drop ? source.deleteDropWatch(pod(name)) : source.delete(pod(name)), present.delete(name));
+          if (drop) source.deleteDropWatch(pod(name));
+          else source.delete(pod(name));
+          present.delete(name);
         } else if (r < 0.95) {
           source.sendError(410);
         } else {

@@ -47,22 +47,32 @@ describe('the published package', () => {
     expect(files).toContain('dist/index.js');
     expect(files).toContain('dist/index.d.ts');
     expect(files).toContain('dist/testing/index.js');
+    expect(files).toContain('dist/cache.js');
+    expect(files).toContain('dist/workqueue/index.js');
+    expect(files).toContain('dist/leaderelection/index.js');
     expect(files).toContain('LICENSE');
     expect(files).toContain('README.md');
     expect(files.filter((f) => !/^(dist\/|README\.md$|LICENSE$|package\.json$)/.test(f))).toEqual([]);
   });
 
-  it('imports the root entry point and the testing entry point from the installed tarball', () => {
+  it('imports every entry point from the installed tarball; the root names at most 60 runtime values', () => {
     const script = [
       "const root = await import('kube-informer');",
+      "const cache = await import('kube-informer/cache');",
+      "const workqueue = await import('kube-informer/workqueue');",
+      "const leaderelection = await import('kube-informer/leaderelection');",
       "const testing = await import('kube-informer/testing');",
-      "if (typeof root.metaNamespaceKeyFunc !== 'function') throw new Error('root entry incomplete');",
-      "if (typeof testing.FakeClock !== 'function') throw new Error('testing entry incomplete');",
+      "if (typeof root.SharedInformerFactory !== 'function' || typeof root.resources.pods !== 'object') throw new Error('root entry incomplete');",
+      "if (typeof cache.Reflector !== 'function' || typeof cache.DeltaFIFO !== 'function') throw new Error('cache entry incomplete');",
+      "if (typeof workqueue.RateLimitingQueue !== 'function') throw new Error('workqueue entry incomplete');",
+      "if (typeof leaderelection.LeaderElector !== 'function') throw new Error('leaderelection entry incomplete');",
+      "if (typeof testing.FakeClock !== 'function' || 'FakeClock' in root) throw new Error('FakeClock belongs to the test kit only');",
       "console.log(JSON.stringify({ root: Object.keys(root).length, testing: Object.keys(testing).length }));",
     ].join('\n');
     const out = run(process.execPath, ['--input-type=module', '-e', script], join(scratch, 'app'));
     const counts = JSON.parse(out.trim()) as { root: number; testing: number };
     expect(counts.root).toBeGreaterThan(10);
+    expect(counts.root).toBeLessThanOrEqual(60);
     expect(counts.testing).toBeGreaterThan(0);
   });
 
@@ -73,6 +83,14 @@ describe('the published package', () => {
       [
         "import { metaNamespaceKeyFunc, compareResourceVersion, type DeepReadonly, type KubeObject } from 'kube-informer';",
         "import { FakeClock } from 'kube-informer/testing';",
+        "import { resources, type SharedIndexInformer } from 'kube-informer';",
+        "import { RateLimitingQueue } from 'kube-informer/workqueue';",
+        "import type { Reflector } from 'kube-informer/cache';",
+        "import type { LeaderElectorOptions } from 'kube-informer/leaderelection';",
+        "import type { Pod } from 'kubernetes-types/core/v1.js';",
+        'const queue = new RateLimitingQueue<string>({ name: "pods" });',
+        'export type Informers = [SharedIndexInformer<Pod>, Reflector<Pod>, LeaderElectorOptions, typeof resources.pods.resource];',
+        'export { queue };',
         'const obj: DeepReadonly<KubeObject> = { metadata: { name: "a" } };',
         'const key: string = metaNamespaceKeyFunc(obj);',
         'const order: number = compareResourceVersion("1", "2");',

@@ -1,6 +1,7 @@
 // Scripted faults of the fake API server: a queue matched by verb and path, each consumed once.
 
 import { ErrorCodes, KubeInformerError } from '../../core/errors.js';
+import { InvalidOptionError } from '../../core/options.js';
 import type { KubeObject } from '../../core/types.js';
 
 /** The verbs the server recognizes (`watch` is a GET with `watch=true`). */
@@ -174,7 +175,7 @@ export class FaultQueue {
       this.#faults.push(fault);
       return;
     }
-    throw new KubeInformerError(ErrorCodes.INVALID_OPTION, `unknown fault type: ${String((fault as { type: unknown }).type)}`);
+    throw new InvalidOptionError(`unknown fault type: ${String((fault as { type: unknown }).type)}`);
   }
 
   /** Removes and returns the first fault matching `target`, if any. */

@@ -99,5 +99,5 @@ export function normalizeObject(ri: ResourceInfo, obj: KubeObject, defaultNamesp
   if (ri.namespaced) meta.namespace = typeof meta.namespace === 'string' && meta.namespace ? meta.namespace : defaultNamespace;
   else delete meta.namespace;
   if (meta.creationTimestamp === undefined) meta.creationTimestamp = now().toISOString().replace(/\.\d+Z$/, 'Z');
-  return { apiVersion: ri.apiVersion, kind: ri.kind, metadata: meta, ...rest } as KubeObject;
+  return { apiVersion: ri.apiVersion, kind: ri.kind, metadata: meta, ...rest };
 }

@@ -278,7 +278,7 @@ export class FakeApiServer {
     for (const r of [...this.#stalled]) r.destroy();
     const sockets = [...this.#sockets];
     for (const s of sockets) s.destroy();
-    await Promise.all(sockets.map((s) => (s.closed ? undefined : new Promise((r) => s.once('close', r)))));
+    await Promise.all(sockets.filter((s) => !s.closed).map((s) => new Promise((r) => s.once('close', r))));
     await closed;
     // net.Server emits 'close' before libuv has released its handle; two turns let that finish.
     for (let i = 0; i < 2; i++) await new Promise<void>((resolve) => setImmediate(resolve));

@@ -203,10 +203,10 @@ export class WatchConnection {
         return;
       }
       case 'regressedEvent': {
-        const base =
+        const base: unknown =
           step.object ??
           (this.#lastEntry !== undefined
-            ? JSON.parse(this.#lastEntry.json)
+            ? (JSON.parse(this.#lastEntry.json) as unknown)
             : { apiVersion: this.#o.ri.apiVersion, kind: this.#o.ri.kind, metadata: { name: 'regressed', namespace: this.#o.namespace } });
         const obj = structuredClone(base) as { metadata?: Record<string, unknown> };
         obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: step.resourceVersion ?? String(Math.max(1, this.#lastRv - 1)) };

@@ -48,7 +48,7 @@ function bodyObject(r: ObjectRequest): KubeObject {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw statusError(400, 'BadRequest', 'the request body must be a JSON object');
   }
-  return body as KubeObject;
+  return body;
 }
 
 function checkNamespace(r: ObjectRequest, obj: KubeObject): void {

@@ -1,0 +1,60 @@
+// `kube-informer/cache`: the building blocks under the informers — store and indexer, DeltaFIFO,
+// Reflector, the cache-mutation detector, the controller loop and sync tracking — for those who
+// assemble their own pipeline, as client-go's tools/cache does.
+
+/**
+ * The building blocks of `kube-informer` (client-go's `tools/cache` below the informers): the
+ * {@link Reflector}, {@link DeltaFIFO}, stores and indexers, the cache-mutation detector, the
+ * controller loop and sync trackers. Most controllers need only the package root.
+ *
+ * @packageDocumentation
+ * @module kube-informer/cache
+ */
+
+export * from './store/index.js';
+export * from './fifo/index.js';
+export { Reflector, INITIAL_EVENTS_END_ANNOTATION } from './reflector/index.js';
+export {
+  WatchStalledError,
+  VeryShortWatchError,
+  WatchEventError,
+  UnexpectedKindError,
+  ResourceVersionGuardDisabledError,
+  UnresumableWatchError,
+  ListTimeoutError,
+  WatchListIncompleteError,
+} from './reflector/index.js';
+export type {
+  ReflectorStore,
+  KnownObjectsGetter,
+  ReflectorStats,
+  ReflectorEvents,
+  ReflectorEventMap,
+  ListedEvent,
+  WatchOpenedEvent,
+  WatchEndedEvent,
+  WatchEndReason,
+  WatchEventReport,
+  BookmarkEvent,
+  ReflectorErrorEvent,
+  BackoffOptions,
+} from './reflector/index.js';
+export {
+  CacheMutationDetector,
+  NoopCacheMutationDetector,
+  newCacheMutationDetector,
+  cacheMutationDetectorEnabled,
+} from './mutation/index.js';
+export type { CacheMutationDetectorOptions, MutationDetector, MutationChange } from './mutation/index.js';
+export {
+  newController,
+  processDeltas,
+  isSyncDelta,
+  SingleFileTracker,
+  AsyncTracker,
+  waitForCacheSyncWithOptions,
+  waitForNamedCacheSync,
+} from './informer/index.js';
+export type { ControllerConfig, DeltaHandler, ReflectorController, WaitForCacheSyncOptions } from './informer/index.js';
+export { decodeWatchStream, ResponseDecodeError } from './listwatch/index.js';
+export type { DecodeWatchStreamOptions, DecodeFailure } from './listwatch/index.js';
