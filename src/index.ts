@@ -65,10 +65,13 @@ export {
   splitMetaNamespaceKey,
   DeletedFinalStateUnknown,
   compareResourceVersion,
+  isComparableResourceVersion,
   ErrorCodes,
   KubeInformerError,
   ApiStatusError,
   InvalidOptionError,
+  InvalidObjectError,
+  InvalidResourceVersionError,
   AlreadyStartedError,
   AbortedError,
   realClock,
@@ -123,7 +126,7 @@ export type {
 } from './listwatch/index.js';
 
 // Reading the cache: listers and the namespace index.
-export { newLister, NamespaceIndex, metaNamespaceIndexFunc } from './store/index.js';
+export { newLister, NamespaceIndex, metaNamespaceIndexFunc, IndexFuncError, UnknownIndexError, IndexerConflictError } from './store/index.js';
 export type { Lister, NamespaceLister, Indexer, Indexers, IndexFunc, Store } from './store/index.js';
 
 // Errors a controller may want to match on.

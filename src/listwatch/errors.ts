@@ -39,7 +39,7 @@ export class KubeConfigError extends KubeInformerError {
 /** Why a response body could not be decoded. */
 export type DecodeFailure = 'malformed-json' | 'not-an-event' | 'unknown-type' | 'truncated' | 'not-a-list';
 
-/** Cuts a raw line of text to at most {@link PREVIEW_MAX_CHARS} characters for an error message. */
+/** Cuts a raw line of text to at most 200 characters (`PREVIEW_MAX_CHARS`) for an error message. */
 export function previewLine(text: string): string {
   return text.length > PREVIEW_MAX_CHARS ? `${text.slice(0, PREVIEW_MAX_CHARS - 1)}…` : text;
 }
@@ -52,7 +52,7 @@ export function previewLine(text: string): string {
 export class ResponseDecodeError extends KubeInformerError {
   /** What was wrong with the body. */
   readonly failure: DecodeFailure;
-  /** The start of the offending text, at most {@link PREVIEW_MAX_CHARS} characters. */
+  /** The start of the offending text, at most 200 characters (`PREVIEW_MAX_CHARS`). */
   readonly preview: string;
 
   constructor(failure: DecodeFailure, message: string, text: string, options?: KubeInformerErrorOptions) {

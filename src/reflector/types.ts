@@ -55,7 +55,7 @@ export interface ReflectorErrorContext {
   readonly action: ReflectorAction;
 }
 
-/** Options of a {@link Reflector}. Every field is optional. */
+/** Options of a `Reflector` (from `kube-informer/cache`; the informers pass theirs through). Every field is optional. */
 export interface ReflectorOptions<T> {
   /** Shown in errors and diagnostics. Default `'reflector'`, or `'reflector <expectedKind>'` when that is set. */
   name?: string;
