@@ -120,8 +120,11 @@ async function demo(cluster: Cluster, seconds: number, seed: number, interrupt: 
   console.log(`  handlers    ${s.events.namespaces} namespace, ${s.events.pods} pod, ${s.events.policies} policy notifications`);
   console.log(`  controller  ${s.reconciles} reconciles, ${s.failures} failures, max queue depth ${s.maxQueueDepth}, ${s.rules} rules in ${namespacesWithRules} namespaces`);
   for (const h of Object.values(factory.health())) {
-    if (!h.synced || h.watch.lastError !== undefined) {
-      console.log(`  informer ${h.name}: ${h.synced ? 'synced' : 'NOT synced'}; last list/watch error: ${h.watch.lastError?.message ?? 'none'}`);
+    // The informers have stopped by now (a stopped informer no longer reports synced): a resource
+    // version says whether it ever synced.
+    const everSynced = h.lastSyncResourceVersion !== '';
+    if (!everSynced || h.watch.lastError !== undefined) {
+      console.log(`  informer ${h.name}: ${everSynced ? 'synced' : 'NEVER synced'}; last list/watch error: ${h.watch.lastError?.message ?? 'none'}`);
     }
   }
   if (controllerError !== undefined) {
