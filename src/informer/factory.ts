@@ -209,7 +209,7 @@ export class SharedInformerFactory {
    * Waits for every started informer to sync and resolves with `{ resource: true }` for each. Rejects
    * with the reason as soon as one cannot sync: the error of its `whenSynced()` — a failure
    * (`HANDLER_FAILED`, ...), a stop (`INFORMER_STOPPED`: a dead informer never counts as synced),
-   * answers retrying cannot fix (`API_STATUS` 400/401/403/404/422, `KUBECONFIG`, TLS/DNS `NETWORK`)
+   * answers retrying cannot fix (`API_STATUS` 400/401/403/404/405/406/415/422, `KUBECONFIG`, TLS/DNS `NETWORK`)
    * or an unreachable server (`NETWORK`, after `syncUnreachableMs`). When `signal` aborts first it
    * resolves with `false` for the informers not synced yet (client-go's answer).
    */

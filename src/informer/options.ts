@@ -63,8 +63,9 @@ export interface SharedIndexInformerOptions<T> {
    */
   stopGraceMs?: number;
   /**
-   * After stopping, call `close()` on the ListerWatcher when it has one (`newListWatch`'s releases its
-   * pooled idle sockets and stays usable). Default true.
+   * Whether the informer owns the ListerWatcher it was given: after stopping it calls its `close()`,
+   * once, when it has one (`newListWatch`'s releases its pooled idle sockets and stays usable). Pass
+   * `false` when you close it yourself (the factory does, for the ones it creates). Default true.
    */
   closeListerWatcher?: boolean;
   /** Thresholds of `health()`. Defaults: see {@link HealthThresholds}. */

@@ -1,4 +1,4 @@
-// The store room's barrel: Store, Indexer, listers and label selectors.
+// The store room's barrel: Store, Indexer and listers (label selectors live in core/ and are re-exported here).
 export type { IndexFunc, Indexers, Store, Indexer } from './types.js';
 export { NamespaceIndex, metaNamespaceIndexFunc } from './types.js';
 export { IndexFuncError, UnknownIndexError, IndexerConflictError } from './errors.js';
