@@ -1,0 +1,309 @@
+// The reconcile scheduler: merges requests per key, runs one reconcile per key at a time under a concurrency cap.
+
+import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
+import { AlreadyStartedError, toError } from '../core/errors.js';
+import { InvalidOptionError, validateOptions } from '../core/options.js';
+import { isAbortOf, TaskScope } from '../core/task-scope.js';
+import { DelayHeap } from '../workqueue/heap.js';
+
+/**
+ * What a reconcile asks for next: `done` (nothing until the key is scheduled again), `requeueAfter`
+ * (reconcile again `ms` from now, merged with any other request for the key), or `await` (wait for the
+ * next change; for the scheduler the same as `done`, named apart so a controller can tell them apart).
+ */
+export type Action = { kind: 'done' } | { kind: 'requeueAfter'; ms: number } | { kind: 'await' };
+
+/** Decides what follows a failed reconcile of `key`; `attempt` counts the key's failures in a row, from 1. */
+export type ErrorPolicy = (key: string, error: Error, attempt: number) => Action;
+
+/** Options of {@link exponentialBackoff}. */
+export interface ExponentialBackoffOptions {
+  /** The delay after the first failure, in ms. Default `5` (client-go's default controller rate limiter). */
+  baseMs?: number;
+  /** The cap, in ms. Default `1_000_000` (1000 s, as client-go). */
+  maxMs?: number;
+}
+
+/**
+ * The default {@link ErrorPolicy}: requeue after `baseMs × 2^(attempt − 1)`, capped at `maxMs` —
+ * 5 ms, 10 ms, 20 ms … up to 1000 s by default, client-go's per-item exponential failure limiter.
+ * Stateless: the scheduler counts the attempts and resets them when the key succeeds.
+ */
+export function exponentialBackoff(options: ExponentialBackoffOptions = {}): ErrorPolicy {
+  validateOptions('exponentialBackoff', options, { baseMs: 'duration', maxMs: 'duration' });
+  const baseMs = options.baseMs ?? 5;
+  const maxMs = options.maxMs ?? 1_000_000;
+  return (_key, _error, attempt) => {
+    // 2 ** n is Infinity past 1023, which the cap absorbs.
+    const ms = baseMs * 2 ** Math.max(0, attempt - 1);
+    return { kind: 'requeueAfter', ms: ms > maxMs ? maxMs : ms };
+  };
+}
+
+/** Options of a {@link ReconcileScheduler}. */
+export interface ReconcileSchedulerOptions {
+  /**
+   * How many reconciles may run at once (over different keys; one key never runs twice at once).
+   * Default `1`, as controller-runtime's `MaxConcurrentReconciles`: a reconciler written without
+   * thought for parallel runs over shared state stays correct, and raising it is a conscious choice.
+   */
+  concurrency?: number;
+  /**
+   * Holds a request made with {@link ReconcileScheduler.schedule} until no newer request for the key
+   * came for this many ms (kube-rs's `debounce`): a request due at `t` replaces a pending one due at or
+   * after `t` and is due at `t + debounceMs`; a pending one due before `t` stays. Requeues that a
+   * reconcile or the error policy asks for are not debounced. Default `0` (no debounce).
+   *
+   * Warning: a key requested more often than every `debounceMs` is held for as long as that lasts.
+   */
+  debounceMs?: number;
+  /** What follows a reconcile that threw or rejected. Default {@link exponentialBackoff}`()` (5 ms doubling to 1000 s). */
+  onError?: ErrorPolicy;
+  /** The clock the due times and timers use. Default `realClock`. */
+  clock?: Clock;
+}
+
+/** When a request is due: at clock time `runAt`, or `delayMs` from now. Neither means now. */
+export interface ScheduleRequest {
+  /** Clock time (ms, on the scheduler's clock) at which the reconcile is due. */
+  runAt?: number;
+  /** Delay from now, in ms (≥ 0). */
+  delayMs?: number;
+}
+
+/** A snapshot of a {@link ReconcileScheduler}. */
+export interface ReconcileSchedulerStats {
+  /** Keys with a request not yet started (including keys waiting for their own run to end). */
+  readonly queued: number;
+  /** Reconciles running now. */
+  readonly running: number;
+  /** Keys whose last reconcile failed (their backoff has not been reset by a success yet). */
+  readonly failing: number;
+}
+
+/** The function a scheduler runs for each due key; its signal aborts when the scheduler stops. */
+export type Reconcile = (key: string, signal: AbortSignal) => Promise<Action>;
+
+interface Pending {
+  dueAt: number;
+  seq: number;
+}
+
+const OWNER = 'ReconcileScheduler';
+
+/**
+ * Runs reconciles of string keys when they are due (kube-rs's `Scheduler` and `Runner`, controller-runtime's
+ * worker loop). Requests for one key merge, the earliest due time winning; a key never has two reconciles
+ * running at once — a request made during a run is kept and runs after it ends, at its due time; at most
+ * `concurrency` reconciles run at once, the key due first going first (ties: the earlier request). A
+ * reconcile's {@link Action} may requeue its key; a failure goes to the `onError` policy and never stops
+ * the scheduler.
+ *
+ * Recovery: a reconcile interrupted by the stop (it rejects with its signal's abort) is kept as a request
+ * due now, with no failure counted; requests left when `run` resolves stay in `stats().queued`.
+ *
+ * Warning: `run` waits for every running reconcile to end; one that ignores its signal holds the stop.
+ *
+ * @example
+ * ```ts
+ * const scheduler = new ReconcileScheduler({ concurrency: 4, clock });
+ * informer.on('update', (obj) => scheduler.schedule(keyOf(obj)));
+ * await scheduler.run(signal, async (key, s) => { await sync(key, s); return { kind: 'done' }; });
+ * ```
+ */
+export class ReconcileScheduler {
+  readonly #concurrency: number;
+  readonly #debounceMs: number;
+  readonly #onError: ErrorPolicy;
+  readonly #defaultPolicy = exponentialBackoff();
+  readonly #clock: Clock;
+  readonly #pending = new Map<string, Pending>();
+  readonly #heap = new DelayHeap<string>();
+  readonly #running = new Set<string>();
+  readonly #attempts = new Map<string, number>();
+  #seq = 0;
+  #timer: ClockTimer | undefined;
+  #pumpQueued = false;
+  #scope: TaskScope | undefined;
+  #reconcile: Reconcile | undefined;
+  #started = false;
+
+  /** Throws `INVALID_OPTION` for an option outside its documented range. */
+  constructor(options: ReconcileSchedulerOptions = {}) {
+    validateOptions(OWNER, options, { concurrency: 'positiveCount', debounceMs: 'duration', onError: 'function', clock: 'clock' });
+    this.#concurrency = options.concurrency ?? 1;
+    this.#debounceMs = options.debounceMs ?? 0;
+    this.#onError = options.onError ?? this.#defaultPolicy;
+    this.#clock = options.clock ?? realClock;
+  }
+
+  /**
+   * Requests a reconcile of `key`, now or at the time `request` gives; merges with a request already
+   * pending for the key (the earlier due time wins; with `debounceMs`, see that option). Works before
+   * `run` and after it resolved too (the request is kept). Throws `INVALID_OPTION` for a bad request.
+   */
+  schedule(key: string, request: ScheduleRequest = {}): void {
+    validateOptions(`${OWNER}.schedule`, request, { delayMs: 'duration' });
+    const { runAt, delayMs } = request;
+    if (runAt !== undefined && (typeof runAt !== 'number' || Number.isNaN(runAt))) {
+      throw new InvalidOptionError(`${OWNER}.schedule: option runAt must be a clock time in ms, got ${String(runAt)}`);
+    }
+    if (runAt !== undefined && delayMs !== undefined) {
+      throw new InvalidOptionError(`${OWNER}.schedule: give runAt or delayMs, not both`);
+    }
+    const now = this.#clock.now();
+    const dueAt = runAt ?? now + (delayMs ?? 0);
+    if (this.#debounceMs === 0) this.#request(key, dueAt);
+    else {
+      const old = this.#pending.get(key);
+      if (old === undefined || old.dueAt >= dueAt) this.#set(key, dueAt + this.#debounceMs);
+    }
+  }
+
+  /** How many failures in a row `key` has had (0 after a success or when it never failed). */
+  attempts(key: string): number {
+    return this.#attempts.get(key) ?? 0;
+  }
+
+  /** Counts of queued, running and failing keys. */
+  stats(): ReconcileSchedulerStats {
+    return { queued: this.#pending.size, running: this.#running.size, failing: this.#attempts.size };
+  }
+
+  /**
+   * Runs `reconcile` for each key when it is due until `signal` aborts; then starts no more, lets the
+   * running ones see the aborted signal, and resolves once they ended, leaving no timer behind. Never
+   * rejects for a reconcile's failure (those go to `onError`); rejects with `ALREADY_STARTED` when called
+   * a second time.
+   */
+  async run(signal: AbortSignal, reconcile: Reconcile): Promise<void> {
+    if (this.#started) throw new AlreadyStartedError(OWNER);
+    this.#started = true;
+    const scope = new TaskScope({ name: OWNER, signal, clock: this.#clock });
+    this.#scope = scope;
+    this.#reconcile = reconcile;
+    const onStop = (): void => this.#disarm();
+    scope.signal.addEventListener('abort', onStop, { once: true });
+    this.#pump();
+    try {
+      await scope.closed();
+    } finally {
+      scope.signal.removeEventListener('abort', onStop);
+      this.#disarm();
+    }
+  }
+
+  /** Merges a request due at `dueAt` (the earlier time wins). */
+  #request(key: string, dueAt: number): void {
+    const old = this.#pending.get(key);
+    if (old === undefined || dueAt < old.dueAt) this.#set(key, dueAt);
+  }
+
+  /** Makes `dueAt` the key's pending due time and wakes the loop. */
+  #set(key: string, dueAt: number): void {
+    const entry = { dueAt, seq: this.#seq++ };
+    this.#pending.set(key, entry);
+    // A running key's request enters the heap when its run ends.
+    if (!this.#running.has(key)) this.#heap.push({ item: key, readyAt: dueAt, seq: entry.seq, index: -1 });
+    this.#queuePump();
+  }
+
+  #queuePump(): void {
+    if (this.#pumpQueued || !this.#live()) return;
+    this.#pumpQueued = true;
+    queueMicrotask(() => {
+      this.#pumpQueued = false;
+      this.#pump();
+    });
+  }
+
+  #live(): boolean {
+    return this.#scope !== undefined && !this.#scope.signal.aborted;
+  }
+
+  /** Starts every due key the cap allows, then arms one timer for the next due key. */
+  #pump(): void {
+    this.#disarm();
+    if (!this.#live()) return;
+    const now = this.#clock.now();
+    while (this.#running.size < this.#concurrency) {
+      const top = this.#heap.peek();
+      if (top === undefined) return;
+      const current = this.#pending.get(top.item);
+      if (current?.seq !== top.seq || this.#running.has(top.item)) {
+        this.#heap.pop(); // superseded by a newer request (lazy deletion)
+        continue;
+      }
+      if (top.readyAt > now) {
+        this.#timer = this.#clock.setTimeout(() => {
+          this.#timer = undefined;
+          this.#pump();
+        }, top.readyAt - now);
+        return;
+      }
+      this.#heap.pop();
+      this.#pending.delete(top.item);
+      this.#start(top.item);
+    }
+  }
+
+  #disarm(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #start(key: string): void {
+    const scope = this.#scope!;
+    const reconcile = this.#reconcile!;
+    this.#running.add(key);
+    void scope.spawn(`reconcile ${key}`, async (signal) => {
+      let outcome: { action: Action } | { error: unknown };
+      try {
+        outcome = { action: checkAction(await reconcile(key, signal)) };
+      } catch (error) {
+        outcome = { error };
+      }
+      this.#running.delete(key);
+      this.#finish(key, signal, outcome);
+      const pending = this.#pending.get(key);
+      if (pending !== undefined) this.#heap.push({ item: key, readyAt: pending.dueAt, seq: pending.seq, index: -1 });
+      this.#queuePump();
+    });
+  }
+
+  #finish(key: string, signal: AbortSignal, outcome: { action: Action } | { error: unknown }): void {
+    if ('action' in outcome) {
+      this.#attempts.delete(key);
+      this.#apply(key, outcome.action);
+      return;
+    }
+    if (isAbortOf(outcome.error, signal)) {
+      // Interrupted by the stop: not a failure; the key is reconciled again by whoever runs next.
+      this.#request(key, this.#clock.now());
+      return;
+    }
+    const attempt = (this.#attempts.get(key) ?? 0) + 1;
+    this.#attempts.set(key, attempt);
+    const error = toError(outcome.error);
+    let action: Action;
+    try {
+      action = checkAction(this.#onError(key, error, attempt));
+    } catch {
+      // A broken policy must not lose the key: fall back to the default backoff.
+      action = this.#defaultPolicy(key, error, attempt);
+    }
+    this.#apply(key, action);
+  }
+
+  #apply(key: string, action: Action): void {
+    if (action.kind === 'requeueAfter') this.#request(key, this.#clock.now() + action.ms);
+  }
+}
+
+/** Returns `value` when it is an {@link Action}; throws a `TypeError` naming it otherwise. */
+function checkAction(value: unknown): Action {
+  const a = value as Partial<{ kind: unknown; ms: unknown }> | null | undefined;
+  if (a?.kind === 'done' || a?.kind === 'await') return a as Action;
+  if (a?.kind === 'requeueAfter' && typeof a.ms === 'number' && a.ms >= 0 && !Number.isNaN(a.ms)) return a as Action;
+  throw new TypeError(`${OWNER}: a reconcile must return { kind: 'done' | 'await' } or { kind: 'requeueAfter', ms ≥ 0 }, got ${JSON.stringify(value)}`);
+}
