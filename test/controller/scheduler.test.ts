@@ -1,8 +1,9 @@
 // ReconcileScheduler: merging, per-key exclusivity, the concurrency cap, actions, error backoff, debounce and the stop.
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FakeClock, flushPromises } from '../../src/core/index.js';
 import { exponentialBackoff, ReconcileScheduler, type Action, type ReconcileSchedulerOptions } from '../../src/controller/scheduler.js';
+import { failOnUnhandledRejections } from '../helpers/async.js';
 
 interface Run {
   key: string;
@@ -64,17 +65,7 @@ function harness(options: ReconcileSchedulerOptions = {}, auto?: (key: string, n
   };
 }
 
-let unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-beforeEach(() => {
-  unhandled = [];
-  process.on('unhandledRejection', onUnhandled);
-});
-afterEach(async () => {
-  await flushPromises();
-  process.off('unhandledRejection', onUnhandled);
-  expect(unhandled).toEqual([]);
-});
+failOnUnhandledRejections();
 
 describe('ReconcileScheduler', () => {
   it('reconciles a key requested now on the next turn', async () => {

@@ -1,8 +1,9 @@
 // TaskScope: shared signal, first failure aborts the rest, grace-bounded close, nothing left behind.
 
 import { getEventListeners } from 'node:events';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AbortedError, FakeClock, flushPromises, isAbortOf, sleep, TaskScope, type TaskScopeResult } from '../../src/core/index.js';
+import { failOnUnhandledRejections, gate } from '../helpers/async.js';
 
 /** A task that runs until its signal aborts, then (optionally after `stopMs` on the clock) ends. */
 function service(clock: FakeClock, log: string[], name: string, stopMs = 0) {
@@ -12,17 +13,6 @@ function service(clock: FakeClock, log: string[], name: string, stopMs = 0) {
     if (stopMs > 0) await sleep(clock, stopMs);
     log.push(`${name} stopped`);
   };
-}
-
-/** A promise with its settle functions, to end a task from the test. */
-function gate(): { promise: Promise<void>; open: () => void; fail: (e: unknown) => void } {
-  let open!: () => void;
-  let fail!: (e: unknown) => void;
-  const promise = new Promise<void>((res, rej) => {
-    open = res;
-    fail = rej;
-  });
-  return { promise, open, fail };
 }
 
 function settled<T>(p: Promise<T>): { value: () => T | undefined; error: () => unknown; done: () => boolean } {
@@ -42,17 +32,7 @@ function settled<T>(p: Promise<T>): { value: () => T | undefined; error: () => u
   return { value: () => value, error: () => error, done: () => done };
 }
 
-let unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-beforeEach(() => {
-  unhandled = [];
-  process.on('unhandledRejection', onUnhandled);
-});
-afterEach(async () => {
-  await flushPromises();
-  process.off('unhandledRejection', onUnhandled);
-  expect(unhandled).toEqual([]);
-});
+failOnUnhandledRejections();
 
 describe('TaskScope', () => {
   it('gives every task the scope signal and stays open when a task ends on its own', async () => {

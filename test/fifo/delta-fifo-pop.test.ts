@@ -4,17 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { DeletedFinalStateUnknown, flushPromises, InvalidObjectError } from '../../src/core/index.js';
 import { DeltaFIFO, FifoClosedError, isFifoClosedError, TransformFailedError } from '../../src/fifo/index.js';
 import { drain, fmt, literal, newestVal, obj, popOne, type FifoObj } from './helpers.js';
-
-/** A promise with its resolve/reject handles, to hold an async `process` open. */
-function gate(): { promise: Promise<void>; open: () => void; fail: (e: unknown) => void } {
-  let open!: () => void;
-  let fail!: (e: unknown) => void;
-  const promise = new Promise<void>((res, rej) => {
-    open = res;
-    fail = rej;
-  });
-  return { promise, open, fail };
-}
+import { gate } from '../helpers/async.js';
 
 describe('DeltaFIFO pop and close', () => {
   it('rejects with the very error a synchronous process throws, and does not requeue', async () => {

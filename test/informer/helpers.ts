@@ -1,11 +1,11 @@
 // Shared fixtures of the informer tests: pods, a recording handler, and waits that never sleep for real.
 
-import { afterEach, beforeEach, expect } from 'vitest';
 import { flushPromises } from '../../src/core/clock.js';
 import { DeletedFinalStateUnknown } from '../../src/core/keys.js';
 import type { KubeObject } from '../../src/core/types.js';
 import type { ResourceEventHandler } from '../../src/informer/handler.js';
 export { seededRandom as prng } from '../../src/testing/random.js';
+export { failOnUnhandledRejections } from '../helpers/async.js';
 
 /** A minimal pod. */
 export interface Pod extends KubeObject {
@@ -61,29 +61,6 @@ export async function until(cond: () => boolean, what = 'condition', turns = 500
   }
   throw new Error(`timed out waiting for ${what}`);
 }
-
-/** Captures unhandled rejections for the duration of a test. */
-export function trackUnhandledRejections(): { rejections: unknown[]; dispose: () => void } {
-  const rejections: unknown[] = [];
-  const onRejection = (reason: unknown): void => {
-    rejections.push(reason);
-  };
-  process.on('unhandledRejection', onRejection);
-  return { rejections, dispose: () => process.off('unhandledRejection', onRejection) };
-}
-
-/** Registers hooks that fail each test of the file that leaves an unhandled rejection behind. */
-export function failOnUnhandledRejections(): void {
-  let unhandled: ReturnType<typeof trackUnhandledRejections>;
-  beforeEach(() => {
-    unhandled = trackUnhandledRejections();
-  });
-  afterEach(() => {
-    unhandled.dispose();
-    expect(unhandled.rejections).toEqual([]);
-  });
-}
-
 
 /** A promise with its resolve function exposed. */
 export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
