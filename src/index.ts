@@ -37,12 +37,13 @@ export type {
   InformerResult,
   IndexerInformerOptions,
   IndexerInformerResult,
-  Controller,
+  InformerController,
   ResourceEventHandler,
   ResourceEventHandlerRegistration,
   SharedInformerRegistration,
   InformerEventListeners,
   InformerEventName,
+  Observed,
   HandlerEventKind,
   ErrorPolicy,
   InformerSynced,
@@ -55,6 +56,35 @@ export type {
   HandlerHealth,
   WatchHealth,
 } from './informer/index.js';
+
+// Controllers: the reconcile runtime over informers (owns/watches, predicates, backoff, deadlines, leader election).
+export {
+  Controller,
+  Action,
+  exponentialBackoff,
+  predicates,
+  controllerOwnerKey,
+  runWhileLeading,
+  ReconcileTimeoutError,
+  NotStartedError,
+} from './controller/index.js';
+export type {
+  ControllerBuilder,
+  ControllerOptions,
+  ControllerStats,
+  Reconciler,
+  ReconcileContext,
+  ReconcileErrorPolicy,
+  ExponentialBackoffOptions,
+  WatchOptions,
+  Predicate,
+  ChangeEvent,
+  MapFunc,
+  ObjectRef,
+  ScheduleRequest,
+  RunWhileLeadingOptions,
+  Runnable,
+} from './controller/index.js';
 
 // Objects, keys, resource versions, resources, errors, the clock, logging, selectors.
 export {

@@ -11,10 +11,37 @@ import { DelayHeap } from '../workqueue/heap.js';
  * (reconcile again `ms` from now, merged with any other request for the key), or `await` (wait for the
  * next change; for the scheduler the same as `done`, named apart so a controller can tell them apart).
  */
-export type Action = { kind: 'done' } | { kind: 'requeueAfter'; ms: number } | { kind: 'await' };
+export type Action =
+  | {
+      /** Nothing more until the key is requested again. */
+      readonly kind: 'done';
+    }
+  | {
+      /** Reconcile again after a delay. */
+      readonly kind: 'requeueAfter';
+      /** The delay, in ms (≥ 0). */
+      readonly ms: number;
+    }
+  | {
+      /** Wait for the next change. */
+      readonly kind: 'await';
+    };
+
+const DONE: Action = Object.freeze({ kind: 'done' });
+const AWAIT: Action = Object.freeze({ kind: 'await' });
+
+/** Builds the {@link Action}s: `return Action.requeueAfter(30_000)`. */
+export const Action = Object.freeze({
+  /** Nothing more until the key is requested again. */
+  done: (): Action => DONE,
+  /** Reconcile again `ms` from now (merged with other requests: the earliest wins). */
+  requeueAfter: (ms: number): Action => ({ kind: 'requeueAfter', ms }),
+  /** Wait for the next change of something the controller watches. */
+  awaitChange: (): Action => AWAIT,
+});
 
 /** Decides what follows a failed reconcile of `key`; `attempt` counts the key's failures in a row, from 1. */
-export type ErrorPolicy = (key: string, error: Error, attempt: number) => Action;
+export type ReconcileErrorPolicy = (key: string, error: Error, attempt: number) => Action;
 
 /** Options of {@link exponentialBackoff}. */
 export interface ExponentialBackoffOptions {
@@ -25,11 +52,11 @@ export interface ExponentialBackoffOptions {
 }
 
 /**
- * The default {@link ErrorPolicy}: requeue after `baseMs × 2^(attempt − 1)`, capped at `maxMs` —
+ * The default {@link ReconcileErrorPolicy}: requeue after `baseMs × 2^(attempt − 1)`, capped at `maxMs` —
  * 5 ms, 10 ms, 20 ms … up to 1000 s by default, client-go's per-item exponential failure limiter.
  * Stateless: the scheduler counts the attempts and resets them when the key succeeds.
  */
-export function exponentialBackoff(options: ExponentialBackoffOptions = {}): ErrorPolicy {
+export function exponentialBackoff(options: ExponentialBackoffOptions = {}): ReconcileErrorPolicy {
   validateOptions('exponentialBackoff', options, { baseMs: 'duration', maxMs: 'duration' });
   const baseMs = options.baseMs ?? 5;
   const maxMs = options.maxMs ?? 1_000_000;
@@ -58,7 +85,7 @@ export interface ReconcileSchedulerOptions {
    */
   debounceMs?: number;
   /** What follows a reconcile that threw or rejected. Default {@link exponentialBackoff}`()` (5 ms doubling to 1000 s). */
-  onError?: ErrorPolicy;
+  onError?: ReconcileErrorPolicy;
   /** The clock the due times and timers use. Default `realClock`. */
   clock?: Clock;
 }
@@ -114,7 +141,7 @@ const OWNER = 'ReconcileScheduler';
 export class ReconcileScheduler {
   readonly #concurrency: number;
   readonly #debounceMs: number;
-  readonly #onError: ErrorPolicy;
+  readonly #onError: ReconcileErrorPolicy;
   readonly #defaultPolicy = exponentialBackoff();
   readonly #clock: Clock;
   readonly #pending = new Map<string, Pending>();

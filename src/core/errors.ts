@@ -66,6 +66,10 @@ export const ErrorCodes = {
   LEADER_ELECTION: 'LEADER_ELECTION',
   /** A scripted fault of the test kit was never consumed. */
   PENDING_FAULTS: 'PENDING_FAULTS',
+  /** A reconcile ran past the controller's `reconcileTimeoutMs`: its signal was aborted and it counts as failed. */
+  RECONCILE_TIMEOUT: 'RECONCILE_TIMEOUT',
+  /** Something was run before what it depends on was started (a controller before its informer factory). */
+  NOT_STARTED: 'NOT_STARTED',
   /** A broken internal invariant: a bug in kube-informer, or one of its internal APIs called out of order. */
   INTERNAL: 'INTERNAL',
 } as const;

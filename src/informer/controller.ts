@@ -95,7 +95,7 @@ export function processDeltas<T>(
 }
 
 /** A running informer loop (client-go's `cache.Controller`). */
-export interface Controller {
+export interface InformerController {
   /**
    * Lists, watches and processes until `signal` aborts, then resolves once the watch is closed and
    * every timer cleared. Rejects when processing fails (a handler error): the watch is aborted first,
@@ -137,14 +137,14 @@ export interface ControllerConfig<T> {
    * something else created it and closes it (the `SharedIndexInformer` does). Default true.
    */
   closeListerWatcher?: boolean;
-  /** Called once, synchronously, when {@link Controller.hasSynced} turns true. */
+  /** Called once, synchronously, when {@link InformerController.hasSynced} turns true. */
   onSynced?: () => void;
   /** More reflector options (page size, backoff, watch list, onError hooks, known objects, ...). */
   reflector?: Omit<ReflectorOptions<T>, 'name' | 'resyncPeriodMs' | 'shouldResync' | 'clock'>;
 }
 
-/** A {@link Controller} that also exposes its reflector's events and counters. */
-export interface ReflectorController extends Controller {
+/** An {@link InformerController} that also exposes its reflector's events and counters. */
+export interface ReflectorController extends InformerController {
   /** The reflector's counters (all zero before `run()`). */
   reflectorStats(): ReflectorStats | undefined;
   /** The reflector's events (subscribe before `run()` to miss none). */

@@ -11,7 +11,7 @@ export {
   isSyncDelta,
   newController,
   type DeltaHandler,
-  type Controller,
+  type InformerController,
   type ControllerConfig,
   type ReflectorController,
 } from './controller.js';
@@ -20,3 +20,4 @@ export type { SharedIndexInformerOptions, AddEventHandlerOptions } from './optio
 export { SharedIndexInformer } from './shared-index-informer.js';
 export type { InformerEventListeners, InformerEventName } from './informer-events.js';
 export * from './factory.js';
+export type { Observed } from './observed.js';

@@ -9,7 +9,7 @@ import { newIndexer, newStore } from '../store/store.js';
 import type { Indexer, Indexers, Store } from '../store/types.js';
 import { HandlerError, type HandlerEventKind } from './errors.js';
 import type { ResourceEventHandler } from './handler.js';
-import { newController, processDeltas, type Controller, type DeltaHandler } from './controller.js';
+import { newController, processDeltas, type InformerController, type DeltaHandler } from './controller.js';
 
 /** Options of {@link newInformer}. */
 export interface InformerOptions<T> {
@@ -36,7 +36,7 @@ export interface InformerResult<T> {
   /** The cache the controller keeps in sync. */
   store: Store<T>;
   /** Runs the list/watch/process loop. */
-  controller: Controller;
+  controller: InformerController;
 }
 
 /** What {@link newIndexerInformer} returns. */
@@ -44,7 +44,7 @@ export interface IndexerInformerResult<T> {
   /** The indexed cache the controller keeps in sync. */
   indexer: Indexer<T>;
   /** Runs the list/watch/process loop. */
-  controller: Controller;
+  controller: InformerController;
 }
 
 /** Options of {@link newIndexerInformer}: {@link InformerOptions} plus the indexers. */
@@ -94,7 +94,7 @@ function build<T>(
   handler: ResourceEventHandler<T>,
   store: Store<T>,
   options: InformerOptions<T>,
-): Controller {
+): InformerController {
   const name = options.name ?? 'informer';
   const queue = new DeltaFIFO<T>({ knownObjects: store, emitDeltaTypeReplaced: true, transform: options.transform });
   const inline = inlineHandler(handler, name);

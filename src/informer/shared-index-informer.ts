@@ -36,6 +36,7 @@ import {
 import { determineResyncPeriod, MINIMUM_RESYNC_PERIOD_MS, SharedProcessor } from './processor.js';
 import { SyncCondition } from './sync-track.js';
 import { failureReason, SyncFailureTracker } from './sync-failure.js';
+import { checkWritten, ObservedWaiters, type Observed } from './observed.js';
 import type { ReflectorErrorContext } from '../reflector/types.js';
 import { reportHookFailure, type ReflectorEvents } from '../reflector/events.js';
 
@@ -113,6 +114,8 @@ export class SharedIndexInformer<T> {
   });
   #handlerCount = 0;
   #deltaHandler: DeltaHandler<T>;
+  readonly #observed = new ObservedWaiters();
+  readonly #cached = (key: string): unknown => this.#indexer.getByKey(key);
 
   /** Throws `INVALID_OPTION` for out-of-range options (see {@link SharedIndexInformerOptions}). */
   constructor(lw: ListerWatcher<T>, options: SharedIndexInformerOptions<T> = {}) {
@@ -138,14 +141,19 @@ export class SharedIndexInformer<T> {
     const at = (): number => this.#clock.now();
     this.#deltaHandler = {
       onAdd: (obj, isInInitialList) => {
+        this.#observed.applied(keyOf(obj) ?? '', obj, this.#cached);
         this.#detector?.addObject(keyOf(obj) ?? '', obj);
         this.#processor.distribute({ kind: 'add', obj, isInInitialList, at: at() }, false);
       },
       onUpdate: (oldObj, newObj, isSync) => {
+        this.#observed.applied(keyOf(newObj) ?? '', newObj, this.#cached);
         this.#detector?.addObject(keyOf(newObj) ?? '', newObj);
         this.#processor.distribute({ kind: 'update', oldObj, newObj, at: at() }, isSync);
       },
-      onDelete: (obj) => this.#processor.distribute({ kind: 'delete', obj, at: at() }, false),
+      onDelete: (obj) => {
+        this.#observed.applied(keyOf(obj) ?? '', obj, this.#cached);
+        this.#processor.distribute({ kind: 'delete', obj, at: at() }, false);
+      },
     };
   }
 
@@ -315,6 +323,34 @@ export class SharedIndexInformer<T> {
     return this.#synced.wait(signal);
   }
 
+  /**
+   * Read-your-own-writes: resolves once this informer's cache holds `written` (what the API server
+   * answered a create, update or patch with) at its resource version or newer — `'observed'` — or
+   * once the cache has applied a change at least that new and the object is not in it, or a relist
+   * found it gone — `'gone'` (deleted since). At once when that is already so. Versions are compared
+   * exactly (`compareResourceVersion`). Waits through a not-yet-synced cache.
+   *
+   * Rejects with `ABORTED` when `signal` aborts (nothing is left registered), with the informer's
+   * failure or `INFORMER_STOPPED` when it stops, and throws `INVALID_OBJECT` for an object without a
+   * name or a comparable resource version.
+   *
+   * Warning: an object the informer does not see (another namespace, filtered by a selector) is never
+   * observed, and its wait ends only with the signal: pass one with a timeout.
+   *
+   * @example
+   * ```ts
+   * const created = await client.create(configMap, signal);
+   * await configMaps.awaitObserved(created, AbortSignal.timeout(10_000)); // the lister now shows it
+   * ```
+   */
+  awaitObserved(written: unknown, signal?: AbortSignal): Promise<Observed> {
+    const { rv } = checkWritten(`informer ${this.#name}`, written);
+    if (this.isStopped()) {
+      return Promise.reject(new InformerStoppedError(`informer ${this.#name} has stopped: awaitObserved cannot be answered`, { cause: this.#scope?.failure }));
+    }
+    return this.#observed.wait(keyOf(written) ?? '', rv, this.#cached, signal);
+  }
+
   /** The reflector's resource version (`""` before the first list). */
   lastSyncResourceVersion(): string {
     return this.#controller?.lastSyncResourceVersion() ?? '';
@@ -421,6 +457,7 @@ export class SharedIndexInformer<T> {
       { cause: failure },
     );
     this.#synced.fail(failure ?? stopped);
+    this.#observed.failAll(failure ?? stopped);
     for (const reg of this.#registrations) reg.listener.synced.fail(failure ?? stopped);
     if (failure !== undefined) throw failure;
   }

@@ -1,0 +1,147 @@
+// What a reconcile receives, and the writes it recorded that the next reconcile of its key waits to see.
+
+import type { Clock } from '../core/clock.js';
+import { AbortedError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { InvalidOptionError } from '../core/options.js';
+import type { ResourceDescriptor } from '../core/resources.js';
+import type { DeepReadonly } from '../core/types.js';
+import type { SharedIndexInformer } from '../informer/shared-index-informer.js';
+
+/**
+ * What `reconcile(key, ctx)` receives. The primary is read from the cache when the reconcile starts —
+ * never kept from an event — so a reconcile always sees the newest state the cache has (level-triggered).
+ */
+export interface ReconcileContext<T> {
+  /** The primary's key: `namespace/name`, or `name` for a cluster-scoped resource. */
+  readonly key: string;
+  /** The primary's namespace (`''` for a cluster-scoped resource). */
+  readonly namespace: string;
+  /** The primary's name. */
+  readonly name: string;
+  /**
+   * The primary as the cache holds it when this reconcile started, or `undefined` when it is not
+   * there: it was deleted (each deletion is reconciled once, so cleanup can run) or never existed.
+   * Read-only: it is the cache's own object; copy it with `deepCopy` to build a write.
+   */
+  readonly object: DeepReadonly<T> | undefined;
+  /**
+   * Aborts when the controller stops (leadership lost, its signal aborted) or the reconcile passes
+   * `reconcileTimeoutMs`. Pass it to every request the reconcile makes.
+   */
+  readonly signal: AbortSignal;
+  /** How many reconciles of this key failed in a row before this one (0 after a success). */
+  readonly attempt: number;
+  /** The controller's logger. */
+  readonly logger: Logger;
+  /**
+   * The objects of an owned resource (`owns`) whose controlling owner is this primary, from the cache.
+   * Throws `INVALID_OPTION` for a resource the controller does not own.
+   */
+  children<C>(resource: ResourceDescriptor<C>): Array<DeepReadonly<C>>;
+  /**
+   * Records a write this reconcile made — pass what the API server answered (it carries the new
+   * `resourceVersion`). The next reconcile of this key waits until the cache of that resource holds
+   * this version or newer, or has seen the object go (`awaitObserved`), at most `observeTimeoutMs` —
+   * so it never acts on a cache older than its own last write. Throws `INVALID_OPTION` when the
+   * object is of a resource the controller does not watch, or has no name or resource version.
+   */
+  wrote(result: unknown): void;
+}
+
+/** A resource the controller reads, with its shared informer. */
+export interface Source {
+  readonly resource: ResourceDescriptor<unknown>;
+  readonly informer: SharedIndexInformer<unknown>;
+}
+
+interface WrittenMeta {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
+function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash === -1 ? '' : apiVersion.slice(0, slash);
+}
+
+/**
+ * The writes each key's reconciles recorded with `ctx.wrote`, kept until the key's next reconcile
+ * has waited for the caches to observe them.
+ */
+export class ObservedWrites {
+  readonly #owner: string;
+  readonly #sources: readonly Source[];
+  readonly #pending = new Map<string, Map<string, { informer: SharedIndexInformer<unknown>; obj: WrittenMeta }>>();
+
+  constructor(owner: string, sources: readonly Source[]) {
+    this.#owner = owner;
+    this.#sources = sources;
+  }
+
+  /** Keys with writes not yet waited for. */
+  get size(): number {
+    return this.#pending.size;
+  }
+
+  /** Records `result` as written by a reconcile of `key` (the newest write of one object wins). */
+  record(key: string, result: unknown): void {
+    const obj = result as WrittenMeta | null;
+    const name = obj?.metadata?.name;
+    const rv = obj?.metadata?.resourceVersion;
+    if (typeof obj?.apiVersion !== 'string' || typeof obj.kind !== 'string' || typeof name !== 'string' || typeof rv !== 'string' || rv === '') {
+      throw new InvalidOptionError(
+        `${this.#owner}: ctx.wrote needs the object the API server answered (apiVersion, kind, metadata.name and metadata.resourceVersion)`,
+      );
+    }
+    const group = groupOf(obj.apiVersion);
+    const source = this.#sources.find((s) => s.resource.kind === obj.kind && s.resource.group === group);
+    if (source === undefined) {
+      throw new InvalidOptionError(
+        `${this.#owner}: ctx.wrote got a ${obj.kind} (${obj.apiVersion}), which this controller does not watch; only writes to watched resources can be waited for`,
+      );
+    }
+    let writes = this.#pending.get(key);
+    if (writes === undefined) {
+      writes = new Map<string, { informer: SharedIndexInformer<unknown>; obj: WrittenMeta }>();
+      this.#pending.set(key, writes);
+    }
+    writes.set(`${obj.apiVersion}/${obj.kind}/${obj.metadata?.namespace ?? ''}/${name}`, { informer: source.informer, obj });
+  }
+
+  /**
+   * Waits until every write recorded for `key` is observed by its cache, then forgets them. Gives up
+   * on a write after `timeoutMs` with a warning (the reconcile then runs on the cache it has).
+   * Rejects only when `signal` aborts.
+   */
+  async settle(key: string, signal: AbortSignal, timeoutMs: number, clock: Clock, logger: Logger): Promise<void> {
+    const writes = this.#pending.get(key);
+    if (writes === undefined) return;
+    this.#pending.delete(key);
+    const deadline = new AbortController();
+    const timer = clock.setTimeout(() => deadline.abort(), timeoutMs);
+    const wait = AbortSignal.any([signal, deadline.signal]);
+    try {
+      await Promise.all(
+        [...writes.values()].map(async ({ informer, obj }) => {
+          try {
+            await informer.awaitObserved(obj, wait);
+          } catch (err) {
+            if (signal.aborted) throw err;
+            const what = `${obj.kind} ${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name} at resourceVersion ${obj.metadata?.resourceVersion}`;
+            const why = deadline.signal.aborted && err instanceof AbortedError ? `not in the cache after ${timeoutMs} ms` : String(err);
+            logger.warn(`${this.#owner}: reconciling ${key} without waiting for its write of ${what} to be observed: ${why}`);
+          }
+        }),
+      );
+    } finally {
+      clock.clearTimeout(timer);
+    }
+  }
+
+  /** Forgets every recorded write (the controller stopped). */
+  clear(): void {
+    this.#pending.clear();
+  }
+}

@@ -1,0 +1,365 @@
+// The controller: informer events → keys → the reconcile scheduler → reconcile(key, ctx), for as long as it runs.
+
+import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
+import { AlreadyStartedError, toError } from '../core/errors.js';
+import { splitMetaNamespaceKey } from '../core/keys.js';
+import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
+import { InvalidOptionError, validateOptions } from '../core/options.js';
+import type { ResourceDescriptor } from '../core/resources.js';
+import type { DeepReadonly } from '../core/types.js';
+import { InformerStoppedError } from '../informer/errors.js';
+import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
+import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
+import type { SharedIndexInformer } from '../informer/shared-index-informer.js';
+import { NamespaceIndex } from '../store/types.js';
+import { ControllerBuilder, type WatchOptions } from './builder.js';
+import { ObservedWrites, type ReconcileContext, type Source } from './context.js';
+import { NotStartedError, ReconcileTimeoutError } from './errors.js';
+import { controllerOwnerKey, unwrapTombstone } from './mapping.js';
+import type { ChangeEvent, Predicate } from './predicates.js';
+import { exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
+
+/**
+ * Reconciles one primary: reads what it needs from the caches, makes the world match the primary's
+ * spec, and says what comes next (an {@link Action}). Called with the key, never with an object
+ * from an event. A throw or rejection goes to the error policy; it never stops the controller.
+ */
+export type Reconciler<T> = (key: string, ctx: ReconcileContext<T>) => Promise<Action>;
+
+/** Options of a {@link Controller} (the second argument of `build`). Durations are in ms. */
+export interface ControllerOptions {
+  /** The name in logs and errors. Default: the primary's resource key (`example.com/v1/widgets`). */
+  name?: string;
+  /**
+   * How many keys are reconciled at once (one key never twice at once). Default `1`, as
+   * controller-runtime's `MaxConcurrentReconciles`: raising it is a conscious choice.
+   */
+  concurrency?: number;
+  /** Hold a key's request until its changes stopped for this long (see `ReconcileSchedulerOptions.debounceMs`). Default `0`. */
+  debounceMs?: number;
+  /** What follows a failed reconcile. Default {@link exponentialBackoff}`()`: 5 ms doubling to 1000 s per key. */
+  onError?: ReconcileErrorPolicy;
+  /** Reconcile every primary in the cache this often, whatever changed. Default `0` (never). */
+  resyncPeriodMs?: number;
+  /**
+   * The deadline of one reconcile. Past it, the reconcile's signal aborts with a
+   * `ReconcileTimeoutError`, an error is logged, and the run counts as failed (the error policy
+   * retries it) even if it completes later. `0` disables it. Default `60_000`: a stuck reconcile
+   * with `concurrency: 1` stalls the whole controller, and that must show (incident 5: silence is a bug).
+   */
+  reconcileTimeoutMs?: number;
+  /**
+   * How long a reconcile waits for the writes the key's previous reconcile recorded (`ctx.wrote`) to
+   * reach the caches before it runs anyway, with a warning. Default `10_000`.
+   */
+  observeTimeoutMs?: number;
+  /** Where the controller logs (sync, failures, timeouts); `false` prints nothing. Default `console`. */
+  logger?: LoggerOption;
+  /** The clock of every timer (backoff, debounce, deadlines, resync). Default `realClock`. */
+  clock?: Clock;
+}
+
+/** A watched resource as the controller uses it (built by the {@link ControllerBuilder}). */
+export interface WatchSource extends Source {
+  /** The primary keys an object concerns. */
+  readonly keys: (obj: unknown) => string[];
+  /** All must pass for an event to count. */
+  readonly predicates: ReadonlyArray<Predicate<unknown>>;
+}
+
+/** What a {@link ControllerBuilder} hands to the controller it builds. */
+export interface ControllerSpec<T> {
+  readonly factory: SharedInformerFactory;
+  readonly primary: ResourceDescriptor<T>;
+  readonly sources: readonly WatchSource[];
+  readonly owned: ReadonlyArray<ResourceDescriptor<unknown>>;
+  readonly reconcile: Reconciler<T>;
+  readonly options: ControllerOptions;
+}
+
+/** A snapshot of a {@link Controller}'s work. Counters add up over every run. */
+export interface ControllerStats {
+  /** Whether `run` is in progress. */
+  readonly active: boolean;
+  /** Keys waiting for a reconcile. */
+  readonly queued: number;
+  /** Reconciles running now. */
+  readonly running: number;
+  /** Keys whose last reconcile failed. */
+  readonly failing: number;
+  /** Reconciles that returned an action. */
+  readonly succeeded: number;
+  /** Reconciles that threw, rejected or timed out. */
+  readonly failed: number;
+  /** Reconciles that ran past `reconcileTimeoutMs` (counted in `failed` too). */
+  readonly timedOut: number;
+}
+
+/**
+ * A reconcile runtime over one primary resource (controller-runtime's controller, kube-rs's
+ * `Controller`): events of the primary, of the children it `owns` and of other `watches`ed resources
+ * become keys; each key is reconciled by `reconcile(key, ctx)` under the scheduler's guarantees —
+ * never two reconciles of one key at once, at most `concurrency` at a time, requests for a key merged
+ * (the earliest due wins), failures retried with backoff. Build one with {@link Controller.for}.
+ *
+ * Lifecycle: `run(signal)` adds a handler to each informer (which replays every cached object, so
+ * every primary is reconciled at the start), waits for the caches, reconciles until `signal` aborts,
+ * then lets running reconciles see the aborted signal, waits for them, removes its handlers and
+ * resolves. A controller can run again after that (a new leadership term), never twice at once.
+ *
+ * Errors: `run` rejects — after the same orderly stop — when a cache cannot sync (the reason, as
+ * `factory.waitForCacheSync` gives it), when the factory stops or an informer fails while it runs
+ * (`INFORMER_STOPPED`, the failure as `cause`), and at once with `NOT_STARTED` when the factory has
+ * not been started. A failing reconcile never makes it reject (incident 1's lesson is the other way:
+ * handler errors are loud — here they are logged and retried, and counted in `stats()`).
+ */
+export class Controller<T> {
+  readonly #spec: ControllerSpec<T>;
+  readonly #name: string;
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  readonly #timeoutMs: number;
+  readonly #observeTimeoutMs: number;
+  readonly #resyncMs: number;
+  readonly #policy: ReconcileErrorPolicy;
+  readonly #defaultPolicy = exponentialBackoff();
+  readonly #writes: ObservedWrites;
+  readonly #primaryInformer: SharedIndexInformer<unknown>;
+  #scheduler: ReconcileScheduler | undefined;
+  #resyncTimer: ClockTimer | undefined;
+  #counts = { succeeded: 0, failed: 0, timedOut: 0 };
+
+  /**
+   * Starts describing a controller of `primary` on `factory`'s informers: chain `owns` and `watches`,
+   * then `build(reconcile, options)`.
+   */
+  static for<T>(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options: WatchOptions<NoInfer<T>> = {}): ControllerBuilder<T> {
+    return new ControllerBuilder<T>(factory, primary, options, (spec) => new Controller<T>(spec));
+  }
+
+  /**
+   * Use {@link Controller.for}. Throws `INVALID_OPTION` for an option out of range.
+   * @hidden
+   */
+  constructor(spec: ControllerSpec<T>) {
+    const o = spec.options;
+    validateOptions('Controller', o, {
+      name: 'string',
+      concurrency: 'positiveCount',
+      debounceMs: 'duration',
+      onError: 'function',
+      resyncPeriodMs: 'duration',
+      reconcileTimeoutMs: 'duration',
+      observeTimeoutMs: 'duration',
+      logger: 'logger',
+      clock: 'clock',
+    });
+    this.#spec = spec;
+    this.#name = o.name ?? gvrKey(spec.primary);
+    this.#log = resolveLogger(o.logger);
+    this.#clock = o.clock ?? realClock;
+    this.#timeoutMs = o.reconcileTimeoutMs ?? 60_000;
+    this.#observeTimeoutMs = o.observeTimeoutMs ?? 10_000;
+    this.#resyncMs = o.resyncPeriodMs ?? 0;
+    this.#policy = o.onError ?? this.#defaultPolicy;
+    this.#writes = new ObservedWrites(`controller ${this.#name}`, spec.sources);
+    this.#primaryInformer = spec.sources[0].informer;
+  }
+
+  /** The controller's name (see `ControllerOptions.name`). */
+  get name(): string {
+    return this.#name;
+  }
+
+  /**
+   * Reconciles until `signal` aborts (see the class for the lifecycle and errors). Rejects with
+   * `ALREADY_STARTED` while another `run` of this controller is in progress.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.#scheduler !== undefined) throw new AlreadyStartedError(`Controller ${this.#name}`);
+    this.#checkInformers();
+    if (signal.aborted) return;
+    const o = this.#spec.options;
+    const scheduler = new ReconcileScheduler({
+      concurrency: o.concurrency,
+      debounceMs: o.debounceMs,
+      clock: this.#clock,
+      onError: (key, error, attempt) => this.#onError(key, error, attempt),
+    });
+    this.#scheduler = scheduler;
+    const stop = new AbortController();
+    const runSignal = AbortSignal.any([signal, stop.signal]);
+    let failure: Error | undefined;
+    const fail = (err: Error): void => {
+      failure ??= err;
+      stop.abort(err);
+    };
+    const registrations = this.#spec.sources.map(
+      (source) => [source, source.informer.addEventHandler(this.#handler(source, scheduler), { name: `controller ${this.#name}` })] as const,
+    );
+    const factoryEnded = this.#watchFactory(runSignal, signal, fail);
+    try {
+      await this.#waitForSync(registrations.map(([, r]) => r), runSignal, fail);
+      if (!runSignal.aborted) {
+        this.#log.info(`controller ${this.#name}: caches synced; reconciling with up to ${o.concurrency ?? 1} at a time`);
+        this.#armResync();
+        await scheduler.run(runSignal, (key, s) => this.#reconcileOne(key, s, scheduler));
+      }
+    } finally {
+      this.#disarmResync();
+      for (const [source, registration] of registrations) source.informer.removeEventHandler(registration);
+      stop.abort();
+      await factoryEnded;
+      this.#writes.clear();
+      this.#scheduler = undefined;
+    }
+    if (failure !== undefined) {
+      this.#log.error(`controller ${this.#name} stopped: ${failure.message}`);
+      throw failure;
+    }
+  }
+
+  /**
+   * Requests a reconcile of `key` (kube-rs's `reconcile_on`), merged like any other request. While the
+   * controller is not running this does nothing: every primary is reconciled when it starts.
+   */
+  schedule(key: string, request?: ScheduleRequest): void {
+    this.#scheduler?.schedule(key, request);
+  }
+
+  /** Requests a reconcile of every primary in the cache (what `resyncPeriodMs` does on a timer). */
+  reconcileAll(): void {
+    const scheduler = this.#scheduler;
+    if (scheduler === undefined) return;
+    for (const key of this.#primaryInformer.getStore().listKeys()) scheduler.schedule(key);
+  }
+
+  /** Counts of queued, running and failing keys, and of reconcile outcomes. */
+  stats(): ControllerStats {
+    const s = this.#scheduler?.stats() ?? { queued: 0, running: 0, failing: 0 };
+    return { active: this.#scheduler !== undefined, ...s, ...this.#counts };
+  }
+
+  #checkInformers(): void {
+    const sources = this.#spec.sources;
+    const stopped = sources.find((s) => s.informer.isStopped());
+    if (stopped !== undefined) {
+      throw new InformerStoppedError(`controller ${this.#name}: informer ${stopped.informer.name} has stopped; create a new factory and controller`);
+    }
+    const idle = sources.filter((s) => !s.informer.isStarted()).map((s) => s.informer.name);
+    if (idle.length > 0) {
+      throw new NotStartedError(
+        `controller ${this.#name}: informer${idle.length > 1 ? 's' : ''} ${[...new Set(idle)].join(', ')} not started; call factory.start(signal) before controller.run(signal)`,
+      );
+    }
+  }
+
+  /** Ends the run with `INFORMER_STOPPED` when the factory stops (fails, or its own signal aborts) first. */
+  async #watchFactory(runSignal: AbortSignal, signal: AbortSignal, fail: (err: Error) => void): Promise<void> {
+    try {
+      await this.#spec.factory.shutdown(runSignal);
+      if (!signal.aborted) fail(new InformerStoppedError(`controller ${this.#name}: its informer factory stopped while the controller was running`));
+    } catch (err) {
+      if (!runSignal.aborted) fail(new InformerStoppedError(`controller ${this.#name}: an informer failed`, { cause: err }));
+    }
+  }
+
+  async #waitForSync(registrations: SharedInformerRegistration[], runSignal: AbortSignal, fail: (err: Error) => void): Promise<void> {
+    try {
+      await Promise.all(registrations.map((r) => r.whenSynced(runSignal)));
+    } catch (err) {
+      if (!runSignal.aborted) fail(toError(err));
+    }
+  }
+
+  #handler(source: WatchSource, scheduler: ReconcileScheduler): ResourceEventHandler<unknown> {
+    const enqueue = (event: ChangeEvent<unknown>): void => {
+      for (const predicate of source.predicates) if (!predicate(event)) return;
+      for (const key of source.keys(event.object)) if (key !== '') scheduler.schedule(key);
+      if (event.type === 'update') for (const key of source.keys(event.oldObject)) if (key !== '') scheduler.schedule(key);
+    };
+    return {
+      onAdd: (object) => enqueue({ type: 'add', object }),
+      onUpdate: (oldObject, object) => enqueue({ type: 'update', object, oldObject }),
+      onDelete: (obj) => enqueue({ type: 'delete', object: unwrapTombstone(obj) }),
+    };
+  }
+
+  async #reconcileOne(key: string, runSignal: AbortSignal, scheduler: ReconcileScheduler): Promise<Action> {
+    await this.#writes.settle(key, runSignal, this.#observeTimeoutMs, this.#clock, this.#log);
+    const deadline = new AbortController();
+    const timer = this.#timeoutMs > 0 ? this.#clock.setTimeout(() => this.#timeout(key, deadline), this.#timeoutMs) : undefined;
+    const signal = AbortSignal.any([runSignal, deadline.signal]);
+    try {
+      const action = await this.#spec.reconcile(key, this.#context(key, signal, scheduler.attempts(key)));
+      if (deadline.signal.aborted) throw deadline.signal.reason;
+      this.#counts.succeeded++;
+      return action;
+    } catch (err) {
+      throw deadline.signal.aborted && !runSignal.aborted ? deadline.signal.reason : err;
+    } finally {
+      if (timer !== undefined) this.#clock.clearTimeout(timer);
+    }
+  }
+
+  #timeout(key: string, deadline: AbortController): void {
+    const error = new ReconcileTimeoutError(this.#name, key, this.#timeoutMs);
+    this.#counts.timedOut++;
+    this.#log.error(error.message);
+    deadline.abort(error);
+  }
+
+  #context(key: string, signal: AbortSignal, attempt: number): ReconcileContext<T> {
+    const { namespace, name } = splitMetaNamespaceKey(key);
+    const object = this.#primaryInformer.getIndexer().getByKey(key) as DeepReadonly<T> | undefined;
+    return {
+      key,
+      namespace,
+      name,
+      object,
+      signal,
+      attempt,
+      logger: this.#log,
+      children: <C>(resource: ResourceDescriptor<C>) => this.#children(resource, key, namespace),
+      wrote: (result: unknown) => this.#writes.record(key, result),
+    };
+  }
+
+  #children<C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> {
+    if (!this.#spec.owned.includes(resource)) {
+      throw new InvalidOptionError(`controller ${this.#name}: ctx.children(${gvrKey(resource)}) needs the resource to be owned (builder.owns)`);
+    }
+    const indexer = this.#spec.factory.forResource(resource).getIndexer();
+    const candidates = this.#spec.primary.namespaced ? indexer.byIndex(NamespaceIndex, namespace) : indexer.list();
+    return candidates.filter((obj) => controllerOwnerKey(obj, this.#spec.primary) === key) as Array<DeepReadonly<C>>;
+  }
+
+  #onError(key: string, error: Error, attempt: number): Action {
+    this.#counts.failed++;
+    let action: Action;
+    try {
+      action = this.#policy(key, error, attempt);
+    } catch (policyError) {
+      this.#log.error(`controller ${this.#name}: the error policy threw for ${key} (${toError(policyError).message}); using the default backoff`);
+      action = this.#defaultPolicy(key, error, attempt);
+    }
+    if (!(error instanceof ReconcileTimeoutError)) {
+      const next = action.kind === 'requeueAfter' ? `retrying in ${action.ms} ms` : 'not retrying until the next change';
+      this.#log.warn(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.message}; ${next}`);
+    }
+    return action;
+  }
+
+  #armResync(): void {
+    if (this.#resyncMs === 0) return;
+    this.#resyncTimer = this.#clock.setTimeout(() => {
+      this.reconcileAll();
+      this.#armResync();
+    }, this.#resyncMs);
+  }
+
+  #disarmResync(): void {
+    if (this.#resyncTimer !== undefined) this.#clock.clearTimeout(this.#resyncTimer);
+    this.#resyncTimer = undefined;
+  }
+}

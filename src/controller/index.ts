@@ -1,0 +1,9 @@
+// The controller room's barrel: the controller and its builder, predicates, owner mapping, the reconcile context, the scheduler, leader-election runs.
+export * from './scheduler.js';
+export * from './predicates.js';
+export * from './mapping.js';
+export * from './errors.js';
+export * from './context.js';
+export * from './builder.js';
+export * from './controller.js';
+export * from './leader.js';

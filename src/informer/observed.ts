@@ -1,0 +1,164 @@
+// Read-your-own-writes: waiters for "the cache holds this resource version (or the object is gone)".
+
+import { AbortedError, InvalidObjectError } from '../core/errors.js';
+import { DeletedFinalStateUnknown } from '../core/keys.js';
+import { compareResourceVersion, isComparableResourceVersion } from '../core/resource-version.js';
+
+/** How `awaitObserved` ended: the cache holds the version (or newer), or the object is gone. */
+export type Observed = 'observed' | 'gone';
+
+interface Waiter {
+  readonly key: string;
+  readonly rv: string;
+  readonly resolve: (how: Observed) => void;
+  readonly reject: (err: Error) => void;
+  readonly cleanup: () => void;
+}
+
+function rvOf(obj: unknown): string | undefined {
+  const rv = (obj as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+  return typeof rv === 'string' && isComparableResourceVersion(rv) ? rv : undefined;
+}
+
+/**
+ * The waiters of one informer's `awaitObserved`. The informer calls {@link ObservedWaiters.applied}
+ * after each change it applied to its indexer (before handlers run), with the key and the object (a
+ * delete's final state, or a tombstone). A waiter resolves `'observed'` when its key's cached object
+ * reaches its resource version, and `'gone'` when its key is absent from the cache while the cache has
+ * applied a change at least that new (the watermark: the highest resource version applied) — this
+ * covers an object created and deleted by someone else before the wait began. It relies on what a
+ * watch guarantees: changes of a resource arrive in resource-version order, so a cache that applied
+ * version X has applied every change before X.
+ *
+ * Cost: with no waiter, `applied` is one resource-version comparison; with waiters, a map lookup per
+ * change, plus a check of the waiters whose object is absent when the watermark moves.
+ */
+export class ObservedWaiters {
+  readonly #byKey = new Map<string, Set<Waiter>>();
+  /** Keys with waiters whose object the cache does not hold: rechecked when the watermark moves. */
+  readonly #absent = new Set<string>();
+  #count = 0;
+  #watermark = '';
+
+  /** Waiters not settled yet (for tests and health). */
+  get size(): number {
+    return this.#count;
+  }
+
+  /**
+   * Waits for `key` at `rv`; `cached(key)` reads the informer's indexer. Rejects with `ABORTED` when
+   * `signal` aborts.
+   */
+  wait(key: string, rv: string, cached: (key: string) => unknown, signal: AbortSignal | undefined): Promise<Observed> {
+    const now = this.#check(key, rv, cached(key));
+    if (now !== undefined) return Promise.resolve(now);
+    if (signal?.aborted) return Promise.reject(new AbortedError(`stopped waiting for ${key} at resource version ${rv}: the signal was aborted`));
+    return new Promise<Observed>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.#remove(waiter);
+        reject(new AbortedError(`stopped waiting for ${key} at resource version ${rv}: the signal was aborted`, { cause: signal?.reason }));
+      };
+      const waiter: Waiter = {
+        key,
+        rv,
+        resolve,
+        reject,
+        cleanup: () => signal?.removeEventListener('abort', onAbort),
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      let set = this.#byKey.get(key);
+      if (set === undefined) {
+        set = new Set();
+        this.#byKey.set(key, set);
+      }
+      set.add(waiter);
+      this.#count++;
+      if (cached(key) === undefined) this.#absent.add(key);
+    });
+  }
+
+  /** Called after the indexer applied a change of `key`; `obj` is the new state, or the deleted one. */
+  applied(key: string, obj: unknown, cached: (key: string) => unknown): void {
+    const state = obj instanceof DeletedFinalStateUnknown ? undefined : obj;
+    const rv = rvOf(state);
+    const moved = rv !== undefined && (this.#watermark === '' || compareResourceVersion(rv, this.#watermark) > 0);
+    if (moved) this.#watermark = rv;
+    if (this.#count === 0) return;
+    if (obj instanceof DeletedFinalStateUnknown) {
+      // A relist found it gone: whatever was written, the cache has moved past it.
+      this.#settleAll(key, 'gone');
+    } else {
+      this.#recheck(key, cached);
+    }
+    if (moved) for (const k of [...this.#absent]) if (k !== key) this.#recheck(k, cached);
+  }
+
+  /** Rejects every waiter with `err` (the informer stopped). */
+  failAll(err: Error): void {
+    for (const set of this.#byKey.values()) {
+      for (const w of set) {
+        w.cleanup();
+        w.reject(err);
+      }
+    }
+    this.#byKey.clear();
+    this.#absent.clear();
+    this.#count = 0;
+  }
+
+  #check(key: string, rv: string, current: unknown): Observed | undefined {
+    if (current !== undefined) {
+      const have = rvOf(current);
+      return have !== undefined && compareResourceVersion(have, rv) >= 0 ? 'observed' : undefined;
+    }
+    return this.#watermark !== '' && compareResourceVersion(this.#watermark, rv) >= 0 ? 'gone' : undefined;
+  }
+
+  #recheck(key: string, cached: (key: string) => unknown): void {
+    const set = this.#byKey.get(key);
+    if (set === undefined) return;
+    const current = cached(key);
+    if (current === undefined) this.#absent.add(key);
+    else this.#absent.delete(key);
+    for (const w of set) {
+      const how = this.#check(key, w.rv, current);
+      if (how !== undefined) {
+        this.#remove(w);
+        w.resolve(how);
+      }
+    }
+  }
+
+  #settleAll(key: string, how: Observed): void {
+    const set = this.#byKey.get(key);
+    if (set === undefined) return;
+    for (const w of [...set]) {
+      this.#remove(w);
+      w.resolve(how);
+    }
+  }
+
+  #remove(w: Waiter): void {
+    const set = this.#byKey.get(w.key);
+    if (set === undefined || !set.delete(w)) return;
+    if (set.size === 0) {
+      this.#byKey.delete(w.key);
+      this.#absent.delete(w.key);
+    }
+    this.#count--;
+    w.cleanup();
+  }
+}
+
+/** Checks what `awaitObserved` was given: an object with a name and a comparable resource version. */
+export function checkWritten(owner: string, written: unknown): { rv: string } {
+  const meta = (written as { metadata?: { name?: unknown; resourceVersion?: unknown } } | null)?.metadata;
+  const rv = meta?.resourceVersion;
+  if (typeof meta?.name !== 'string' || meta.name === '' || typeof rv !== 'string') {
+    throw new InvalidObjectError(`${owner}.awaitObserved needs the object the API server answered, with metadata.name and metadata.resourceVersion`);
+  }
+  if (!isComparableResourceVersion(rv)) {
+    throw new InvalidObjectError(`${owner}.awaitObserved: resource version ${JSON.stringify(rv)} is not comparable (not a decimal number), so "this version or newer" cannot be decided`);
+  }
+  return { rv };
+}
