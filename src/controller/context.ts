@@ -1,6 +1,7 @@
 // What a reconcile receives, and the writes it recorded that the next reconcile of its key waits to see.
 
 import type { Clock } from '../core/clock.js';
+import { splitMetaNamespaceKey } from '../core/keys.js';
 import { AbortedError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { InvalidOptionError } from '../core/options.js';
@@ -143,5 +144,74 @@ export class ObservedWrites {
   /** Forgets every recorded write (the controller stopped). */
   clear(): void {
     this.#pending.clear();
+  }
+}
+
+/** An AbortController made only when its signal is first asked for; an abort before that is kept. */
+export class LazySignal {
+  #controller: AbortController | undefined;
+  #reason: { value: unknown } | undefined;
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#reason !== undefined) this.#controller.abort(this.#reason.value);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.#reason !== undefined) return;
+    this.#reason = { value: reason };
+    this.#controller?.abort(reason);
+  }
+}
+
+/** The {@link ReconcileContext} of one reconcile: a class, so a reconcile allocates one object, not closures. */
+export class ReconcileCtx<T> implements ReconcileContext<T> {
+  readonly key: string;
+  readonly object: DeepReadonly<T> | undefined;
+  readonly attempt: number;
+  readonly logger: Logger;
+  readonly #lazy: LazySignal;
+  readonly #children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>;
+  readonly #writes: ObservedWrites;
+
+  constructor(
+    key: string,
+    object: DeepReadonly<T> | undefined,
+    lazy: LazySignal,
+    attempt: number,
+    logger: Logger,
+    children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>,
+    writes: ObservedWrites,
+  ) {
+    this.key = key;
+    this.object = object;
+    this.#lazy = lazy;
+    this.attempt = attempt;
+    this.logger = logger;
+    this.#children = children;
+    this.#writes = writes;
+  }
+
+  get namespace(): string {
+    return splitMetaNamespaceKey(this.key).namespace;
+  }
+
+  get name(): string {
+    return splitMetaNamespaceKey(this.key).name;
+  }
+
+  get signal(): AbortSignal {
+    return this.#lazy.signal;
+  }
+
+  children<C>(resource: ResourceDescriptor<C>): Array<DeepReadonly<C>> {
+    return this.#children(resource, this.key, this.namespace);
+  }
+
+  wrote(result: unknown): void {
+    this.#writes.record(this.key, result);
   }
 }

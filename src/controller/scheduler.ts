@@ -169,9 +169,14 @@ export class ReconcileScheduler {
    * pending for the key (the earlier due time wins; with `debounceMs`, see that option). Works before
    * `run` and after it resolved too (the request is kept). Throws `INVALID_OPTION` for a bad request.
    */
-  schedule(key: string, request: ScheduleRequest = {}): void {
+  schedule(key: string, request?: ScheduleRequest): void {
+    if (request === undefined && this.#debounceMs === 0) {
+      // The hot path (every informer event): due now, nothing to check.
+      this.#request(key, this.#clock.now());
+      return;
+    }
     validateOptions(`${OWNER}.schedule`, request, { delayMs: 'duration' });
-    const { runAt, delayMs } = request;
+    const { runAt, delayMs } = request ?? {};
     if (runAt !== undefined && (typeof runAt !== 'number' || Number.isNaN(runAt))) {
       throw new InvalidOptionError(`${OWNER}.schedule: option runAt must be a clock time in ms, got ${String(runAt)}`);
     }

@@ -361,6 +361,36 @@ describe('Controller', () => {
     await running;
   });
 
+  it('ctx.signal read for the first time after the stop or the deadline is already aborted', async () => {
+    const f = fixture();
+    f.source(widgets).add(widget('a'));
+    f.source(widgets).add(widget('b'));
+    const gates = new Map<string, () => void>();
+    const seen: Record<string, unknown> = {};
+    const controller = Controller.for(f.factory, widgets).build(
+      async (key, ctx) => {
+        await new Promise<void>((resolve) => gates.set(key, resolve));
+        seen[key] = ctx.signal.aborted ? (ctx.signal.reason as { code?: string }).code ?? 'aborted' : 'live';
+        return Action.done();
+      },
+      { clock: f.clock, logger: false, concurrency: 2, reconcileTimeoutMs: 1_000 },
+    );
+    f.factory.start(f.ac.signal);
+    const term = new AbortController();
+    const running = controller.run(term.signal);
+    await f.factory.waitForCacheSync(f.ac.signal);
+    await flushPromises(6);
+    await f.clock.advance(1_000); // both pass their deadline without looking at the signal
+    gates.get('ns/a')!();
+    await flushPromises(6);
+    expect(seen['ns/a']).toBe('RECONCILE_TIMEOUT');
+    term.abort();
+    gates.get('ns/b')!();
+    await running;
+    expect(seen['ns/b']).toBe('RECONCILE_TIMEOUT');
+    expect(controller.stats()).toMatchObject({ timedOut: 2, succeeded: 0 });
+  });
+
   it('resyncPeriodMs reconciles every primary again on the clock', async () => {
     const f = fixture();
     f.source(widgets).add(widget('a'));
