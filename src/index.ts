@@ -65,6 +65,7 @@ export {
   predicates,
   controllerOwnerKey,
   runWhileLeading,
+  finalizer,
   ReconcileTimeoutError,
   NotStartedError,
 } from './controller/index.js';
@@ -84,6 +85,7 @@ export type {
   ScheduleRequest,
   RunWhileLeadingOptions,
   Runnable,
+  FinalizerHandlers,
 } from './controller/index.js';
 
 // Objects, keys, resource versions, resources, errors, the clock, logging, selectors.
@@ -143,7 +145,7 @@ export type {
 } from './core/index.js';
 
 // Talking to the API server: the ListerWatcher contract and newListWatch over client-node.
-export { newListWatch, NetworkError, KubeConfigError, WatchDecodeError } from './listwatch/index.js';
+export { newListWatch, newResourceClient, NetworkError, KubeConfigError, WatchDecodeError } from './listwatch/index.js';
 export type {
   ListerWatcher,
   ListOptions,
@@ -153,6 +155,10 @@ export type {
   KubeListWatch,
   NewListWatchOptions,
   KubeConfigLike,
+  ResourceClient,
+  ResourceClientOptions,
+  JsonPatchOperation,
+  DeleteOptions,
 } from './listwatch/index.js';
 
 // Reading the cache: listers and the namespace index.

@@ -7,3 +7,4 @@ export * from './context.js';
 export * from './builder.js';
 export * from './controller.js';
 export * from './leader.js';
+export * from './finalizer.js';

@@ -68,6 +68,8 @@ export const ErrorCodes = {
   PENDING_FAULTS: 'PENDING_FAULTS',
   /** A reconcile ran past the controller's `reconcileTimeoutMs`: its signal was aborted and it counts as failed. */
   RECONCILE_TIMEOUT: 'RECONCILE_TIMEOUT',
+  /** Adding or removing a finalizer failed: another writer changed the list, or the write was refused. */
+  FINALIZER_PATCH_FAILED: 'FINALIZER_PATCH_FAILED',
   /** Something was run before what it depends on was started (a controller before its informer factory). */
   NOT_STARTED: 'NOT_STARTED',
   /** A broken internal invariant: a bug in kube-informer, or one of its internal APIs called out of order. */

@@ -7,3 +7,5 @@ export * from './decoder.js';
 export { newListWatch, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from './list-watch.js';
 export type { NewListWatchOptions, KubeListWatch } from './list-watch.js';
 export type { KubeConfigLike } from './transport.js';
+export { ResourceClient, newResourceClient } from './resource-client.js';
+export type { ResourceClientOptions, JsonPatchOperation, DeleteOptions } from './resource-client.js';

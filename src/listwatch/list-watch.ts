@@ -84,7 +84,7 @@ async function readBodyBytes(res: http.IncomingMessage, signal: AbortSignal, wha
 }
 
 /** Reads a whole (error) body as text; see {@link readBodyBytes}. */
-async function readBody(res: http.IncomingMessage, signal: AbortSignal, what: string, limit?: number): Promise<string> {
+export async function readBody(res: http.IncomingMessage, signal: AbortSignal, what: string, limit?: number): Promise<string> {
   return (await readBodyBytes(res, signal, what, limit)).toString('utf8');
 }
 

@@ -47,6 +47,16 @@ export interface OpenResponse {
 
 function noop(): void {}
 
+/** What {@link Transport.send} sends besides the method and path. */
+export interface SendRequest {
+  /** The `Accept` header. */
+  accept: string;
+  /** The body, as text. Default: none. */
+  body?: string;
+  /** The body's `Content-Type`. Default `application/json` (when there is a body). */
+  contentType?: string;
+}
+
 /** Options of a {@link Transport}. */
 export interface TransportOptions {
   /** Reuse connections between requests. Default `true`. Ignored when `agent` is given. */
@@ -58,7 +68,7 @@ export interface TransportOptions {
 }
 
 /**
- * Sends GET requests to the current cluster of a KubeConfig. Credentials are applied per request
+ * Sends requests (lists and watches, and the writes of `ResourceClient`) to the current cluster of a KubeConfig. Credentials are applied per request
  * through `applyToHTTPSOptions` (so exec plugins can refresh tokens); the connection pool is our own
  * keep-alive agent, rebuilt only when the TLS settings change (a proxied cluster uses client-node's
  * proxy agent instead).
@@ -92,12 +102,25 @@ export class Transport {
    * `NetworkError` when the request fails below HTTP, `KubeConfigError` when the KubeConfig cannot
    * produce a target. After resolving, an abort destroys the request and so ends the response body.
    */
-  async get(pathAndQuery: string, accept: string, signal: AbortSignal): Promise<OpenResponse> {
-    if (signal.aborted) throw new AbortedError(`GET ${pathAndQuery} was aborted before it was sent`);
+  get(pathAndQuery: string, accept: string, signal: AbortSignal): Promise<OpenResponse> {
+    return this.send('GET', pathAndQuery, { accept }, signal);
+  }
+
+  /**
+   * Sends `method basePath + pathAndQuery` with an optional body, as {@link Transport.get} does (same
+   * credentials, pool, abort handling and errors); resolves once the response headers arrived.
+   */
+  async send(method: string, pathAndQuery: string, request: SendRequest, signal: AbortSignal): Promise<OpenResponse> {
+    if (signal.aborted) throw new AbortedError(`${method} ${pathAndQuery} was aborted before it was sent`);
     const target = await this.#target();
-    if (signal.aborted) throw new AbortedError(`GET ${pathAndQuery} was aborted before it was sent`);
+    if (signal.aborted) throw new AbortedError(`${method} ${pathAndQuery} was aborted before it was sent`);
     const path = target.basePath + pathAndQuery;
-    const what = `GET ${path}`;
+    const what = `${method} ${path}`;
+    const headers: Record<string, string> = { ...target.headers, Accept: request.accept, 'User-Agent': this.#userAgent };
+    if (request.body !== undefined) {
+      headers['Content-Type'] = request.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(request.body));
+    }
     return new Promise<OpenResponse>((resolve, reject) => {
       let settled = false;
       let released = false;
@@ -105,13 +128,13 @@ export class Transport {
       let req: http.ClientRequest;
       try {
         req = target.module.request({
-          method: 'GET',
+          method,
           hostname: target.hostname,
           port: target.port,
           path,
           agent: target.agent,
           auth: target.auth,
-          headers: { ...target.headers, Accept: accept, 'User-Agent': this.#userAgent },
+          headers,
         });
       } catch (err) {
         // Node refuses the request outright: a header value with invalid characters, most likely.
@@ -150,7 +173,7 @@ export class Transport {
         response = res;
         resolve({ req, res, release });
       });
-      req.end();
+      req.end(request.body);
     });
   }
 

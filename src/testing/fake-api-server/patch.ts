@@ -45,6 +45,14 @@ function parentOf(doc: unknown, tokens: string[], pointer: string): { parent: Re
   return { parent: cur, key: tokens[tokens.length - 1] };
 }
 
+/** True when `pointer`'s parent exists and lacks the last member (a missing intermediate is not). */
+function isMissingMember(doc: unknown, pointer: string): boolean {
+  const tokens = parsePointer(pointer);
+  if (tokens.length === 0) return false;
+  const { parent, key } = parentOf(doc, tokens, pointer);
+  return Array.isArray(parent) ? !(Number(key) < parent.length) : !Object.hasOwn(parent, key);
+}
+
 function getAt(doc: unknown, pointer: string): unknown {
   let cur: unknown = doc;
   for (const t of parsePointer(pointer)) {
@@ -114,6 +122,9 @@ export function applyJsonPatch(target: unknown, ops: unknown): unknown {
         doc = addAt(doc, path, getAt(doc, String(op.from ?? '')), false);
         break;
       case 'test':
+        // As kube-apiserver (evanphx/json-patch): a missing member tests equal to null, so
+        // `{ op: 'test', path: '/metadata/finalizers', value: null }` guards "no finalizers yet".
+        if (op.value === null && isMissingMember(doc, path)) break;
         if (JSON.stringify(getAt(doc, path)) !== JSON.stringify(op.value)) {
           throw invalid(`test operation failed at ${path}`);
         }

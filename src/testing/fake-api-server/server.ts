@@ -7,6 +7,7 @@ import { realClock, type Clock } from '../../core/clock.js';
 import type { KubeObject } from '../../core/types.js';
 import { ResourceState, type StoredEntry } from '../resource-state.js';
 import { FaultQueue, type FaultSpec } from './faults.js';
+import { deleteOrMark } from './finalizers.js';
 import { normalizeObject, type ResourceDefinition, type ResourceInfo, type ResourceRef } from './paths.js';
 import { CRD_STATE_KEY, ResourceRegistry } from './registry.js';
 import { handleRequest, type RequestRecord, type RouteContext } from './routes.js';
@@ -190,10 +191,14 @@ export class FakeApiServer {
     return stored<T>(normalized, this.state.update(ri.stateKey, normalized, options));
   }
 
-  /** Deletes an object; returns its final state. Throws a 404 `ApiStatusError` when it does not exist. */
+  /**
+   * Deletes an object; returns its final state. An object with finalizers is only marked
+   * (`deletionTimestamp`, as kube-apiserver) and returned as it now is. Throws a 404 `ApiStatusError`
+   * when it does not exist.
+   */
   delete<T extends KubeObject = KubeObject>(ref: ResourceRef, name: string, namespace?: string, options: ServerWriteOptions = {}): T {
     const ri = this.#registry.resolve(ref);
-    return parse<T>(this.state.delete(ri.stateKey, ri.namespaced ? (namespace ?? 'default') : '', name, options));
+    return parse<T>(deleteOrMark(this.state, ri.stateKey, ri.namespaced ? (namespace ?? 'default') : '', name, this.#ctx.now, options));
   }
 
   /** A copy of one object, or undefined. */

@@ -7,6 +7,7 @@ import { statusError, type ResourceState, type StoredEntry } from '../resource-s
 import { parseJsonBody, partialContentType, sendJson } from './http-util.js';
 import { normalizeObject, type ResourceInfo } from './paths.js';
 import { applyPatch } from './patch.js';
+import { applyDeletionRules, deleteOrMark } from './finalizers.js';
 
 /** What a single-object request addresses. */
 export interface ObjectRequest {
@@ -103,9 +104,14 @@ export function serveUpdate(res: ServerResponse, state: ResourceState, r: Object
   } else {
     next = keepServerFields({ ...obj, metadata: { ...(obj.metadata ?? {}), name: r.name } }, prev);
   }
-  const normalized = normalizeObject(r.ri, next, r.namespace, r.now);
-  const entry = state.update(r.ri.stateKey, normalized, { expectResourceVersion: expectRv });
-  answer(res, 200, entry, r.metadataOnly);
+  answer(res, 200, store(state, r, prev, normalizeObject(r.ri, next, r.namespace, r.now), expectRv), r.metadataOnly);
+}
+
+/** Stores an update under the deletion rules: a write that removed the last finalizer of an object being deleted deletes it. */
+function store(state: ResourceState, r: ObjectRequest, prev: StoredEntry, next: KubeObject, expectRv: string | undefined): StoredEntry {
+  const ruled = applyDeletionRules(prev, next, r.ri.resource);
+  if (ruled !== 'delete') return state.update(r.ri.stateKey, ruled, { expectResourceVersion: expectRv });
+  return state.delete(r.ri.stateKey, prev.namespace, prev.name, { expectResourceVersion: expectRv, finalState: { ...next, metadata: { ...next.metadata, finalizers: [] } } });
 }
 
 /**
@@ -126,12 +132,13 @@ export function servePatch(res: ServerResponse, state: ResourceState, r: ObjectR
   let next = keepServerFields({ ...patched, metadata: { ...(patched.metadata ?? {}), name: prev.name } }, prev);
   if (r.subresource === 'status') next = { ...current, status: (patched as { status?: unknown }).status } as KubeObject;
   if (r.ri.namespaced) next.metadata = { ...next.metadata, namespace: prev.namespace };
-  const normalized = normalizeObject(r.ri, next, r.namespace, r.now);
-  const entry = state.update(r.ri.stateKey, normalized, { expectResourceVersion: expectRv });
-  answer(res, 200, entry, r.metadataOnly);
+  answer(res, 200, store(state, r, prev, normalizeObject(r.ri, next, r.namespace, r.now), expectRv), r.metadataOnly);
 }
 
-/** DELETE: 200 with the deleted object's final state; 404 when missing; DeleteOptions preconditions → 409. */
+/**
+ * DELETE: 200 with the deleted object's final state; 404 when missing; DeleteOptions preconditions →
+ * 409. An object with finalizers is only marked (`deletionTimestamp`) and answered as it now is.
+ */
 export function serveDelete(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
   let preconditions: { resourceVersion?: string; uid?: string } = {};
   if (r.body.trim() !== '') {
@@ -139,7 +146,7 @@ export function serveDelete(res: ServerResponse, state: ResourceState, r: Object
     preconditions = opts?.preconditions ?? {};
   }
   existing(state, r);
-  const entry = state.delete(r.ri.stateKey, r.namespace, r.name ?? '', {
+  const entry = deleteOrMark(state, r.ri.stateKey, r.namespace, r.name ?? '', r.now, {
     expectResourceVersion: preconditions.resourceVersion,
     expectUid: preconditions.uid,
   });
