@@ -1,4 +1,5 @@
-// The demo: a fake API server, a churn workload and the network-policy controller, ending in a consistency check.
+// The demo: a fake API server, a churn workload and the network-policy controller, ending in a consistency check;
+// then the configmapset operator's scenario on an embedded fake, with its own check.
 //
 // Run it (from the repository root, after `npm install`):
 //   npm run demo                                  20 s on the embedded fake API server
@@ -11,8 +12,15 @@
 // namespaces named `ki-demo-<run>-<n>` that carry the label `demo.kube-informer.dev/run=<run>`, reads
 // only objects with that label, and deletes its namespaces at the end. It needs RBAC to create,
 // patch, delete, list and watch namespaces, pods and networkpolicies.
+//
+// Then, always on an embedded fake API server of its own (it installs nothing on a real cluster), the
+// configmapset operator (examples/configmapset) runs its scenario — sets created, edited, repaired,
+// deleted through a finalizer — in well under a second, and prints `configmapset check: PASSED` or
+// `FAILED`. The exit code is 0 only when both checks passed.
 
 import { SharedInformerFactory, stripManagedFields, type InformerHealth } from '../src/index.js';
+import { startFakeApiServer } from '../src/testing/index.js';
+import { runConfigMapSetExample, summarize } from './configmapset/main.js';
 import { abortAfter, abortOnSignals, connectCluster, exitWhenIdle, parseExampleArgs, type Cluster } from './lib/cluster.js';
 import { checkConsistency, type ConsistencyResult } from './network-policy/consistency.js';
 import { NetworkPolicyController } from './network-policy/controller.js';
@@ -147,6 +155,19 @@ async function demo(cluster: Cluster, seconds: number, seed: number, interrupt: 
   return false;
 }
 
+/** The configmapset operator's scenario on an embedded fake API server of its own; true when its check passed. */
+async function configMapSetDemo(interrupt: AbortSignal): Promise<boolean> {
+  const server = await startFakeApiServer();
+  console.log(`\nconfigmapset operator (examples/configmapset) on its own embedded fake API server at ${server.url}`);
+  try {
+    const result = await runConfigMapSetExample({ kubeConfig: server.kubeConfig, fake: server, verbose: false, signal: interrupt });
+    for (const line of summarize(result, 'configmapset check')) console.log(line);
+    return result.passed;
+  } finally {
+    await server.close();
+  }
+}
+
 async function main(): Promise<void> {
   let args;
   try {
@@ -167,6 +188,7 @@ async function main(): Promise<void> {
   let ok = false;
   try {
     ok = await demo(cluster, args.seconds ?? 20, args.seed ?? Math.floor(Math.random() * 1_000_000), interrupt.signal);
+    if (!interrupt.signal.aborted) ok = (await configMapSetDemo(interrupt.signal)) && ok;
   } finally {
     removeSignals();
     await cluster.close();

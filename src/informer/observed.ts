@@ -7,12 +7,31 @@ import { compareResourceVersion, isComparableResourceVersion } from '../core/res
 /** How `awaitObserved` ended: the cache holds the version (or newer), or the object is gone. */
 export type Observed = 'observed' | 'gone';
 
-interface Waiter {
-  readonly key: string;
+/** What a write answered: its resource version, and whether it was the final state of a deletion. */
+export interface Written {
+  /** The resource version the API server answered with. */
   readonly rv: string;
+  /**
+   * The answer had `deletionTimestamp` and no finalizers. kube-apiserver answers an update that removed
+   * the last finalizer of an object being deleted (which deletes it) with the object as written at the
+   * version it was read at — a version the cache may hold, still with finalizers. A cached object at
+   * that version with finalizers is then not the write: the wait goes on until a newer version or the
+   * object's deletion (a pod answered mid-graceful-deletion has no finalizers in the cache either, so
+   * it is observed at once).
+   */
+  readonly emptied: boolean;
+}
+
+interface Waiter extends Written {
+  readonly key: string;
   readonly resolve: (how: Observed) => void;
   readonly reject: (err: Error) => void;
   readonly cleanup: () => void;
+}
+
+function finalizersOf(obj: unknown): number {
+  const f = (obj as { metadata?: { finalizers?: unknown } } | null)?.metadata?.finalizers;
+  return Array.isArray(f) ? f.length : 0;
 }
 
 function rvOf(obj: unknown): string | undefined {
@@ -49,8 +68,9 @@ export class ObservedWaiters {
    * Waits for `key` at `rv`; `cached(key)` reads the informer's indexer. Rejects with `ABORTED` when
    * `signal` aborts.
    */
-  wait(key: string, rv: string, cached: (key: string) => unknown, signal: AbortSignal | undefined): Promise<Observed> {
-    const now = this.#check(key, rv, cached(key));
+  wait(key: string, written: Written, cached: (key: string) => unknown, signal: AbortSignal | undefined): Promise<Observed> {
+    const { rv, emptied } = written;
+    const now = this.#check(written, cached(key));
     if (now !== undefined) return Promise.resolve(now);
     if (signal?.aborted) return Promise.reject(new AbortedError(`stopped waiting for ${key} at resource version ${rv}: the signal was aborted`));
     return new Promise<Observed>((resolve, reject) => {
@@ -61,6 +81,7 @@ export class ObservedWaiters {
       const waiter: Waiter = {
         key,
         rv,
+        emptied,
         resolve,
         reject,
         cleanup: () => signal?.removeEventListener('abort', onAbort),
@@ -106,10 +127,12 @@ export class ObservedWaiters {
     this.#count = 0;
   }
 
-  #check(key: string, rv: string, current: unknown): Observed | undefined {
+  #check({ rv, emptied }: Written, current: unknown): Observed | undefined {
     if (current !== undefined) {
       const have = rvOf(current);
-      return have !== undefined && compareResourceVersion(have, rv) >= 0 ? 'observed' : undefined;
+      if (have === undefined) return undefined;
+      const order = compareResourceVersion(have, rv);
+      return order > 0 || (order === 0 && !(emptied && finalizersOf(current) > 0)) ? 'observed' : undefined;
     }
     return this.#watermark !== '' && compareResourceVersion(this.#watermark, rv) >= 0 ? 'gone' : undefined;
   }
@@ -121,7 +144,7 @@ export class ObservedWaiters {
     if (current === undefined) this.#absent.add(key);
     else this.#absent.delete(key);
     for (const w of set) {
-      const how = this.#check(key, w.rv, current);
+      const how = this.#check(w, current);
       if (how !== undefined) {
         this.#remove(w);
         w.resolve(how);
@@ -151,8 +174,8 @@ export class ObservedWaiters {
 }
 
 /** Checks what `awaitObserved` was given: an object with a name and a comparable resource version. */
-export function checkWritten(owner: string, written: unknown): { rv: string } {
-  const meta = (written as { metadata?: { name?: unknown; resourceVersion?: unknown } } | null)?.metadata;
+export function checkWritten(owner: string, written: unknown): Written {
+  const meta = (written as { metadata?: { name?: unknown; resourceVersion?: unknown; deletionTimestamp?: unknown } } | null)?.metadata;
   const rv = meta?.resourceVersion;
   if (typeof meta?.name !== 'string' || meta.name === '' || typeof rv !== 'string') {
     throw new InvalidObjectError(`${owner}.awaitObserved needs the object the API server answered, with metadata.name and metadata.resourceVersion`);
@@ -160,5 +183,5 @@ export function checkWritten(owner: string, written: unknown): { rv: string } {
   if (!isComparableResourceVersion(rv)) {
     throw new InvalidObjectError(`${owner}.awaitObserved: resource version ${JSON.stringify(rv)} is not comparable (not a decimal number), so "this version or newer" cannot be decided`);
   }
-  return { rv };
+  return { rv, emptied: typeof meta.deletionTimestamp === 'string' && finalizersOf(written) === 0 };
 }

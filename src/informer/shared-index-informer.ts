@@ -328,7 +328,10 @@ export class SharedIndexInformer<T> {
    * answered a create, update or patch with) at its resource version or newer — `'observed'` — or
    * once the cache has applied a change at least that new and the object is not in it, or a relist
    * found it gone — `'gone'` (deleted since). At once when that is already so. Versions are compared
-   * exactly (`compareResourceVersion`). Waits through a not-yet-synced cache.
+   * exactly (`compareResourceVersion`). Waits through a not-yet-synced cache. The answer to a write
+   * that removed the last finalizer of an object being deleted (`deletionTimestamp`, no finalizers, at
+   * the version the write read — kube-apiserver's answer) is observed once the cache has seen the
+   * object go, not while it still holds it with its finalizers.
    *
    * Rejects with `ABORTED` when `signal` aborts (nothing is left registered), with the informer's
    * failure or `INFORMER_STOPPED` when it stops, and throws `INVALID_OBJECT` for an object without a
@@ -344,11 +347,11 @@ export class SharedIndexInformer<T> {
    * ```
    */
   awaitObserved(written: unknown, signal?: AbortSignal): Promise<Observed> {
-    const { rv } = checkWritten(`informer ${this.#name}`, written);
+    const checked = checkWritten(`informer ${this.#name}`, written);
     if (this.isStopped()) {
       return Promise.reject(new InformerStoppedError(`informer ${this.#name} has stopped: awaitObserved cannot be answered`, { cause: this.#scope?.failure }));
     }
-    return this.#observed.wait(keyOf(written) ?? '', rv, this.#cached, signal);
+    return this.#observed.wait(keyOf(written) ?? '', checked, this.#cached, signal);
   }
 
   /** The reflector's resource version (`""` before the first list). */

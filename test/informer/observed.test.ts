@@ -69,6 +69,25 @@ describe('SharedIndexInformer.awaitObserved', () => {
     expect(await t.informer.awaitObserved(created)).toBe('gone');
   });
 
+  it('a write that removed the last finalizer (answered at the version the cache holds) waits until the object is gone', async () => {
+    // kube-apiserver answers the update that deletes an object (its last finalizer removed) with the
+    // object as written at the version it was read at: a version the cache already holds, still with
+    // the finalizer. Only the deletion's event says the write happened.
+    const t = await started();
+    const held = { ...cm('a'), metadata: { name: 'a', namespace: 'ns', finalizers: ['example.com/f'], deletionTimestamp: '2026-11-24T10:00:00Z' } } as KubeObject;
+    const marked = t.source.add(held);
+    await t.synced();
+    const answer = { ...marked, metadata: { ...marked.metadata, finalizers: [] } } as KubeObject;
+    const wait = t.informer.awaitObserved(answer);
+    expect(await state(wait)).toBe('pending');
+    t.source.delete(held);
+    expect(await state(wait)).toBe('gone');
+    // A pod answered mid-graceful-deletion (deletionTimestamp, no finalizers) is the object the cache holds at that version: observed.
+    const graceful = t.source.add({ ...cm('p'), metadata: { name: 'p', namespace: 'ns', deletionTimestamp: '2026-11-24T10:00:00Z' } } as KubeObject);
+    await flushPromises(4);
+    expect(await t.informer.awaitObserved(graceful)).toBe('observed');
+  });
+
   it("resolves 'gone' for an absent object once a newer change of any key was applied", async () => {
     const t = await started();
     await t.synced();

@@ -49,6 +49,21 @@ describe('fake API server: finalizers', () => {
     w.close();
   });
 
+  it('answers the write that removed the last finalizer as kube-apiserver does: the object as written, at its previous resourceVersion', async () => {
+    // kube-apiserver's Store.Update → deleteWithoutFinalizers returns the request's object, whose
+    // resourceVersion is the one it was read at; only the DELETED event carries the deletion's version.
+    server.create('configmaps', withFinalizers('example.com/a'));
+    const marked = await send('DELETE', CM);
+    const w = await openWatch(`${server.url}/api/v1/configmaps?watch=true&resourceVersion=${server.resourceVersion()}`);
+    const last = await send('PATCH', CM, [{ op: 'test', path: '/metadata/finalizers/0', value: 'example.com/a' }, { op: 'remove', path: '/metadata/finalizers/0' }], 'application/json-patch+json');
+    expect(last.status).toBe(200);
+    expect(last.body.metadata).toMatchObject({ resourceVersion: marked.body.metadata.resourceVersion, finalizers: [], deletionTimestamp: '2026-11-24T10:00:00Z' });
+    const deleted = await w.next();
+    expect(deleted.type).toBe('DELETED');
+    expect(Number(deleted.object.metadata.resourceVersion)).toBeGreaterThan(Number(marked.body.metadata.resourceVersion));
+    w.close();
+  });
+
   it('refuses a new finalizer on an object being deleted (422), and keeps deletionTimestamp out of clients’ hands', async () => {
     server.create('configmaps', withFinalizers('example.com/a'));
     const put = await send('PUT', CM, { ...withFinalizers('example.com/a'), metadata: { ...withFinalizers('example.com/a').metadata, deletionTimestamp: '2020-01-01T00:00:00Z' } });

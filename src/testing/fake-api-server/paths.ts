@@ -1,5 +1,6 @@
 // Resource types and REST path parsing for the fake API server (core, named groups, namespaced or not).
 
+import { isDeepStrictEqual } from 'node:util';
 import type { GroupVersionResource, KubeObject } from '../../core/types.js';
 import { statusError } from '../resource-state.js';
 
@@ -15,6 +16,15 @@ export interface ResourceDefinition {
   kind?: string;
   /** Whether objects live in namespaces. Default true. */
   namespaced?: boolean;
+  /**
+   * Whether the server keeps `metadata.generation`, as kube-apiserver does for custom resources and
+   * workloads: 1 on create, one more on each write that changes anything but `metadata` and `status`
+   * (a status or metadata-only write keeps it, as with a status subresource), one more when a DELETE
+   * marks an object held by finalizers. Default false (or, when redeclaring, what the resource had):
+   * the generation is whatever the writer sent. Resources served from a CustomResourceDefinition
+   * always keep it.
+   */
+  generation?: boolean;
 }
 
 /** A resource as the server knows it, every field resolved. */
@@ -33,6 +43,8 @@ export interface ResourceInfo {
   readonly apiVersion: string;
   /** Whether objects live in namespaces. */
   readonly namespaced: boolean;
+  /** Whether the server keeps `metadata.generation` (see {@link ResourceDefinition.generation}). */
+  readonly generation: boolean;
   /** The name the shared state stores it under: `resource` for core, `resource.group` otherwise. */
   readonly stateKey: string;
   /** The JSON every stored object of this resource starts with (`{"apiVersion":..,"kind":..,`). */
@@ -100,4 +112,22 @@ export function normalizeObject(ri: ResourceInfo, obj: KubeObject, defaultNamesp
   else delete meta.namespace;
   if (meta.creationTimestamp === undefined) meta.creationTimestamp = now().toISOString().replace(/\.\d+Z$/, 'Z');
   return { apiVersion: ri.apiVersion, kind: ri.kind, metadata: meta, ...rest };
+}
+
+/** Everything but `metadata` and `status`: what a generation counts changes of. */
+function specOf(obj: KubeObject): Record<string, unknown> {
+  const { apiVersion: _a, kind: _k, metadata: _m, status: _s, ...rest } = obj as KubeObject & Record<string, unknown>;
+  return rest;
+}
+
+/**
+ * Sets `metadata.generation` of `next` when the resource keeps one: 1 when created (`prev` undefined),
+ * else the stored generation, one more when anything but metadata and status changed. Objects of
+ * other resources are returned as they are.
+ */
+export function withGeneration(ri: ResourceInfo, prev: KubeObject | undefined, next: KubeObject): KubeObject {
+  if (!ri.generation) return next;
+  const before = typeof prev?.metadata?.generation === 'number' ? prev.metadata.generation : 0;
+  const generation = prev === undefined ? 1 : isDeepStrictEqual(specOf(prev), specOf(next)) ? before : before + 1;
+  return { ...next, metadata: { ...next.metadata, generation } };
 }

@@ -59,7 +59,7 @@ export function inferKind(resource: string): string {
   return singular.charAt(0).toUpperCase() + singular.slice(1);
 }
 
-function info(group: string, version: string, resource: string, kind: string, namespaced: boolean, listKind = `${kind}List`): ResourceInfo {
+function info(group: string, version: string, resource: string, kind: string, namespaced: boolean, generation: boolean, listKind = `${kind}List`): ResourceInfo {
   const apiVersion = group === '' ? version : `${group}/${version}`;
   return {
     group,
@@ -69,6 +69,7 @@ function info(group: string, version: string, resource: string, kind: string, na
     listKind,
     apiVersion,
     namespaced,
+    generation,
     stateKey: group === '' ? resource : `${resource}.${group}`,
     jsonPrefix: `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(kind)},`,
   };
@@ -89,7 +90,7 @@ function crdResources(crd: KubeObject): ResourceInfo[] {
   const versions = (spec.versions as Array<{ name?: unknown; served?: unknown; storage?: unknown }>)
     .filter((v) => v !== null && typeof v === 'object' && typeof v.name === 'string' && v.name !== '' && v.served !== false)
     .sort((a, b) => Number(b.storage === true) - Number(a.storage === true));
-  return versions.map((v) => info(group, v.name as string, plural, kind, spec.scope !== 'Cluster', listKind));
+  return versions.map((v) => info(group, v.name as string, plural, kind, spec.scope !== 'Cluster', true, listKind));
 }
 
 /** Options of a {@link ResourceRegistry}. */
@@ -114,7 +115,7 @@ export class ResourceRegistry {
   constructor(options: ResourceRegistryOptions = {}) {
     this.#inferUnknown = options.inferUnknown ?? false;
     this.#crds = options.customResourceDefinitions ?? (() => []);
-    for (const [g, v, r, k, n] of BUILT_IN_RESOURCES) this.#byGvr.set(gvrKey(g, v, r), info(g, v, r, k, n));
+    for (const [g, v, r, k, n] of BUILT_IN_RESOURCES) this.#byGvr.set(gvrKey(g, v, r), info(g, v, r, k, n, false));
   }
 
   /** Whether unknown resources are inferred rather than 404. */
@@ -122,11 +123,12 @@ export class ResourceRegistry {
     return this.#inferUnknown;
   }
 
-  /** Declares (or redeclares) a resource. */
+  /** Declares (or redeclares) a resource; a redeclaration without `generation` keeps the resource's. */
   define(def: ResourceDefinition): ResourceInfo {
     const group = def.group ?? '';
     const version = def.version ?? 'v1';
-    const ri = info(group, version, def.resource, def.kind ?? inferKind(def.resource), def.namespaced ?? true);
+    const generation = def.generation ?? this.#byGvr.get(gvrKey(group, version, def.resource))?.generation ?? false;
+    const ri = info(group, version, def.resource, def.kind ?? inferKind(def.resource), def.namespaced ?? true, generation);
     this.#byGvr.set(gvrKey(group, version, def.resource), ri);
     return ri;
   }
@@ -159,8 +161,8 @@ export class ResourceRegistry {
   }
 
   /**
-   * Resolves a {@link ResourceRef} from a test. A {@link ResourceDefinition} with `kind` or `namespaced`
-   * declares the resource; anything else must be served, else a 404 `ApiStatusError` that names it.
+   * Resolves a {@link ResourceRef} from a test. A {@link ResourceDefinition} with `kind`, `namespaced` or
+   * `generation` declares the resource; anything else must be served, else a 404 `ApiStatusError` that names it.
    */
   resolve(ref: ResourceRef): ResourceInfo {
     let group: string;
@@ -171,7 +173,7 @@ export class ResourceRegistry {
       resource = ref.resource;
       version = ref.version ?? this.#versionOf(group, resource);
       const def = ref as ResourceDefinition;
-      if (def.kind !== undefined || def.namespaced !== undefined) return this.define({ ...def, group, version });
+      if (def.kind !== undefined || def.namespaced !== undefined || def.generation !== undefined) return this.define({ ...def, group, version });
     } else {
       const dot = ref.indexOf('.');
       resource = dot < 0 ? ref : ref.slice(0, dot);

@@ -8,7 +8,7 @@ import type { KubeObject } from '../../core/types.js';
 import { ResourceState, type StoredEntry } from '../resource-state.js';
 import { FaultQueue, type FaultSpec } from './faults.js';
 import { deleteOrMark } from './finalizers.js';
-import { normalizeObject, type ResourceDefinition, type ResourceInfo, type ResourceRef } from './paths.js';
+import { normalizeObject, withGeneration, type ResourceDefinition, type ResourceInfo, type ResourceRef } from './paths.js';
 import { CRD_STATE_KEY, ResourceRegistry } from './registry.js';
 import { handleRequest, type RequestRecord, type RouteContext } from './routes.js';
 import type { WatchConnection } from './watch.js';
@@ -173,7 +173,7 @@ export class FakeApiServer {
    */
   create<T extends KubeObject = KubeObject>(ref: ResourceRef, obj: T, options: ServerWriteOptions = {}): T {
     const ri = this.#registry.resolve(ref);
-    const normalized = normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now);
+    const normalized = withGeneration(ri, undefined, normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now));
     return stored<T>(normalized, this.state.create(ri.stateKey, normalized, options));
   }
 
@@ -183,11 +183,12 @@ export class FakeApiServer {
    */
   update<T extends KubeObject = KubeObject>(ref: ResourceRef, obj: T, options: ServerWriteOptions = {}): T {
     const ri = this.#registry.resolve(ref);
-    const normalized = normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now);
+    let normalized = normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now);
     const prev = this.state.get(ri.stateKey, normalized.metadata?.namespace ?? '', normalized.metadata?.name ?? '');
     if (prev !== undefined) {
       normalized.metadata = { ...normalized.metadata, uid: prev.meta.uid, creationTimestamp: prev.meta.creationTimestamp };
     }
+    normalized = withGeneration(ri, prev === undefined ? undefined : (JSON.parse(prev.json) as KubeObject), normalized);
     return stored<T>(normalized, this.state.update(ri.stateKey, normalized, options));
   }
 

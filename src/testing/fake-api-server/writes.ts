@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { KubeObject, ObjectMeta } from '../../core/types.js';
 import { statusError, type ResourceState, type StoredEntry } from '../resource-state.js';
 import { parseJsonBody, partialContentType, sendJson } from './http-util.js';
-import { normalizeObject, type ResourceInfo } from './paths.js';
+import { normalizeObject, withGeneration, type ResourceInfo } from './paths.js';
 import { applyPatch } from './patch.js';
 import { applyDeletionRules, deleteOrMark } from './finalizers.js';
 
@@ -82,7 +82,7 @@ export function serveCreate(res: ServerResponse, state: ResourceState, r: Object
   }
   delete meta.resourceVersion;
   if (r.namespace !== '') meta.namespace = r.namespace;
-  const normalized = normalizeObject(r.ri, { ...obj, metadata: meta }, r.namespace || 'default', r.now);
+  const normalized = withGeneration(r.ri, undefined, normalizeObject(r.ri, { ...obj, metadata: meta }, r.namespace || 'default', r.now));
   answer(res, 201, state.create(r.ri.stateKey, normalized), r.metadataOnly);
 }
 
@@ -107,11 +107,18 @@ export function serveUpdate(res: ServerResponse, state: ResourceState, r: Object
   answer(res, 200, store(state, r, prev, normalizeObject(r.ri, next, r.namespace, r.now), expectRv), r.metadataOnly);
 }
 
-/** Stores an update under the deletion rules: a write that removed the last finalizer of an object being deleted deletes it. */
+/**
+ * Stores an update under the deletion rules. A write that removed the last finalizer of an object
+ * being deleted deletes it, and is answered as kube-apiserver answers it (`Store.Update` →
+ * `deleteWithoutFinalizers`): the object as written, at the resourceVersion it was read at — only the
+ * DELETED event carries the deletion's new version.
+ */
 function store(state: ResourceState, r: ObjectRequest, prev: StoredEntry, next: KubeObject, expectRv: string | undefined): StoredEntry {
-  const ruled = applyDeletionRules(prev, next, r.ri.resource);
+  const ruled = applyDeletionRules(prev, withGeneration(r.ri, JSON.parse(prev.json) as KubeObject, next), r.ri.resource);
   if (ruled !== 'delete') return state.update(r.ri.stateKey, ruled, { expectResourceVersion: expectRv });
-  return state.delete(r.ri.stateKey, prev.namespace, prev.name, { expectResourceVersion: expectRv, finalState: { ...next, metadata: { ...next.metadata, finalizers: [] } } });
+  const written: KubeObject = { ...next, metadata: { ...next.metadata, finalizers: [], resourceVersion: prev.meta.resourceVersion } };
+  state.delete(r.ri.stateKey, prev.namespace, prev.name, { expectResourceVersion: expectRv, finalState: written });
+  return { ...prev, json: JSON.stringify(written), meta: written.metadata ?? {} };
 }
 
 /**

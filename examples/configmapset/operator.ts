@@ -1,0 +1,338 @@
+// The ConfigMapSet operator: one Controller over ConfigMapSets that owns ConfigMaps, writes status, and cleans up an external registry through a finalizer.
+//
+// Not run on its own: `npx tsx examples/configmapset/main.ts` runs it through a scenario. See examples/README.md.
+
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { ConfigMap } from 'kubernetes-types/core/v1.js';
+import {
+  Action,
+  Controller,
+  finalizer,
+  newResourceClient,
+  predicates,
+  resources,
+  runWhileLeading,
+  SharedInformerFactory,
+  stripManagedFields,
+  type ControllerOptions,
+  type ControllerStats,
+  type DeepReadonly,
+  type JsonPatchOperation,
+  type LoggerOption,
+  type Predicate,
+  type ReconcileContext,
+  type ResourceClient,
+  type RunWhileLeadingOptions,
+  type SharedInformerFactoryOptions,
+} from '../../src/index.js';
+import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet, type ConfigMapSetCondition, type ConfigMapSetStatus } from './crd.js';
+import type { ExternalRegistry, RegistryRecord } from './registry.js';
+
+/** The ConfigMap a set keeps for one of its names: `<set>-<name>`. */
+export const configMapName = (setName: string, name: string): string => `${setName}-${name}`;
+
+/** The names a set asks for, each once, in spec order. */
+export function desiredNames(set: DeepReadonly<ConfigMapSet>): string[] {
+  return [...new Set(set.spec?.names ?? [])];
+}
+
+/**
+ * The ConfigMap `name` as `set` wants it: the set's data, the set's label, and a controller owner
+ * reference to the set (what `ctx.children` and the controller's `owns` follow back to the set).
+ * Built fresh: a body for the API, never a cache object.
+ */
+export function desiredConfigMap(set: DeepReadonly<ConfigMapSet>, name: string): ConfigMap {
+  const setName = set.metadata?.name ?? '';
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name,
+      namespace: set.metadata?.namespace,
+      labels: { [SET_LABEL]: setName },
+      ownerReferences: [{ apiVersion: API_VERSION, kind: 'ConfigMapSet', name: setName, uid: set.metadata?.uid ?? '', controller: true }],
+    },
+    data: { ...(set.spec?.data ?? {}) },
+  };
+}
+
+const sameRecord = (a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean => {
+  const ak = Object.keys(a ?? {});
+  return ak.length === Object.keys(b ?? {}).length && ak.every((k) => a![k] === b?.[k]);
+};
+
+/** Whether a ConfigMap holds what `desired` says: the same data and the set's label. */
+export function configMapMatches(actual: DeepReadonly<ConfigMap>, desired: ConfigMap): boolean {
+  return sameRecord(actual.data, desired.data) && actual.metadata?.labels?.[SET_LABEL] === desired.metadata?.labels?.[SET_LABEL];
+}
+
+/**
+ * Passes an update of a set whose finalizers changed. `generationChanged` alone would drop it (a
+ * metadata change keeps the generation), and the reconcile after `finalizer()` added ours — which
+ * returns `await`, counting on that very event — would never come.
+ */
+export const finalizersChanged: Predicate<ConfigMapSet> = (event) => {
+  if (event.type !== 'update') return true;
+  const before = event.oldObject.metadata?.finalizers ?? [];
+  const after = event.object.metadata?.finalizers ?? [];
+  return before.length !== after.length || before.some((f, i) => f !== after[i]);
+};
+
+/** Options of a {@link ConfigMapSetOperator}. */
+export interface ConfigMapSetOperatorOptions {
+  /** The external system each set has a record in. Required. */
+  registry: ExternalRegistry;
+  /** Watch only this namespace. Default: every namespace. */
+  namespace?: string;
+  /** Sets reconciled at once. Default 2. */
+  concurrency?: number;
+  /** The controller's and the informers' logger. Default `console`. */
+  logger?: LoggerOption;
+  /** Told about each thing the operator does, as one line. Default: nothing. */
+  onEvent?: (line: string) => void;
+  /** The informers' options (tests shorten the reflector's backoff). Default: the factory's. */
+  informerOptions?: SharedInformerFactoryOptions['informerOptions'];
+  /** More controller options (`clock`, `onError`, deadlines). Default: the controller's. */
+  controller?: Pick<ControllerOptions, 'clock' | 'onError' | 'observeTimeoutMs' | 'reconcileTimeoutMs' | 'debounceMs'>;
+  /** The `fieldManager` of every write. Default `'configmapset-operator'`. */
+  fieldManager?: string;
+}
+
+/** Counters of a {@link ConfigMapSetOperator}, with the controller's. */
+export interface ConfigMapSetOperatorStats extends ControllerStats {
+  /** ConfigMaps created, replaced (the spec's data changed, or a hand edit undone) and deleted. */
+  configMaps: { created: number; updated: number; deleted: number };
+  /** Status writes through the status subresource. */
+  statusWrites: number;
+  /** Finalizers added to sets and removed from them (after a cleanup). */
+  finalizers: { added: number; removed: number };
+  /** Cleanups that completed (the finalizer's removal may still have failed after one). */
+  cleanups: number;
+  /** Records written to and removed from the external registry. */
+  registry: { written: number; removed: number };
+}
+
+const statusCode = (err: unknown): number | undefined => (err as { statusCode?: number } | null)?.statusCode;
+
+/**
+ * Records `result` with `ctx.wrote` when it is an object with a resource version. kube-apiserver
+ * answers the immediate DELETE of a ConfigMap or a custom resource with a `Status`, not the object:
+ * there is no version to wait for, and a stale cache at worst makes the next reconcile's delete answer 404.
+ */
+function record(ctx: ReconcileContext<ConfigMapSet>, result: unknown): void {
+  const obj = result as { kind?: string; metadata?: { resourceVersion?: string } } | null;
+  if (obj?.kind !== undefined && obj.kind !== 'Status' && obj.metadata?.resourceVersion) ctx.wrote(obj);
+}
+
+/**
+ * The ConfigMapSet operator. For each set it keeps one ConfigMap `<set>-<name>` per `spec.names` entry
+ * with `spec.data` (created, repaired when edited or deleted by hand, deleted when no longer listed),
+ * a record in the external registry, and `status` (`observedGeneration`, `ready`, a `Ready` condition).
+ * The finalizer `examples.kube-informer.dev/cleanup` makes deletion wait for the cleanup: the registry
+ * record removed and the ConfigMaps deleted explicitly (a control plane without kube-controller-manager
+ * has no garbage collector to follow the owner references).
+ *
+ * Every write is recorded with `ctx.wrote`, so the next reconcile of the set waits until the caches saw
+ * it; the primary's predicate is `generationChanged` (or a finalizer change), so the operator's own
+ * status writes do not wake it, while the owned ConfigMaps have no predicate: any change is repaired.
+ */
+export class ConfigMapSetOperator {
+  /** The controller (for `runWhileLeading` or its `stats()`). */
+  readonly controller: Controller<ConfigMapSet>;
+  /** The informer factory of the sets and ConfigMaps. */
+  readonly factory: SharedInformerFactory;
+  readonly #registry: ExternalRegistry;
+  readonly #sets: ResourceClient<ConfigMapSet>;
+  readonly #configMaps: ResourceClient<ConfigMap>;
+  readonly #onEvent: (line: string) => void;
+  readonly #counts = {
+    configMaps: { created: 0, updated: 0, deleted: 0 },
+    statusWrites: 0,
+    finalizers: { added: 0, removed: 0 },
+    cleanups: 0,
+    registry: { written: 0, removed: 0 },
+  };
+  #started = false;
+
+  /** Builds the informers, the clients and the controller; nothing runs before {@link run}. */
+  constructor(kubeConfig: KubeConfig, options: ConfigMapSetOperatorOptions) {
+    this.#registry = options.registry;
+    this.#onEvent = options.onEvent ?? (() => undefined);
+    const fieldManager = options.fieldManager ?? 'configmapset-operator';
+    this.#sets = newResourceClient(kubeConfig, configMapSets, { fieldManager });
+    this.#configMaps = newResourceClient(kubeConfig, resources.configmaps, { fieldManager });
+    this.factory = new SharedInformerFactory(kubeConfig, {
+      namespace: options.namespace,
+      transform: stripManagedFields,
+      logger: options.logger,
+      informerOptions: options.informerOptions,
+    });
+    this.controller = Controller.for(this.factory, configMapSets, { predicates: [predicates.anyOf(predicates.generationChanged, finalizersChanged)] })
+      .owns(resources.configmaps)
+      .build((_key, ctx) => this.#reconcile(ctx), {
+        name: 'configmapsets',
+        concurrency: options.concurrency ?? 2,
+        logger: options.logger,
+        ...options.controller,
+      });
+  }
+
+  /**
+   * Runs the informers and the controller until `signal` aborts — under leader election when
+   * `leaderElection` is given (the informers run all along: a standby is warm) — then closes the
+   * informers and the clients. Rejects when an informer or the controller fails. Runs once: a restart
+   * is a new operator.
+   */
+  async run(signal: AbortSignal, leaderElection?: RunWhileLeadingOptions): Promise<void> {
+    if (this.#started) throw new Error('ConfigMapSetOperator.run was called already: create a new operator to run again');
+    this.#started = true;
+    const informersStop = new AbortController();
+    const informersFailed = new AbortController();
+    let informerFailure: { error: unknown } | undefined;
+    const informers = this.factory.run(informersStop.signal).catch((error: unknown) => {
+      informerFailure = { error };
+      informersFailed.abort(error);
+    });
+    const runSignal = AbortSignal.any([signal, informersFailed.signal]);
+    try {
+      if (leaderElection === undefined) await this.controller.run(runSignal);
+      else await runWhileLeading([this.controller], leaderElection, runSignal);
+    } finally {
+      informersStop.abort();
+      await informers;
+      this.#sets.close();
+      this.#configMaps.close();
+    }
+    if (informerFailure !== undefined) throw informerFailure.error;
+  }
+
+  /** Counters so far. */
+  stats(): ConfigMapSetOperatorStats {
+    const c = this.#counts;
+    return {
+      ...this.controller.stats(),
+      configMaps: { ...c.configMaps },
+      statusWrites: c.statusWrites,
+      finalizers: { ...c.finalizers },
+      cleanups: c.cleanups,
+      registry: { ...c.registry },
+    };
+  }
+
+  #reconcile(ctx: ReconcileContext<ConfigMapSet>): Promise<Action> {
+    // finalizer() writes through `patch` only; this client records those writes too (read-your-writes).
+    const patchRecorded: Pick<ResourceClient<ConfigMapSet>, 'patch'> = {
+      patch: async (name, namespace, patch, type, signal) => {
+        const result = await this.#sets.patch(name, namespace, patch, type, signal);
+        record(ctx, result);
+        const op = (patch as JsonPatchOperation[]).find((p) => p.op === 'add' || p.op === 'remove')?.op;
+        if (op === 'add') this.#counts.finalizers.added++;
+        else this.#counts.finalizers.removed++;
+        this.#onEvent(`${op === 'add' ? 'added the finalizer to' : 'removed the finalizer from'} ${ctx.key}`);
+        return result;
+      },
+    };
+    return finalizer(
+      patchRecorded,
+      FINALIZER,
+      ctx.object,
+      { apply: (set, signal) => this.#apply(set, ctx, signal), cleanup: (set, signal) => this.#cleanup(ctx, signal) },
+      ctx.signal,
+    );
+  }
+
+  /** The set is live and carries the finalizer: the registry record, the ConfigMaps, the status. */
+  async #apply(set: DeepReadonly<ConfigMapSet>, ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<Action> {
+    const wanted = desiredNames(set).map((n) => configMapName(ctx.name, n));
+    const entry: RegistryRecord = { namespace: ctx.namespace, name: ctx.name, uid: set.metadata?.uid ?? '', configMaps: wanted };
+    const registered = await this.#registry.get(ctx.key, signal);
+    if (registered === undefined || JSON.stringify(registered) !== JSON.stringify(entry)) {
+      await this.#registry.put(ctx.key, entry, signal);
+      this.#counts.registry.written++;
+      this.#onEvent(`registered ${ctx.key} in the external registry (${wanted.length} ConfigMaps)`);
+    }
+
+    const children = new Map(ctx.children(resources.configmaps).map((cm) => [cm.metadata?.name ?? '', cm]));
+    const taken: string[] = [];
+    let ready = 0;
+    for (const name of wanted) {
+      const desired = desiredConfigMap(set, name);
+      const current = children.get(name);
+      if (current === undefined) {
+        try {
+          record(ctx, await this.#configMaps.create(desired, signal));
+        } catch (err) {
+          // Someone else's ConfigMap has that name: never take it over; say so in the status.
+          if (statusCode(err) !== 409) throw err;
+          taken.push(name);
+          continue;
+        }
+        this.#counts.configMaps.created++;
+        this.#onEvent(`created ConfigMap ${ctx.namespace}/${name}`);
+      } else if (!configMapMatches(current, desired)) {
+        // The cached resourceVersion makes this a compare-and-swap: a concurrent edit fails with 409 and is retried on a fresher cache.
+        const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion } };
+        record(ctx, await this.#configMaps.replace(body, signal));
+        this.#counts.configMaps.updated++;
+        this.#onEvent(`updated ConfigMap ${ctx.namespace}/${name}`);
+      }
+      ready++;
+    }
+    const keep = new Set(wanted);
+    for (const [name, child] of children) if (!keep.has(name)) await this.#deleteConfigMap(child, ctx, signal);
+
+    await this.#writeStatus(set, ready, taken, ctx, signal);
+    // A taken name may be freed by its owner: look again now and then (its delete is no event of ours).
+    return taken.length > 0 ? Action.requeueAfter(10_000) : Action.done();
+  }
+
+  /** The set is being deleted: remove its external record, then delete its ConfigMaps. The finalizer goes after this resolved. */
+  async #cleanup(ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<Action> {
+    await this.#registry.remove(ctx.key, signal);
+    this.#counts.registry.removed++;
+    const children = ctx.children(resources.configmaps);
+    for (const child of children) await this.#deleteConfigMap(child, ctx, signal);
+    this.#counts.cleanups++;
+    this.#onEvent(`cleaned up ${ctx.key}: registry record removed, ${children.length} ConfigMaps deleted`);
+    return Action.done();
+  }
+
+  /** Deletes an owned ConfigMap — only that object (uid precondition); already gone is fine. */
+  async #deleteConfigMap(child: DeepReadonly<ConfigMap>, ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<void> {
+    const name = child.metadata?.name ?? '';
+    try {
+      record(ctx, await this.#configMaps.delete(name, ctx.namespace, { preconditions: { uid: child.metadata?.uid } }, signal));
+    } catch (err) {
+      if (statusCode(err) === 404) return;
+      throw err;
+    }
+    this.#counts.configMaps.deleted++;
+    this.#onEvent(`deleted ConfigMap ${ctx.namespace}/${name}`);
+  }
+
+  /** Writes the status through the status subresource when it differs from what the set shows. */
+  async #writeStatus(set: DeepReadonly<ConfigMapSet>, ready: number, taken: string[], ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<void> {
+    const generation = set.metadata?.generation;
+    const ok = taken.length === 0;
+    const condition: Omit<ConfigMapSetCondition, 'lastTransitionTime'> = {
+      type: 'Ready',
+      status: ok ? 'True' : 'False',
+      reason: ok ? 'AllConfigMapsWritten' : 'NameTaken',
+      message: ok ? `${ready} ConfigMaps hold the set's data` : `ConfigMaps not owned by this set have the names ${taken.join(', ')}`,
+      observedGeneration: generation,
+    };
+    const old = set.status;
+    const oldReady = old?.conditions?.find((c) => c.type === 'Ready');
+    const unchanged =
+      old?.observedGeneration === generation &&
+      old?.ready === ready &&
+      oldReady !== undefined &&
+      (['status', 'reason', 'message', 'observedGeneration'] as const).every((k) => oldReady[k] === condition[k]);
+    if (unchanged) return;
+    const lastTransitionTime = oldReady?.status === condition.status ? oldReady.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const status: ConfigMapSetStatus = { observedGeneration: generation, ready, conditions: [{ ...condition, lastTransitionTime }] };
+    record(ctx, await this.#sets.patchStatus(ctx.name, ctx.namespace, { status }, 'merge', signal));
+    this.#counts.statusWrites++;
+    this.#onEvent(`status of ${ctx.key}: ready ${ready}/${ready + taken.length}, observedGeneration ${generation ?? '-'}`);
+  }
+}

@@ -1,0 +1,111 @@
+// The "external system" of the ConfigMapSet operator: a registry outside Kubernetes (a JSON file) that must be cleaned up.
+//
+// Not run on its own: the operator writes a record per set while the set lives and removes it in its
+// finalizer's cleanup. Nothing in Kubernetes garbage-collects it: forget the cleanup and it leaks.
+
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** What the registry keeps about one set. */
+export interface RegistryRecord {
+  /** The set's namespace. */
+  namespace: string;
+  /** The set's name. */
+  name: string;
+  /** The set's uid (a set deleted and created again under the same name is another set). */
+  uid: string;
+  /** The ConfigMaps the set asks for, in spec order. */
+  configMaps: string[];
+}
+
+/**
+ * Something outside Kubernetes that the operator keeps in step with the sets: a DNS zone, a bucket, a
+ * row in a database. Keys are `namespace/name`. Each call honours its signal (rejects with the
+ * abort reason when it aborts first).
+ */
+export interface ExternalRegistry {
+  /** The record of `key`, or `undefined`. */
+  get(key: string, signal?: AbortSignal): Promise<RegistryRecord | undefined>;
+  /** Writes the record of `key` (creates or replaces it). */
+  put(key: string, record: RegistryRecord, signal?: AbortSignal): Promise<void>;
+  /** Removes the record of `key`; nothing happens when there is none. */
+  remove(key: string, signal?: AbortSignal): Promise<void>;
+  /** Every record, by key. */
+  all(signal?: AbortSignal): Promise<Record<string, RegistryRecord>>;
+}
+
+/**
+ * An {@link ExternalRegistry} in one JSON file. Writes go to a temporary file that is then renamed
+ * over the old one, so a reader (or a crash) never sees half a file; calls run one at a time in the
+ * order they were made, so concurrent reconciles cannot lose each other's records.
+ */
+export class FileRegistry implements ExternalRegistry {
+  /** The JSON file. */
+  readonly path: string;
+  #queue: Promise<unknown> = Promise.resolve();
+  #writes = 0;
+
+  /** A registry kept in `path` (created on the first write; a missing file is an empty registry). */
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  /** A registry in a new temporary directory; `dispose()` removes the directory. */
+  static async temporary(): Promise<FileRegistry & { dispose(): Promise<void> }> {
+    const dir = await mkdtemp(join(tmpdir(), 'configmapset-registry-'));
+    const registry = new FileRegistry(join(dir, 'registry.json')) as FileRegistry & { dispose(): Promise<void> };
+    registry.dispose = () => rm(dir, { recursive: true, force: true });
+    return registry;
+  }
+
+  get(key: string, signal?: AbortSignal): Promise<RegistryRecord | undefined> {
+    return this.#serial(signal, async () => (await this.#read())[key]);
+  }
+
+  put(key: string, record: RegistryRecord, signal?: AbortSignal): Promise<void> {
+    return this.#serial(signal, async () => {
+      const records = await this.#read();
+      records[key] = { ...record, configMaps: [...record.configMaps] };
+      await this.#write(records, signal);
+    });
+  }
+
+  remove(key: string, signal?: AbortSignal): Promise<void> {
+    return this.#serial(signal, async () => {
+      const records = await this.#read();
+      if (!(key in records)) return;
+      delete records[key];
+      await this.#write(records, signal);
+    });
+  }
+
+  all(signal?: AbortSignal): Promise<Record<string, RegistryRecord>> {
+    return this.#serial(signal, () => this.#read());
+  }
+
+  /** Runs `op` after every call made before it (whatever their outcome). */
+  #serial<R>(signal: AbortSignal | undefined, op: () => Promise<R>): Promise<R> {
+    const run = this.#queue.then(() => {
+      signal?.throwIfAborted();
+      return op();
+    });
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async #read(): Promise<Record<string, RegistryRecord>> {
+    try {
+      return JSON.parse(await readFile(this.path, 'utf8')) as Record<string, RegistryRecord>;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw err;
+    }
+  }
+
+  async #write(records: Record<string, RegistryRecord>, signal: AbortSignal | undefined): Promise<void> {
+    const temp = `${this.path}.${process.pid}.${++this.#writes}.tmp`;
+    await writeFile(temp, `${JSON.stringify(records, null, 2)}\n`, { signal });
+    await rename(temp, this.path);
+  }
+}

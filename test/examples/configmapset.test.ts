@@ -1,0 +1,197 @@
+// The configmapset operator on the fake API server: the scenario, what it writes, a taken name, a restart in the middle of a cleanup, and main as a process.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ConfigMap } from 'kubernetes-types/core/v1.js';
+import type { KubeObject } from '../../src/index.js';
+import { FakeClock, type FakeApiServer } from '../../src/testing/index.js';
+import { awaitConverged, type ConfigMapSetSnapshot } from '../../examples/configmapset/consistency.js';
+import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet } from '../../examples/configmapset/crd.js';
+import { ConfigMapSetOperator, type ConfigMapSetOperatorOptions } from '../../examples/configmapset/operator.js';
+import { FileRegistry, type ExternalRegistry, type RegistryRecord } from '../../examples/configmapset/registry.js';
+import { configMapSet, runScenario } from '../../examples/configmapset/scenario.js';
+import { runExample, startExampleCluster, until } from './helpers.js';
+
+const NS = 'demo';
+
+/** A registry whose `remove` blocks (until its signal aborts) while `blocked`: an external system that hangs mid-cleanup. */
+class HangingRegistry implements ExternalRegistry {
+  blocked = true;
+  removeCalls = 0;
+  constructor(readonly inner: ExternalRegistry) {}
+  get(key: string, signal?: AbortSignal): Promise<RegistryRecord | undefined> {
+    return this.inner.get(key, signal);
+  }
+  put(key: string, record: RegistryRecord, signal?: AbortSignal): Promise<void> {
+    return this.inner.put(key, record, signal);
+  }
+  async remove(key: string, signal?: AbortSignal): Promise<void> {
+    this.removeCalls++;
+    if (this.blocked) {
+      await new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+    }
+    return this.inner.remove(key, signal);
+  }
+  all(signal?: AbortSignal): Promise<Record<string, RegistryRecord>> {
+    return this.inner.all(signal);
+  }
+}
+
+interface Running {
+  operator: ConfigMapSetOperator;
+  stop: AbortController;
+  outcome: { done: boolean; error: unknown };
+  running: Promise<void>;
+}
+
+describe('the configmapset operator', () => {
+  let server: FakeApiServer;
+  let registry: FileRegistry & { dispose(): Promise<void> };
+  let operators: Running[];
+
+  beforeEach(async () => {
+    server = await startExampleCluster();
+    server.resource({ ...configMapSets, generation: true });
+    registry = await FileRegistry.temporary();
+    operators = [];
+  });
+  afterEach(async () => {
+    for (const o of operators) o.stop.abort();
+    await Promise.all(operators.map((o) => o.running));
+    await server.close();
+    await registry.dispose();
+  });
+
+  function start(options: Partial<ConfigMapSetOperatorOptions> = {}): Running {
+    const operator = new ConfigMapSetOperator(server.kubeConfig, {
+      registry,
+      namespace: NS,
+      logger: false,
+      // A relist waits out the reflector's backoff (800 ms by default): make it immediate.
+      informerOptions: { reflector: { backoff: { initialMs: 1, maxMs: 5 } } },
+      ...options,
+    });
+    const stop = new AbortController();
+    const outcome = { done: false, error: undefined as unknown };
+    const running = operator.run(stop.signal).then(
+      () => void (outcome.done = true),
+      (error: unknown) => void Object.assign(outcome, { done: true, error }),
+    );
+    const r = { operator, stop, outcome, running };
+    operators.push(r);
+    return r;
+  }
+
+  /** Waits (bounded) until the server state is converged and `expect` holds; fails with the difference otherwise. */
+  async function converged(expectation?: (s: ConfigMapSetSnapshot) => string | undefined): Promise<void> {
+    const result = await awaitConverged({ kubeConfig: server.kubeConfig, namespace: NS, registry, timeoutMs: 10_000, intervalMs: 5, expect: expectation });
+    expect(result.difference).toBeUndefined();
+  }
+
+  const getSet = (name: string): ConfigMapSet | undefined => server.get<ConfigMapSet & { metadata: object }>(configMapSets, name, NS);
+  const configMaps = (): ConfigMap[] => server.list<ConfigMap & { metadata: object }>('configmaps', NS);
+  const statusWrites = (): number => server.requests().filter((r) => r.method === 'PATCH' && r.path.endsWith('/status')).length;
+
+  it('runs the scenario: every step converges, and deleting the sets empties the registry and leaves no ConfigMaps', async () => {
+    const { operator, outcome } = start();
+    const lines: string[] = [];
+    const result = await runScenario({ kubeConfig: server.kubeConfig, namespace: NS, registry, log: (l) => lines.push(l), stepTimeoutMs: 10_000 });
+    expect(result.steps.filter((s) => !s.converged)).toEqual([]);
+    expect(result.passed).toBe(true);
+    expect(result.steps).toHaveLength(6);
+    expect(lines.at(-1)).toMatch(/converged in \d+ ms; registry: empty/);
+    expect(server.list(configMapSets, NS)).toEqual([]);
+    expect(configMaps()).toEqual([]);
+    expect(await registry.all()).toEqual({});
+    const stats = operator.stats();
+    expect(stats.failed).toBe(0);
+    expect(stats.finalizers).toEqual({ added: 2, removed: 2 });
+    expect(stats.cleanups).toBe(2);
+    // created: web-frontend, web-backend, db-primary, web-worker, web-frontend again (deleted by hand).
+    expect(stats.configMaps).toEqual({ created: 5, updated: 2, deleted: 4 });
+    expect(outcome.done).toBe(false);
+  });
+
+  it('writes one ConfigMap per name with the data, its label and a controller owner reference, and the status through the status subresource', async () => {
+    const created = server.create(configMapSets, configMapSet('web', NS, { names: ['a', 'b'], data: { k: 'v' } }) as ConfigMapSet & KubeObject);
+    expect(created.metadata?.generation).toBe(1);
+    start();
+    await converged();
+    const cms = configMaps();
+    expect(cms.map((cm) => cm.metadata?.name)).toEqual(['web-a', 'web-b']);
+    expect(cms[0]).toMatchObject({
+      metadata: { labels: { [SET_LABEL]: 'web' }, ownerReferences: [{ apiVersion: API_VERSION, kind: 'ConfigMapSet', name: 'web', uid: created.metadata?.uid, controller: true }] },
+      data: { k: 'v' },
+    });
+    expect(getSet('web')).toMatchObject({
+      metadata: { finalizers: [FINALIZER] },
+      status: { observedGeneration: 1, ready: 2, conditions: [{ type: 'Ready', status: 'True', reason: 'AllConfigMapsWritten', observedGeneration: 1 }] },
+    });
+    expect(await registry.get(`${NS}/web`)).toEqual({ namespace: NS, name: 'web', uid: created.metadata?.uid, configMaps: ['web-a', 'web-b'] });
+    expect(statusWrites()).toBe(1);
+
+    const current = getSet('web')!;
+    expect(current.metadata?.generation).toBe(1); // the finalizer and status writes kept it
+    server.update(configMapSets, { ...current, spec: { names: ['b'], data: { k: 'w' } } });
+    await converged((s) => (s.sets[0]?.status?.observedGeneration === 2 ? undefined : 'generation 2 not observed yet'));
+    expect(configMaps().map((cm) => [cm.metadata?.name, cm.data])).toEqual([['web-b', { k: 'w' }]]);
+    expect(getSet('web')?.status).toMatchObject({ observedGeneration: 2, ready: 1 });
+    // Its own status writes (same generation) woke no further reconcile that wrote anything.
+    expect(statusWrites()).toBe(2);
+  });
+
+  it('never takes over a ConfigMap it does not own: the set reports NameTaken and creates it once the name is free', async () => {
+    const clock = new FakeClock();
+    server.create('configmaps', { metadata: { name: 'web-a', namespace: NS }, data: { theirs: 'yes' } });
+    server.create(configMapSets, configMapSet('web', NS, { names: ['a', 'b'], data: { k: 'v' } }));
+    start({ controller: { clock } });
+    await until(() => getSet('web')?.status?.conditions?.[0]?.reason === 'NameTaken', 'the NameTaken condition');
+    expect(getSet('web')?.status).toMatchObject({ ready: 1, conditions: [{ type: 'Ready', status: 'False', message: expect.stringContaining('web-a') as string }] });
+    expect(configMaps().find((cm) => cm.metadata?.name === 'web-a')).toMatchObject({ data: { theirs: 'yes' } });
+    expect(configMaps().find((cm) => cm.metadata?.name === 'web-a')?.metadata?.ownerReferences).toBeUndefined();
+
+    server.delete('configmaps', 'web-a', NS);
+    await clock.advance(10_000); // the requeue of a set with a taken name
+    await converged();
+    expect(getSet('web')?.status?.conditions?.[0]).toMatchObject({ status: 'True', reason: 'AllConfigMapsWritten' });
+  });
+
+  it('the operator restarted mid-cleanup: the new instance runs the cleanup, removes the finalizer and leaves nothing orphaned', async () => {
+    const hanging = new HangingRegistry(registry);
+    const first = start({ registry: hanging });
+    server.create(configMapSets, configMapSet('web', NS, { names: ['a', 'b', 'c'], data: { k: 'v' } }));
+    await converged();
+    expect(configMaps()).toHaveLength(3);
+
+    server.delete(configMapSets, 'web', NS); // marked: the finalizer holds it
+    expect(getSet('web')?.metadata?.deletionTimestamp).toBeDefined();
+    await until(() => hanging.removeCalls > 0, 'the cleanup to reach the external registry');
+    first.stop.abort(); // the operator stops while its cleanup hangs
+    await first.running;
+    expect(first.outcome.error).toBeUndefined();
+    expect(first.operator.stats().cleanups).toBe(0);
+    // Nothing was half-done: the set is still held by the finalizer, its ConfigMaps and its record are there.
+    expect(getSet('web')?.metadata).toMatchObject({ finalizers: [FINALIZER], deletionTimestamp: expect.any(String) as string });
+    expect(configMaps()).toHaveLength(3);
+    expect(Object.keys(await registry.all())).toEqual([`${NS}/web`]);
+
+    const second = start(); // a new instance, the same external registry
+    await converged((s) => (s.sets.length === 0 ? undefined : 'the set is still there'));
+    expect(getSet('web')).toBeUndefined();
+    expect(configMaps()).toEqual([]);
+    expect(await registry.all()).toEqual({});
+    expect(second.operator.stats()).toMatchObject({ cleanups: 1, finalizers: { added: 0, removed: 1 }, failed: 0 });
+  });
+
+  it('runs as a program on the embedded fake under leader election, prints each step and a passing check, and exits 0', async () => {
+    const result = await runExample('examples/configmapset/main.ts', ['--fake', '--leader-elect']);
+    expect(result.exitedInTime).toBe(true);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('configmapset operator on embedded fake API server');
+    expect(result.stdout).toContain('operator: leading (term 1)');
+    expect(result.stdout).toMatch(/\[3\/6\] delete ConfigMap web-frontend by hand\n {6}operator: created ConfigMap demo\/web-frontend/);
+    expect(result.stdout).toContain('operator: cleaned up demo/db: registry record removed, 1 ConfigMaps deleted');
+    expect(result.stdout).toMatch(/scenario +6\/6 steps converged/);
+    expect(result.stdout).toContain('consistency check: PASSED');
+    expect(result.code).toBe(0);
+  });
+});

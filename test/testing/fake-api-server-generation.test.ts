@@ -1,0 +1,59 @@
+// The fake API server's metadata.generation: kept for custom resources and declared resources that ask for it, as kube-apiserver keeps it.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
+import { getJson } from './helpers.js';
+
+let server: FakeApiServer;
+beforeEach(async () => {
+  server = await startFakeApiServer();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+const WIDGETS = '/apis/example.com/v1/namespaces/default/widgets';
+const send = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
+  getJson(`${server.url}${path}`, { method, headers: { 'Content-Type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
+const merge = (path: string, body: unknown) => send('PATCH', path, body, 'application/merge-patch+json');
+
+describe('fake API server: metadata.generation', () => {
+  it('a resource declared with generation: 1 on create (whatever was sent), +1 per spec change, none for status or metadata writes', async () => {
+    server.resource({ group: 'example.com', version: 'v1', resource: 'widgets', kind: 'Widget', generation: true });
+    const created = await send('POST', WIDGETS, { metadata: { name: 'w', generation: 7 }, spec: { size: 1 } });
+    expect(created.body.metadata.generation).toBe(1);
+    expect((await merge(`${WIDGETS}/w`, { spec: { size: 2 } })).body.metadata.generation).toBe(2);
+    expect((await merge(`${WIDGETS}/w`, { spec: { size: 2 } })).body.metadata.generation).toBe(2); // no change
+    expect((await merge(`${WIDGETS}/w`, { metadata: { labels: { a: 'b' } } })).body.metadata.generation).toBe(2);
+    expect((await merge(`${WIDGETS}/w/status`, { status: { ready: true } })).body.metadata).toMatchObject({ generation: 2 });
+    const current = (await send('GET', `${WIDGETS}/w`)).body;
+    // A PUT with the same spec written in another key order is no change; a generation sent by the client is ignored.
+    const put = await send('PUT', `${WIDGETS}/w`, { ...current, metadata: { ...current.metadata, generation: 40 }, spec: { size: 2 } });
+    expect(put.body.metadata.generation).toBe(2);
+    expect((await send('PUT', `${WIDGETS}/w`, { ...put.body, spec: { size: 3 } })).body.metadata.generation).toBe(3);
+  });
+
+  it('in-process create and update follow the same rule, and a DELETE held by a finalizer bumps it', async () => {
+    server.resource({ group: 'example.com', version: 'v1', resource: 'widgets', kind: 'Widget', generation: true });
+    const w = server.create('widgets.example.com', { metadata: { name: 'w', finalizers: ['example.com/f'] }, spec: { size: 1 } });
+    expect(w.metadata?.generation).toBe(1);
+    expect(server.update('widgets.example.com', { ...w, status: { ready: true } }).metadata?.generation).toBe(1);
+    expect(server.update('widgets.example.com', { ...w, spec: { size: 5 } }).metadata?.generation).toBe(2);
+    expect(server.delete('widgets.example.com', 'w').metadata?.generation).toBe(3);
+  });
+
+  it('resources served from a CustomResourceDefinition keep it; built-in ones and plain declarations keep what was sent', async () => {
+    server.create('customresourcedefinitions.apiextensions.k8s.io', {
+      metadata: { name: 'gadgets.example.com' },
+      spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'gadgets', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true }] },
+    });
+    expect(server.create('gadgets.example.com', { metadata: { name: 'g' }, spec: {} }).metadata?.generation).toBe(1);
+    expect(server.create('configmaps', { metadata: { name: 'c' }, data: {} }).metadata?.generation).toBeUndefined();
+    server.resource({ group: 'example.com', version: 'v1', resource: 'widgets', kind: 'Widget' });
+    expect(server.create('widgets.example.com', { metadata: { name: 'w', generation: 4 }, spec: {} }).metadata?.generation).toBe(4);
+    // Redeclaring without `generation` (a descriptor passed to a state operation does) keeps what the resource had.
+    server.resource({ group: 'example.com', version: 'v1', resource: 'sprockets', kind: 'Sprocket', generation: true });
+    const descriptor = { group: 'example.com', version: 'v1', resource: 'sprockets', kind: 'Sprocket', namespaced: true };
+    expect(server.create(descriptor, { metadata: { name: 's', generation: 9 }, spec: {} }).metadata?.generation).toBe(1);
+  });
+});
