@@ -1,26 +1,28 @@
-// Benchmark of the controller runtime against the hand-written loop it replaces: keys per second and event-to-reconcile latency.
+// Benchmark of the controller runtime against the hand-written loop it replaces: keys per second, and write-to-reconcile latency at a steady write rate.
 //
-// Run: npx tsx bench/controller.bench.ts [--keys 20000] [--reps 5] [--concurrency 4] [--deadline-ms 60000]   (not part of npm test)
+// Run: npx tsx bench/controller.bench.ts [--keys 20000] [--reps 5] [--concurrency 4] [--deadline-ms 60000]
+//                                         [--rate 500] [--seconds 10] [--objects 2000] [--json]
+// `npm run bench` runs it (compiled with tsc and run by plain node, as users run the package) as its
+// controller phase; `--json` prints one JSON line for it instead of the summary. Not part of npm test.
 // (`--deadline-ms 0` turns the runtime's per-reconcile deadline timer off, to see what it costs.)
 //
-// Both sides read the same kind of informer over an in-process FakeControllerSource (no HTTP: what is
-// measured is the path from an informer event to a reconcile), with the same concurrency and a no-op
-// reconcile:
-//   runtime       Controller.for(factory, pods).build(noop, { concurrency })
-//   hand-written  informer handler → RateLimitingQueue → `concurrency` workers (get, reconcile, forget, done),
-//                 what examples/endpoints and examples/network-policy do by hand
-// keys/s: K distinct pods added after both are running, from the first add to the last key reconciled.
-// latency: K/10 modifications of cached pods, one per macrotask, from each write to the start of its
-// reconcile (p50/p99). Repetitions alternate the two sides; medians are printed with their ratio.
+// Both sides (bench/lib/controller-sides.ts) have the same concurrency and a no-op reconcile:
+//   runtime       Controller.for(factory, resource).build(noop, { concurrency })
+//   hand-written  informer handler → RateLimitingQueue → `concurrency` workers (get, reconcile, forget, done)
+// keys/s: over an in-process FakeControllerSource (no HTTP: the path from an informer event to a
+// reconcile is what is measured), K distinct pods added after both are running, from the first add to
+// the last key reconciled. latency: through the fake API server over HTTP at a steady write rate
+// (bench/lib/controller-latency.ts), from each write to the start of the reconcile that reads it.
+// Repetitions alternate the two sides; medians are printed with their ratio.
 
 import { performance } from 'node:perf_hooks';
 import { setImmediate as turn } from 'node:timers/promises';
-import { Action, Controller } from '../src/controller/index.js';
 import { resources, type KubeObject } from '../src/core/index.js';
 import { SharedInformerFactory } from '../src/informer/index.js';
 import type { ListerWatcher } from '../src/listwatch/types.js';
 import { FakeControllerSource } from '../src/testing/fake-controller-source.js';
-import { RateLimitingQueue } from '../src/workqueue/index.js';
+import { measureSteadyLatency, type SteadyLatency } from './lib/controller-latency.js';
+import { handWrittenSide, median, runtimeSide, type SideName, type SideOptions } from './lib/controller-sides.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -29,141 +31,82 @@ function arg(name: string, fallback: number): number {
 
 const KEYS = arg('keys', 20_000);
 const REPS = arg('reps', 5);
-const CONCURRENCY = arg('concurrency', 4);
-const DEADLINE_MS = arg('deadline-ms', 60_000);
+const OPTIONS: SideOptions = { concurrency: arg('concurrency', 4), deadlineMs: arg('deadline-ms', 60_000) };
+const STEADY = { rate: arg('rate', 500), seconds: arg('seconds', 10), objects: arg('objects', 2000) };
+const JSON_OUT = process.argv.includes('--json');
 
-const pod = (i: number, v = 0): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${i}`, namespace: `ns${i % 20}`, labels: { v: String(v) } } });
+const pod = (i: number): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${i}`, namespace: `ns${i % 20}` } });
 
-interface Side {
-  /** Called with each key when its reconcile starts. */
-  run(signal: AbortSignal, onReconcile: (key: string) => void): Promise<void>;
-}
-
-function setup(): { factory: SharedInformerFactory; source: FakeControllerSource<KubeObject> } {
+/** Keys per second through one side: a burst of `KEYS` new pods over an in-process source. */
+async function keysPerSecond(sideName: SideName): Promise<number> {
   const source = new FakeControllerSource<KubeObject>();
   const factory = new SharedInformerFactory(undefined, { logger: false, listWatchFor: () => source as unknown as ListerWatcher<unknown> });
-  return { factory, source };
-}
-
-function runtime(factory: SharedInformerFactory): Side {
-  return {
-    run: (signal, onReconcile) =>
-      Controller.for(factory, resources.pods)
-        .build(
-          async (key) => {
-            onReconcile(key);
-            return Action.done();
-          },
-          { concurrency: CONCURRENCY, logger: false, reconcileTimeoutMs: DEADLINE_MS },
-        )
-        .run(signal),
-  };
-}
-
-function handWritten(factory: SharedInformerFactory): Side {
-  return {
-    run: async (signal, onReconcile) => {
-      const informer = factory.forResource(resources.pods);
-      const queue = new RateLimitingQueue<string>();
-      const key = (obj: unknown): string => {
-        const m = (obj as KubeObject).metadata;
-        return `${m?.namespace}/${m?.name}`;
-      };
-      const registration = informer.addEventHandler({
-        onAdd: (obj) => queue.add(key(obj)),
-        onUpdate: (_old, obj) => queue.add(key(obj)),
-        onDelete: (obj) => queue.add(key(obj)),
-      });
-      signal.addEventListener('abort', () => queue.shutDown(), { once: true });
-      await registration.whenSynced(signal).catch(() => undefined);
-      const worker = async (): Promise<void> => {
-        for (;;) {
-          const { item, shutdown } = await queue.get();
-          if (shutdown) return;
-          try {
-            informer.getIndexer().getByKey(item);
-            onReconcile(item);
-            await Promise.resolve(Action.done());
-            queue.forget(item);
-          } finally {
-            queue.done(item);
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-      informer.removeEventHandler(registration);
-    },
-  };
-}
-
-async function measure(make: (factory: SharedInformerFactory) => Side): Promise<{ keysPerSecond: number; p50: number; p99: number }> {
-  const { factory, source } = setup();
+  const side = (sideName === 'runtime' ? runtimeSide : handWrittenSide)(factory, resources.pods, OPTIONS);
   const ac = new AbortController();
   factory.start(ac.signal);
   let reconciled = 0;
-  const wroteAt = new Map<string, number>();
-  const latencies: number[] = [];
-  let target = 0;
-  let reached: () => void = () => {};
-  const running = make(factory).run(ac.signal, (key) => {
-    reconciled++;
-    const at = wroteAt.get(key);
-    if (at !== undefined) {
-      latencies.push(performance.now() - at);
-      wroteAt.delete(key);
-    }
-    if (reconciled === target) reached();
+  let reached: () => void = () => undefined;
+  const burst = new Promise<void>((resolve) => (reached = resolve));
+  const running = side.run(ac.signal, () => {
+    if (++reconciled === KEYS) reached();
   });
   await factory.waitForCacheSync(ac.signal);
   await turn();
-  // keys/s: a burst of K new keys.
-  const burst = new Promise<void>((resolve) => (reached = resolve));
-  target = KEYS;
   const t0 = performance.now();
   for (let i = 0; i < KEYS; i++) source.add(pod(i));
   await burst;
-  const keysPerSecond = KEYS / ((performance.now() - t0) / 1000);
-  // latency: one write per macrotask, each to a cached key, timed to the start of its reconcile.
-  const writes = Math.max(1, Math.floor(KEYS / 10));
-  const done = new Promise<void>((resolve) => (reached = resolve));
-  target = reconciled + writes;
-  for (let i = 0; i < writes; i++) {
-    const n = (i * 7919) % KEYS;
-    wroteAt.set(`ns${n % 20}/p${n}`, performance.now());
-    source.modify(pod(n, i + 1));
-    await turn();
-  }
-  await done;
+  const perSecond = KEYS / ((performance.now() - t0) / 1000);
   ac.abort();
   await running;
   await factory.shutdown();
-  latencies.sort((a, b) => a - b);
-  const q = (p: number): number => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? Number.NaN;
-  return { keysPerSecond, p50: q(0.5), p99: q(0.99) };
+  return perSecond;
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** Everything one run of this benchmark measured (the `--json` line, and `npm run bench`'s controller section). */
+export interface ControllerBenchResult {
+  /** The parameters. */
+  keys: number;
+  reps: number;
+  concurrency: number;
+  deadlineMs: number;
+  rate: number;
+  seconds: number;
+  objects: number;
+  node: string;
+  /** Per side, one entry per repetition. */
+  keysPerSecond: Record<SideName, number[]>;
+  latency: Record<SideName, SteadyLatency[]>;
+}
 
 async function main(): Promise<void> {
-  const results = { runtime: [] as Array<Awaited<ReturnType<typeof measure>>>, handWritten: [] as Array<Awaited<ReturnType<typeof measure>>> };
-  await measure(runtime); // warm-up of both code paths
-  await measure(handWritten);
+  const sides: SideName[] = ['runtime', 'hand-written'];
+  const result: ControllerBenchResult = {
+    keys: KEYS,
+    reps: REPS,
+    ...OPTIONS,
+    ...STEADY,
+    node: process.version,
+    keysPerSecond: { runtime: [], 'hand-written': [] },
+    latency: { runtime: [], 'hand-written': [] },
+  };
+  for (const side of sides) await keysPerSecond(side); // warm-up of both code paths
   for (let rep = 0; rep < REPS; rep++) {
-    const order = rep % 2 === 0 ? (['runtime', 'handWritten'] as const) : (['handWritten', 'runtime'] as const);
-    for (const side of order) results[side].push(await measure(side === 'runtime' ? runtime : handWritten));
+    const order = rep % 2 === 0 ? sides : [...sides].reverse();
+    for (const side of order) result.keysPerSecond[side].push(await keysPerSecond(side));
+    for (const side of order) result.latency[side].push(await measureSteadyLatency(side, { ...OPTIONS, ...STEADY }));
   }
-  const summary = (rs: typeof results.runtime) => ({
-    keysPerSecond: median(rs.map((r) => r.keysPerSecond)),
-    p50: median(rs.map((r) => r.p50)),
-    p99: median(rs.map((r) => r.p99)),
-  });
-  const rt = summary(results.runtime);
-  const hw = summary(results.handWritten);
-  const fmt = (s: typeof rt) => `${Math.round(s.keysPerSecond).toLocaleString('en')} keys/s, write→reconcile p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms`;
-  console.log(`controller runtime vs hand-written loop — ${KEYS} keys, concurrency ${CONCURRENCY}, medians of ${REPS} alternating repetitions, ${process.version}`);
-  console.log(`  runtime       ${fmt(rt)}`);
-  console.log(`  hand-written  ${fmt(hw)}`);
-  console.log(`  ratio (runtime / hand-written keys/s): ${(rt.keysPerSecond / hw.keysPerSecond).toFixed(2)}×`);
+  if (JSON_OUT) {
+    console.log(JSON.stringify(result));
+    return;
+  }
+  const line = (side: SideName): string => {
+    const l = result.latency[side];
+    return `${Math.round(median(result.keysPerSecond[side])).toLocaleString('en')} keys/s; write→reconcile p50 ${median(l.map((x) => x.p50)).toFixed(2)} ms, p99 ${median(l.map((x) => x.p99)).toFixed(2)} ms (${l.reduce((n, x) => n + x.reconciled, 0)}/${l.reduce((n, x) => n + x.writes, 0)} writes seen)`;
+  };
+  console.log(`controller runtime vs hand-written loop — ${KEYS} keys, concurrency ${OPTIONS.concurrency}, ${STEADY.rate} writes/s for ${STEADY.seconds} s over HTTP; medians of ${REPS} alternating repetitions, ${process.version}`);
+  console.log(`  runtime       ${line('runtime')}`);
+  console.log(`  hand-written  ${line('hand-written')}`);
+  console.log(`  ratio (runtime / hand-written keys/s): ${(median(result.keysPerSecond.runtime) / median(result.keysPerSecond['hand-written'])).toFixed(2)}×`);
 }
 
 main().catch((err: unknown) => {

@@ -5,6 +5,8 @@
 //               syncs once; on the first size each also replays the --events MODIFIED burst
 //   big         --big pods, each contender syncs once (does it sync at all?)
 //   steady      every contender watches at once for --steady-minutes at --steady-rate events/s
+//   controller  the controller runtime vs a hand-written loop (bench/controller.bench.ts, compiled, plain node)
+// `--phases` picks phases; `--merge FILE` keeps the other sections of an earlier results file.
 // Every contender is its own child process (heap isolated, measured after GC); the server is another.
 // Results: bench/results/<time>.json (+ latest.json), then docs/benchmarks.md and docs/benchmarks-*.svg.
 
@@ -12,6 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, type BenchArgs } from './lib/args.js';
+import { runControllerPhase } from './lib/controller-phase.js';
 import { benchDir, CONTENDERS, startContender, startServer } from './lib/processes.js';
 import type { ContenderConfig, ContenderId, ContenderLine, ContenderMode, LoadResult } from './lib/protocol.js';
 import { renderDocs, type BenchResults, type RunRecord } from './lib/render.js';
@@ -48,10 +51,13 @@ async function main(): Promise<void> {
     return;
   }
   const started = Date.now();
-  const results: BenchResults = {
+  const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
+  const merged = args.merge === undefined ? undefined : (JSON.parse(readFileSync(args.merge, 'utf8')) as BenchResults);
+  const informerPhases = args.phases.some((p) => p !== 'controller');
+  const results: BenchResults = merged !== undefined && !informerPhases ? merged : {
     meta: {
       date: new Date().toISOString(),
-      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      command,
       node: process.version,
       cpus: `${cpus().length} × ${cpus()[0]?.model ?? '?'}`,
       memoryGiB: Math.round(totalmem() / 2 ** 30),
@@ -60,8 +66,9 @@ async function main(): Promise<void> {
     },
     runs: [],
     steady: {},
+    controller: merged?.controller,
   };
-  const server = startServer();
+  const server = informerPhases ? startServer() : undefined;
   const record = (phase: RunRecord['phase'], id: ContenderId, pods: number, rep: number, lines: ContenderLine[]): void => {
     results.runs.push({ phase, id, pods, rep, lines: lines.filter((l) => l.type !== 'sample') });
     log(`${phase} ${id} pods=${pods} rep=${rep}: ${describe(lines)}`);
@@ -78,7 +85,8 @@ async function main(): Promise<void> {
   try {
     // Phase 1: initial sync at each size; the watch burst on the first size.
     const syncers = args.contenders.filter((id) => id !== 'ki-watchlist' || args.pods.length > 0);
-    for (const [si, pods] of args.pods.entries()) {
+    for (const [si, pods] of (args.phases.includes('sync') ? args.pods : []).entries()) {
+      if (server === undefined) break;
       const events = si === 0 ? args.events : 0;
       log(`loading ${pods} pods${events > 0 ? ` and recording ${events} MODIFIED events` : ''}`);
       const load = await server.load(pods, events);
@@ -95,7 +103,7 @@ async function main(): Promise<void> {
       }
     }
     // Phase 2: does it sync at all with --big pods?
-    if (args.big > 0) {
+    if (server !== undefined && args.phases.includes('big') && args.big > 0) {
       log(`loading ${args.big} pods for the big-sync check`);
       const load = await server.load(args.big, 0);
       results.meta.loads.push({ pods: args.big, events: 0, ...load });
@@ -104,7 +112,7 @@ async function main(): Promise<void> {
       }
     }
     // Phase 3: every contender watches at once at a low event rate; memory sampled after GC.
-    if (args.steadyMinutes > 0) {
+    if (server !== undefined && args.phases.includes('steady') && args.steadyMinutes > 0) {
       log(`loading ${args.steadyPods} pods for a ${args.steadyMinutes}-minute steady watch at ${args.steadyRate} events/s`);
       const load = await server.load(args.steadyPods, 0);
       results.meta.loads.push({ pods: args.steadyPods, events: 0, ...load });
@@ -125,12 +133,18 @@ async function main(): Promise<void> {
         log(`steady ${id}: ${samples.length} samples, heap ${samples.map((s) => Math.round(s.heap / 2 ** 20)).join(' → ')} MiB`);
       }
     }
+    // Phase 4: the controller runtime vs the hand-written loop, in a process of its own.
+    if (args.phases.includes('controller')) {
+      const result = await runControllerPhase(args.controller, log);
+      results.controller = { date: new Date().toISOString(), command, result };
+      log(`controller: keys/s runtime ${result.keysPerSecond.runtime.map(Math.round).join(', ')}; hand-written ${result.keysPerSecond['hand-written'].map(Math.round).join(', ')}`);
+    }
   } finally {
-    await server.close();
+    await server?.close();
   }
-  results.meta.durationMinutes = (Date.now() - started) / 60_000;
+  if (informerPhases) results.meta.durationMinutes = (Date.now() - started) / 60_000;
   mkdirSync(resultsDir, { recursive: true });
-  const file = join(resultsDir, `${results.meta.date.replace(/[:.]/g, '-')}.json`);
+  const file = join(resultsDir, `${new Date(started).toISOString().replace(/[:.]/g, '-')}.json`);
   const text = `${JSON.stringify(results, null, 1)}\n`;
   writeFileSync(file, text);
   writeFileSync(join(resultsDir, 'latest.json'), text);

@@ -85,6 +85,7 @@ export type {
   ScheduleRequest,
   RunWhileLeadingOptions,
   Runnable,
+  FinalizerContext,
   FinalizerHandlers,
 } from './controller/index.js';
 

@@ -1,5 +1,6 @@
 // The benchmark's figures, computed from the raw run records: sync time, heap per pod, throughput, CPU, steady memory.
 
+import type { ControllerSection } from './controller-phase.js';
 import { CONTENDERS } from './processes.js';
 import type { ContenderId, ContenderLine, DoneLine, SampleLine, SyncedLine } from './protocol.js';
 import { slope, summarize, type Summary } from './stats.js';
@@ -27,6 +28,8 @@ export interface BenchResults {
   };
   runs: RunRecord[];
   steady: Partial<Record<ContenderId, ContenderLine[]>>;
+  /** The controller phase (bench/controller.bench.ts), when it ran (or was kept by `--merge`). */
+  controller?: ControllerSection;
 }
 
 /** The figures of one contender. */

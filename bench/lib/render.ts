@@ -2,6 +2,7 @@
 
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { controllerMarkdown } from './controller-phase.js';
 import { computeFigures, syncSizes, type BenchResults, type ContenderFigures } from './figures.js';
 import { benchDir } from './processes.js';
 import type { ContenderId } from './protocol.js';
@@ -106,6 +107,8 @@ function markdown(results: BenchResults, figs: ContenderFigures[]): string {
       return [f.label, fmt(s.samples[s.samples.length - 1].events), fmt(s.first / 2 ** 20, 1), fmt(s.last / 2 ** 20, 1), fmt(s.max / 2 ** 20, 1), fmt(s.slopePerMin / 1024, 1)];
     })), '');
   }
+
+  if (results.controller !== undefined) out.push(controllerMarkdown(results.controller));
 
   const errs = figs.filter((f) => f.errors.length > 0);
   if (errs.length > 0) out.push('## Errors', '', ...errs.flatMap((f) => f.errors.map((e) => `- ${f.id}: ${e.slice(0, 400)}`)), '');

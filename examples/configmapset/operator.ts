@@ -220,25 +220,17 @@ export class ConfigMapSetOperator {
   }
 
   #reconcile(ctx: ReconcileContext<ConfigMapSet>): Promise<Action> {
-    // finalizer() writes through `patch` only; this client records those writes too (read-your-writes).
-    const patchRecorded: Pick<ResourceClient<ConfigMapSet>, 'patch'> = {
+    // finalizer() records both of its patches with ctx.wrote (read-your-writes); this client only counts them.
+    const counted: Pick<ResourceClient<ConfigMapSet>, 'patch'> = {
       patch: async (name, namespace, patch, type, signal) => {
         const result = await this.#sets.patch(name, namespace, patch, type, signal);
-        record(ctx, result);
-        const op = (patch as JsonPatchOperation[]).find((p) => p.op === 'add' || p.op === 'remove')?.op;
-        if (op === 'add') this.#counts.finalizers.added++;
-        else this.#counts.finalizers.removed++;
-        this.#onEvent(`${op === 'add' ? 'added the finalizer to' : 'removed the finalizer from'} ${ctx.key}`);
+        const adding = (patch as JsonPatchOperation[]).some((p) => p.op === 'add');
+        this.#counts.finalizers[adding ? 'added' : 'removed']++;
+        this.#onEvent(`${adding ? 'added the finalizer to' : 'removed the finalizer from'} ${ctx.key}`);
         return result;
       },
     };
-    return finalizer(
-      patchRecorded,
-      FINALIZER,
-      ctx.object,
-      { apply: (set, signal) => this.#apply(set, ctx, signal), cleanup: (set, signal) => this.#cleanup(ctx, signal) },
-      ctx.signal,
-    );
+    return finalizer(counted, FINALIZER, ctx, { apply: (set, signal) => this.#apply(set, ctx, signal), cleanup: (_set, signal) => this.#cleanup(ctx, signal) });
   }
 
   /** The set is live and carries the finalizer: the registry record, the ConfigMaps, the status. */

@@ -277,6 +277,20 @@ export class Controller<T> {
       for (const key of source.keys(event.object)) if (key !== '') scheduler.schedule(key);
       if (event.type === 'update') for (const key of source.keys(event.oldObject)) if (key !== '') scheduler.schedule(key);
     };
+    if (source.predicates.length === 0) {
+      // No predicate to show the event to: only keys (the hot path of most primaries).
+      const schedule = (obj: unknown): void => {
+        for (const key of source.keys(obj)) if (key !== '') scheduler.schedule(key);
+      };
+      return {
+        onAdd: schedule,
+        onUpdate: (oldObject, object) => {
+          schedule(object);
+          schedule(oldObject);
+        },
+        onDelete: (obj) => schedule(unwrapTombstone(obj)),
+      };
+    }
     return {
       onAdd: (object) => enqueue({ type: 'add', object }),
       onUpdate: (oldObject, object) => enqueue({ type: 'update', object, oldObject }),
@@ -298,7 +312,7 @@ export class Controller<T> {
         watched = runSignal;
         runSignal.addEventListener('abort', () => live.forEach((l) => l.abort(runSignal.reason)), { once: true });
       }
-      await this.#writes.settle(key, runSignal, this.#observeTimeoutMs, this.#clock, this.#log);
+      if (this.#writes.size > 0) await this.#writes.settle(key, runSignal, this.#observeTimeoutMs, this.#clock, this.#log);
       const lazy = new LazySignal();
       if (runSignal.aborted) lazy.abort(runSignal.reason);
       live.add(lazy);

@@ -9,33 +9,10 @@ import { newResourceClient, resources, type ResourceClient } from '../../src/ind
 import { awaitConverged, fetchSnapshot, type ConfigMapSetSnapshot } from '../../examples/configmapset/consistency.js';
 import { configMapSets, FINALIZER, installCrd, type ConfigMapSet } from '../../examples/configmapset/crd.js';
 import { ConfigMapSetOperator, type ConfigMapSetOperatorOptions } from '../../examples/configmapset/operator.js';
-import { FileRegistry, type ExternalRegistry, type RegistryRecord } from '../../examples/configmapset/registry.js';
+import { FileRegistry } from '../../examples/configmapset/registry.js';
 import { configMapSet, runScenario } from '../../examples/configmapset/scenario.js';
-import { runExample } from '../examples/helpers.js';
+import { HangingRegistry, runExample } from '../examples/helpers.js';
 import { startRealApiServer, type RealApiServer } from './harness.js';
-
-/** A registry whose `remove` hangs until its signal aborts while `blocked`: an external system that hangs mid-cleanup. */
-class HangingRegistry implements ExternalRegistry {
-  blocked = true;
-  removeCalls = 0;
-  constructor(readonly inner: ExternalRegistry) {}
-  get(key: string, signal?: AbortSignal): Promise<RegistryRecord | undefined> {
-    return this.inner.get(key, signal);
-  }
-  put(key: string, record: RegistryRecord, signal?: AbortSignal): Promise<void> {
-    return this.inner.put(key, record, signal);
-  }
-  async remove(key: string, signal?: AbortSignal): Promise<void> {
-    this.removeCalls++;
-    if (this.blocked) {
-      await new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
-    }
-    return this.inner.remove(key, signal);
-  }
-  all(signal?: AbortSignal): Promise<Record<string, RegistryRecord>> {
-    return this.inner.all(signal);
-  }
-}
 
 /** ConfigMaps controlled by some ConfigMapSet. */
 const ownedBySets = (s: ConfigMapSetSnapshot): string[] =>

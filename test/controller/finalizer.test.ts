@@ -64,32 +64,46 @@ describe('finalizer', () => {
     server.create(widgets, { metadata: { name: 'w', namespace: 'ns' }, spec: { size: 1 } });
   });
 
+  it("hands each patch's answer to ctx.wrote: the add's, and the removal's (deletionTimestamp, no finalizers left)", async () => {
+    const { h } = handlers();
+    const answers: Array<{ metadata?: { finalizers?: string[]; deletionTimestamp?: string; resourceVersion?: string } }> = [];
+    const wrote = (r: unknown): void => void answers.push(r as (typeof answers)[number]);
+    await finalizer(client, NAME, { object: stored(), signal, wrote }, h);
+    expect(answers.map((a) => a.metadata?.finalizers)).toEqual([[NAME]]);
+    await finalizer(client, NAME, { object: stored(), signal, wrote }, h); // apply: no patch
+    expect(answers).toHaveLength(1);
+    const marked = server.delete<Widget & KubeObject>(widgets, 'w', 'ns');
+    await finalizer(client, NAME, { object: stored(), signal, wrote }, h);
+    expect(answers[1]?.metadata).toMatchObject({ finalizers: [], deletionTimestamp: expect.any(String) as string, resourceVersion: marked.metadata?.resourceVersion });
+    expect(stored()).toBeUndefined();
+  });
+
   it('adds the finalizer to a live object and awaits the change; then applies; not found is done', async () => {
     const { calls, h } = handlers();
-    expect(await finalizer(client, NAME, stored(), h, signal)).toEqual({ kind: 'await' });
+    expect(await finalizer(client, NAME, { object: stored(), signal }, h)).toEqual({ kind: 'await' });
     expect(stored()?.metadata?.finalizers).toEqual([NAME]);
-    expect(await finalizer(client, NAME, stored(), h, signal)).toEqual({ kind: 'requeueAfter', ms: 60_000 });
+    expect(await finalizer(client, NAME, { object: stored(), signal }, h)).toEqual({ kind: 'requeueAfter', ms: 60_000 });
     expect(calls).toEqual(['apply']);
-    expect(await finalizer(client, NAME, undefined, h, signal)).toEqual({ kind: 'done' });
+    expect(await finalizer(client, NAME, { object: undefined, signal }, h)).toEqual({ kind: 'done' });
   });
 
   it('on deletion runs the cleanup, and only then removes the finalizer, which deletes the object', async () => {
     const { calls, h } = handlers();
-    await finalizer(client, NAME, stored(), h, signal);
+    await finalizer(client, NAME, { object: stored(), signal }, h);
     await client.delete('w', 'ns');
     expect(stored()?.metadata?.deletionTimestamp).toBeDefined();
-    expect(await finalizer(client, NAME, stored(), h, signal)).toEqual({ kind: 'done' });
+    expect(await finalizer(client, NAME, { object: stored(), signal }, h)).toEqual({ kind: 'done' });
     expect(calls).toEqual(['cleanup']);
     expect(stored()).toBeUndefined();
   });
 
   it('a failed cleanup keeps the finalizer (the object stays) and the retry finishes it', async () => {
     const { calls, h } = handlers(1);
-    await finalizer(client, NAME, stored(), h, signal);
+    await finalizer(client, NAME, { object: stored(), signal }, h);
     await client.delete('w', 'ns');
-    await expect(finalizer(client, NAME, stored(), h, signal)).rejects.toThrow('the cloud is down');
+    await expect(finalizer(client, NAME, { object: stored(), signal }, h)).rejects.toThrow('the cloud is down');
     expect(stored()?.metadata?.finalizers).toEqual([NAME]);
-    await finalizer(client, NAME, stored(), h, signal);
+    await finalizer(client, NAME, { object: stored(), signal }, h);
     expect(calls).toEqual(['cleanup', 'cleanup']);
     expect(stored()).toBeUndefined();
   });
@@ -98,9 +112,9 @@ describe('finalizer', () => {
     const { h } = handlers();
     const readByUs = stored();
     await client.patch('w', 'ns', { metadata: { finalizers: ['other.io/theirs'] } }, 'merge');
-    await expect(finalizer(client, NAME, readByUs, h, signal)).rejects.toMatchObject({ code: 'FINALIZER_PATCH_FAILED', cause: { statusCode: 422 } });
+    await expect(finalizer(client, NAME, { object: readByUs, signal }, h)).rejects.toMatchObject({ code: 'FINALIZER_PATCH_FAILED', cause: { statusCode: 422 } });
     expect(stored()?.metadata?.finalizers).toEqual(['other.io/theirs']);
-    await finalizer(client, NAME, stored(), h, signal);
+    await finalizer(client, NAME, { object: stored(), signal }, h);
     expect(stored()?.metadata?.finalizers).toEqual(['other.io/theirs', NAME]);
   });
 
@@ -110,9 +124,9 @@ describe('finalizer', () => {
     await client.delete('w', 'ns');
     const readByUs = stored();
     await client.patch('w', 'ns', [{ op: 'remove', path: '/metadata/finalizers/0' }], 'json'); // theirs, concurrently
-    await expect(finalizer(client, NAME, readByUs, h, signal)).rejects.toMatchObject({ code: 'FINALIZER_PATCH_FAILED' });
+    await expect(finalizer(client, NAME, { object: readByUs, signal }, h)).rejects.toMatchObject({ code: 'FINALIZER_PATCH_FAILED' });
     expect(stored()?.metadata?.finalizers).toEqual([NAME, 'other.io/last']);
-    await finalizer(client, NAME, stored(), h, signal);
+    await finalizer(client, NAME, { object: stored(), signal }, h);
     expect(stored()?.metadata?.finalizers).toEqual(['other.io/last']);
   });
 
@@ -120,8 +134,8 @@ describe('finalizer', () => {
     const { calls, h } = handlers();
     await client.patch('w', 'ns', { metadata: { finalizers: ['other.io/theirs'] } }, 'merge');
     await client.delete('w', 'ns');
-    expect(await finalizer(client, NAME, stored(), h, signal)).toEqual({ kind: 'done' });
+    expect(await finalizer(client, NAME, { object: stored(), signal }, h)).toEqual({ kind: 'done' });
     expect(calls).toEqual([]);
-    await expect(finalizer(client, 'not a name!', stored(), h, signal)).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    await expect(finalizer(client, 'not a name!', { object: stored(), signal }, h)).rejects.toMatchObject({ code: 'INVALID_OPTION' });
   });
 });

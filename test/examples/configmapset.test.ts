@@ -7,34 +7,11 @@ import { FakeClock, type FakeApiServer } from '../../src/testing/index.js';
 import { awaitConverged, type ConfigMapSetSnapshot } from '../../examples/configmapset/consistency.js';
 import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet } from '../../examples/configmapset/crd.js';
 import { ConfigMapSetOperator, type ConfigMapSetOperatorOptions } from '../../examples/configmapset/operator.js';
-import { FileRegistry, type ExternalRegistry, type RegistryRecord } from '../../examples/configmapset/registry.js';
+import { FileRegistry } from '../../examples/configmapset/registry.js';
 import { configMapSet, runScenario } from '../../examples/configmapset/scenario.js';
-import { runExample, startExampleCluster, until } from './helpers.js';
+import { HangingRegistry, runExample, startExampleCluster, until } from './helpers.js';
 
 const NS = 'demo';
-
-/** A registry whose `remove` blocks (until its signal aborts) while `blocked`: an external system that hangs mid-cleanup. */
-class HangingRegistry implements ExternalRegistry {
-  blocked = true;
-  removeCalls = 0;
-  constructor(readonly inner: ExternalRegistry) {}
-  get(key: string, signal?: AbortSignal): Promise<RegistryRecord | undefined> {
-    return this.inner.get(key, signal);
-  }
-  put(key: string, record: RegistryRecord, signal?: AbortSignal): Promise<void> {
-    return this.inner.put(key, record, signal);
-  }
-  async remove(key: string, signal?: AbortSignal): Promise<void> {
-    this.removeCalls++;
-    if (this.blocked) {
-      await new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
-    }
-    return this.inner.remove(key, signal);
-  }
-  all(signal?: AbortSignal): Promise<Record<string, RegistryRecord>> {
-    return this.inner.all(signal);
-  }
-}
 
 interface Running {
   operator: ConfigMapSetOperator;

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { flushPromises } from '../../src/core/clock.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { declareExampleResources } from '../../examples/lib/cluster.js';
+import type { ExternalRegistry, RegistryRecord } from '../../examples/configmapset/registry.js';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -75,4 +76,27 @@ export function runExample(
       resolve({ code, stdout, stderr, exitedInTime: !killed });
     });
   });
+}
+
+/** A registry whose `remove` blocks (until its signal aborts) while `blocked`: an external system that hangs mid-cleanup. */
+export class HangingRegistry implements ExternalRegistry {
+  blocked = true;
+  removeCalls = 0;
+  constructor(readonly inner: ExternalRegistry) {}
+  get(key: string, signal?: AbortSignal): Promise<RegistryRecord | undefined> {
+    return this.inner.get(key, signal);
+  }
+  put(key: string, record: RegistryRecord, signal?: AbortSignal): Promise<void> {
+    return this.inner.put(key, record, signal);
+  }
+  async remove(key: string, signal?: AbortSignal): Promise<void> {
+    this.removeCalls++;
+    if (this.blocked) {
+      await new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+    }
+    return this.inner.remove(key, signal);
+  }
+  all(signal?: AbortSignal): Promise<Record<string, RegistryRecord>> {
+    return this.inner.all(signal);
+  }
 }

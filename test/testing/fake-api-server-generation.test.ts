@@ -1,7 +1,10 @@
 // The fake API server's metadata.generation: kept for custom resources and declared resources that ask for it, as kube-apiserver keeps it.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../src/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
+
+type Obj = KubeObject & { spec?: unknown; data?: unknown; status?: unknown };
 import { getJson } from './helpers.js';
 
 let server: FakeApiServer;
@@ -35,7 +38,7 @@ describe('fake API server: metadata.generation', () => {
 
   it('in-process create and update follow the same rule, and a DELETE held by a finalizer bumps it', async () => {
     server.resource({ group: 'example.com', version: 'v1', resource: 'widgets', kind: 'Widget', generation: true });
-    const w = server.create('widgets.example.com', { metadata: { name: 'w', finalizers: ['example.com/f'] }, spec: { size: 1 } });
+    const w = server.create<Obj>('widgets.example.com', { metadata: { name: 'w', finalizers: ['example.com/f'] }, spec: { size: 1 } });
     expect(w.metadata?.generation).toBe(1);
     expect(server.update('widgets.example.com', { ...w, status: { ready: true } }).metadata?.generation).toBe(1);
     expect(server.update('widgets.example.com', { ...w, spec: { size: 5 } }).metadata?.generation).toBe(2);
@@ -47,13 +50,13 @@ describe('fake API server: metadata.generation', () => {
       metadata: { name: 'gadgets.example.com' },
       spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'gadgets', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true }] },
     });
-    expect(server.create('gadgets.example.com', { metadata: { name: 'g' }, spec: {} }).metadata?.generation).toBe(1);
-    expect(server.create('configmaps', { metadata: { name: 'c' }, data: {} }).metadata?.generation).toBeUndefined();
+    expect(server.create<Obj>('gadgets.example.com', { metadata: { name: 'g' }, spec: {} }).metadata?.generation).toBe(1);
+    expect(server.create<Obj>('configmaps', { metadata: { name: 'c' }, data: {} }).metadata?.generation).toBeUndefined();
     server.resource({ group: 'example.com', version: 'v1', resource: 'widgets', kind: 'Widget' });
-    expect(server.create('widgets.example.com', { metadata: { name: 'w', generation: 4 }, spec: {} }).metadata?.generation).toBe(4);
+    expect(server.create<Obj>('widgets.example.com', { metadata: { name: 'w', generation: 4 }, spec: {} }).metadata?.generation).toBe(4);
     // Redeclaring without `generation` (a descriptor passed to a state operation does) keeps what the resource had.
     server.resource({ group: 'example.com', version: 'v1', resource: 'sprockets', kind: 'Sprocket', generation: true });
     const descriptor = { group: 'example.com', version: 'v1', resource: 'sprockets', kind: 'Sprocket', namespaced: true };
-    expect(server.create(descriptor, { metadata: { name: 's', generation: 9 }, spec: {} }).metadata?.generation).toBe(1);
+    expect(server.create<Obj>(descriptor, { metadata: { name: 's', generation: 9 }, spec: {} }).metadata?.generation).toBe(1);
   });
 });
