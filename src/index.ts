@@ -73,6 +73,8 @@ export type {
   ControllerBuilder,
   ControllerOptions,
   ControllerStats,
+  ControllerMetricsProvider,
+  ReconcileResult,
   Reconciler,
   ReconcileContext,
   ReconcileErrorPolicy,

@@ -5,6 +5,7 @@
 //   npx tsx examples/configmapset/main.ts --kubeconfig PATH    a real cluster (or set KUBECONFIG)
 //   npx tsx examples/configmapset/main.ts --leader-elect       the operator runs only while it holds a Lease
 //   npx tsx examples/configmapset/main.ts --seconds 60         keep the operator running 60 s after the scenario
+//   npx tsx examples/configmapset/main.ts --probe-port 8081    serve /livez, /readyz and /metrics (Prometheus) on that port
 //   npx tsx examples/configmapset/main.ts --namespace NAME     use that namespace (default: `demo` on the
 //                                                               fake, a new `configmapset-<hex>` on a real cluster)
 // It prints each step and what the operator did, then `consistency check: PASSED` (exit 0) or
@@ -36,6 +37,8 @@ export interface ConfigMapSetExampleOptions {
   namespace?: string;
   /** Run the operator under leader election on the Lease `configmapset-operator` in the namespace. Default false. */
   leaderElect?: boolean;
+  /** Serve `/livez`, `/readyz` and `/metrics` on this port (`0`: any free one) while the operator runs. Default: no probe server. */
+  probePort?: number;
   /** Print every action of the operator under its step. Default true. */
   verbose?: boolean;
   /** How long each step may take to converge, in ms. Default 10 000 (30 000 on a real cluster). */
@@ -107,7 +110,8 @@ export async function runConfigMapSetExample(options: ConfigMapSetExampleOptions
       }
     : undefined;
   let operatorError: { error: unknown } | undefined;
-  const running = operator.run(stopAll, election).catch((error: unknown) => {
+  const probes = options.probePort === undefined ? undefined : { port: options.probePort, host: '127.0.0.1' };
+  const running = operator.run(stopAll, election, probes).catch((error: unknown) => {
     operatorError = { error };
     stop.abort(); // the scenario stops waiting
   });
@@ -147,18 +151,25 @@ export function summarize(result: ConfigMapSetExampleResult, label = 'consistenc
   return lines;
 }
 
-const USAGE = `usage: npx tsx examples/configmapset/main.ts [--kubeconfig PATH | --fake] [--leader-elect] [--namespace NAME] [--seconds N]`;
+function probePort(value: string | boolean | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (typeof value !== 'string' || !Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--probe-port needs a port number (0–65535), got ${String(value)}`);
+  return port;
+}
+
+const USAGE = `usage: npx tsx examples/configmapset/main.ts [--kubeconfig PATH | --fake] [--leader-elect] [--namespace NAME] [--probe-port N] [--seconds N]`;
 
 async function main(): Promise<void> {
   // Our own flags first; the rest are the examples' common ones.
   const { values, tokens } = parseArgs({
     args: process.argv.slice(2),
-    options: { 'leader-elect': { type: 'boolean' }, namespace: { type: 'string' } },
+    options: { 'leader-elect': { type: 'boolean' }, namespace: { type: 'string' }, 'probe-port': { type: 'string' } },
     strict: false,
     tokens: true,
   });
   const rest = tokens
-    .filter((t) => !(t.kind === 'option' && (t.name === 'leader-elect' || t.name === 'namespace')))
+    .filter((t) => !(t.kind === 'option' && ['leader-elect', 'namespace', 'probe-port'].includes(t.name)))
     .flatMap((t) => {
       if (t.kind === 'positional') return [t.value];
       if (t.kind !== 'option') return [];
@@ -181,6 +192,7 @@ async function main(): Promise<void> {
       fake: cluster.fake,
       namespace: typeof values.namespace === 'string' ? values.namespace : undefined,
       leaderElect: values['leader-elect'] === true,
+      probePort: probePort(values['probe-port']),
       lingerSeconds: args.seconds,
       signal: interrupt.signal,
     });

@@ -3,6 +3,7 @@
 // Not run on its own: `npx tsx examples/configmapset/main.ts` runs it through a scenario. See examples/README.md.
 
 import type { KubeConfig } from '@kubernetes/client-node';
+import * as promClient from 'prom-client';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import {
   Action,
@@ -11,7 +12,6 @@ import {
   newResourceClient,
   predicates,
   resources,
-  runWhileLeading,
   SharedInformerFactory,
   stripManagedFields,
   type ControllerOptions,
@@ -25,6 +25,7 @@ import {
   type RunWhileLeadingOptions,
   type SharedInformerFactoryOptions,
 } from '../../src/index.js';
+import { Manager, prometheusControllerMetricsProvider, registerInformerMetrics, type InformerMetricsRegistration } from '../../src/operations/index.js';
 import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet, type ConfigMapSetCondition, type ConfigMapSetStatus } from './crd.js';
 import type { ExternalRegistry, RegistryRecord } from './registry.js';
 
@@ -153,6 +154,14 @@ export class ConfigMapSetOperator {
     registry: { written: 0, removed: 0 },
   };
   #started = false;
+  #manager: Manager | undefined;
+  readonly #logger: LoggerOption | undefined;
+  readonly #metricsRegistration: InformerMetricsRegistration;
+  /**
+   * The operator's Prometheus metrics, its own registry: controller-runtime's `controller_runtime_*`
+   * and `workqueue_*` for the controller, `kube_informer_*` for its informers.
+   */
+  readonly metrics = new promClient.Registry();
 
   /** Builds the informers, the clients and the controller; nothing runs before {@link run}. */
   constructor(kubeConfig: KubeConfig, options: ConfigMapSetOperatorOptions) {
@@ -167,43 +176,43 @@ export class ConfigMapSetOperator {
       logger: options.logger,
       informerOptions: options.informerOptions,
     });
+    this.#logger = options.logger;
     this.controller = Controller.for(this.factory, configMapSets, { predicates: [predicates.anyOf(predicates.generationChanged, finalizersChanged)] })
       .owns(resources.configmaps)
       .build((_key, ctx) => this.#reconcile(ctx), {
         name: 'configmapsets',
         concurrency: options.concurrency ?? 2,
         logger: options.logger,
+        metricsProvider: prometheusControllerMetricsProvider(promClient, { registry: this.metrics }),
         ...options.controller,
       });
+    this.#metricsRegistration = registerInformerMetrics(promClient, this.factory, { registry: this.metrics });
   }
 
   /**
-   * Runs the informers and the controller until `signal` aborts — under leader election when
-   * `leaderElection` is given (the informers run all along: a standby is warm) — then closes the
-   * informers and the clients. Rejects when an informer or the controller fails. Runs once: a restart
-   * is a new operator.
+   * Runs the informers and the controller until `signal` aborts, through a `Manager`: under leader
+   * election when `leaderElection` is given (the informers run all along: a standby is warm), with
+   * `/livez`, `/readyz` and `/metrics` on a probe server when `probes` is given. Then closes the clients.
+   * Rejects when a cache cannot sync, an informer fails or the controller fails. Runs once: a restart is
+   * a new operator.
    */
-  async run(signal: AbortSignal, leaderElection?: RunWhileLeadingOptions): Promise<void> {
+  async run(signal: AbortSignal, leaderElection?: RunWhileLeadingOptions, probes?: { port: number; host?: string }): Promise<void> {
     if (this.#started) throw new Error('ConfigMapSetOperator.run was called already: create a new operator to run again');
     this.#started = true;
-    const informersStop = new AbortController();
-    const informersFailed = new AbortController();
-    let informerFailure: { error: unknown } | undefined;
-    const informers = this.factory.run(informersStop.signal).catch((error: unknown) => {
-      informerFailure = { error };
-      informersFailed.abort(error);
-    });
-    const runSignal = AbortSignal.any([signal, informersFailed.signal]);
+    const manager = new Manager(this.factory, { controllers: [this.controller], leaderElection, probes, metrics: this.metrics, logger: this.#logger });
+    this.#manager = manager;
     try {
-      if (leaderElection === undefined) await this.controller.run(runSignal);
-      else await runWhileLeading([this.controller], leaderElection, runSignal);
+      await manager.run(signal);
     } finally {
-      informersStop.abort();
-      await informers;
+      this.#metricsRegistration.close();
       this.#sets.close();
       this.#configMaps.close();
     }
-    if (informerFailure !== undefined) throw informerFailure.error;
+  }
+
+  /** The probe server's URL while it runs (`probes` given to {@link run}). */
+  get probeUrl(): string | undefined {
+    return this.#manager?.probeUrl;
   }
 
   /** Counters so far. */

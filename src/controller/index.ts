@@ -8,3 +8,4 @@ export * from './builder.js';
 export * from './controller.js';
 export * from './leader.js';
 export * from './finalizer.js';
+export * from './metrics.js';

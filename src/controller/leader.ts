@@ -66,7 +66,7 @@ export async function runWhileLeading(
 }
 
 /** Runs every controller until `signal` aborts; the first rejection stops the others, then is rethrown. */
-async function runTogether(controllers: readonly Runnable[], signal: AbortSignal): Promise<void> {
+export async function runTogether(controllers: readonly Runnable[], signal: AbortSignal): Promise<void> {
   const group = new AbortController();
   const groupSignal = AbortSignal.any([signal, group.signal]);
   let failure: { error: unknown } | undefined;

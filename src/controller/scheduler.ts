@@ -5,6 +5,7 @@ import { AlreadyStartedError, toError } from '../core/errors.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { isAbortOf, TaskScope } from '../core/task-scope.js';
 import { DelayHeap } from '../workqueue/heap.js';
+import { QueueMetrics, type WorkQueueMetricsProvider } from '../workqueue/metrics.js';
 
 /**
  * What a reconcile asks for next: `done` (nothing until the key is scheduled again), `requeueAfter`
@@ -88,6 +89,15 @@ export interface ReconcileSchedulerOptions {
   onError?: ReconcileErrorPolicy;
   /** The clock the due times and timers use. Default `realClock`. */
   clock?: Clock;
+  /** The name its queue metrics and work-queue diagnostics events carry. Default `''`. */
+  name?: string;
+  /**
+   * Work-queue metrics of the scheduler, as a work queue of keys: depth (keys due and waiting), adds,
+   * queue latency (from a due-now request, or from the due time of a delayed one, to the start), work
+   * duration, unfinished work, longest running reconcile, and retries (each delayed request: a
+   * `requeueAfter`, a backoff, a debounce). Default: none (nothing kept per key).
+   */
+  metricsProvider?: WorkQueueMetricsProvider;
 }
 
 /** When a request is due: at clock time `runAt`, or `delayMs` from now. Neither means now. */
@@ -148,6 +158,9 @@ export class ReconcileScheduler {
   readonly #heap = new DelayHeap<string>();
   readonly #running = new Set<string>();
   readonly #attempts = new Map<string, number>();
+  readonly #metrics: QueueMetrics<string>;
+  /** Keys counted in the metrics' depth (due and waiting); kept only while metrics are on. */
+  readonly #counted = new Set<string>();
   #seq = 0;
   #timer: ClockTimer | undefined;
   #pumpQueued = false;
@@ -161,11 +174,12 @@ export class ReconcileScheduler {
 
   /** Throws `INVALID_OPTION` for an option outside its documented range. */
   constructor(options: ReconcileSchedulerOptions = {}) {
-    validateOptions(OWNER, options, { concurrency: 'positiveCount', debounceMs: 'duration', onError: 'function', clock: 'clock' });
+    validateOptions(OWNER, options, { concurrency: 'positiveCount', debounceMs: 'duration', onError: 'function', clock: 'clock', name: 'string', metricsProvider: 'object' });
     this.#concurrency = options.concurrency ?? 1;
     this.#debounceMs = options.debounceMs ?? 0;
     this.#onError = options.onError ?? this.#defaultPolicy;
     this.#clock = options.clock ?? realClock;
+    this.#metrics = new QueueMetrics<string>(options.name ?? '', this.#clock, options.metricsProvider, 500);
   }
 
   /**
@@ -236,6 +250,7 @@ export class ReconcileScheduler {
     } finally {
       scope.signal.removeEventListener('abort', onStop);
       this.#disarm();
+      this.#metrics.shutdown();
     }
   }
 
@@ -247,11 +262,21 @@ export class ReconcileScheduler {
 
   /** Makes `dueAt` the key's pending due time and wakes the loop. */
   #set(key: string, dueAt: number): void {
+    if (this.#metrics.enabled) this.#count(key, dueAt);
     const entry = { dueAt, seq: this.#seq++ };
     this.#pending.set(key, entry);
     // A running key's request enters the heap when its run ends.
     if (!this.#running.has(key)) this.#heap.push({ item: key, readyAt: dueAt, seq: entry.seq, index: -1 });
     this.#queuePump();
+  }
+
+  /** Queue metrics of a request: due now, an add (once while it waits); later, a retry (a delayed add). */
+  #count(key: string, dueAt: number): void {
+    if (dueAt > this.#clock.now()) this.#metrics.retry(key);
+    else if (!this.#counted.has(key)) {
+      this.#counted.add(key);
+      this.#metrics.add(key);
+    }
   }
 
   #queuePump(): void {
@@ -289,6 +314,11 @@ export class ReconcileScheduler {
       }
       this.#heap.pop();
       this.#pending.delete(top.item);
+      if (this.#metrics.enabled) {
+        // A delayed request is added when it starts: its latency counts from its due time.
+        if (!this.#counted.delete(top.item)) this.#metrics.add(top.item, top.readyAt);
+        this.#metrics.get(top.item);
+      }
       this.#start(top.item);
     }
   }
@@ -314,6 +344,7 @@ export class ReconcileScheduler {
       error = err;
     }
     this.#running.delete(key);
+    this.#metrics.done(key);
     try {
       if (action !== undefined) {
         this.#attempts.delete(key);

@@ -87,7 +87,8 @@ interface ProviderMetrics {
 }
 
 /**
- * Records one queue's metrics and diagnostics events. Internal to the workqueue room. Without a
+ * Records one queue's metrics and diagnostics events: the work queues', and the controller runtime's
+ * scheduler (a queue of keys named after its controller). Internal to the library. Without a
  * provider it keeps no per-item state; the periodic gauge refresh runs only while a provider is set and
  * the queue has not shut down.
  */
@@ -118,13 +119,18 @@ export class QueueMetrics<T> {
     }
   }
 
-  /** An item became newly dirty. */
-  add(item: T): void {
+  /** Whether a provider records anything (else only the diagnostics channel hears the calls). */
+  get enabled(): boolean {
+    return this.#m !== undefined;
+  }
+
+  /** An item became newly dirty (at clock time `at`, default now: the start of its queue latency). */
+  add(item: T, at?: number): void {
     const m = this.#m;
     if (m !== undefined) {
       m.adds.inc();
       m.depth.inc();
-      if (!this.#addTimes.has(item)) this.#addTimes.set(item, this.#clock.now());
+      if (!this.#addTimes.has(item)) this.#addTimes.set(item, at ?? this.#clock.now());
     }
     if (channels.workqueue.hasSubscribers) this.#publish('add', item);
   }

@@ -9,6 +9,7 @@ import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet } f
 import { ConfigMapSetOperator, type ConfigMapSetOperatorOptions } from '../../examples/configmapset/operator.js';
 import { FileRegistry } from '../../examples/configmapset/registry.js';
 import { configMapSet, runScenario } from '../../examples/configmapset/scenario.js';
+import { metricValue } from '../operations/prom.js';
 import { HangingRegistry, runExample, startExampleCluster, until } from './helpers.js';
 
 const NS = 'demo';
@@ -86,6 +87,24 @@ describe('the configmapset operator', () => {
     // created: web-frontend, web-backend, db-primary, web-worker, web-frontend again (deleted by hand).
     expect(stats.configMaps).toEqual({ created: 5, updated: 2, deleted: 4 });
     expect(outcome.done).toBe(false);
+    // Its metrics: controller-runtime's names for the controller, kube_informer_* for its informers.
+    expect(await metricValue(operator.metrics, 'controller_runtime_reconcile_total', { controller: 'configmapsets', result: 'success' })).toBe(stats.succeeded);
+    expect(await metricValue(operator.metrics, 'controller_runtime_reconcile_errors_total', { controller: 'configmapsets' })).toBe(0);
+    expect(await metricValue(operator.metrics, 'kube_informer_synced', { informer: 'examples.kube-informer.dev/v1/configmapsets' })).toBe(1);
+  });
+
+  it('serves /readyz and /metrics through its manager when given probes', async () => {
+    const operator = new ConfigMapSetOperator(server.kubeConfig, { registry, namespace: NS, logger: false });
+    const stop = new AbortController();
+    const running = operator.run(stop.signal, undefined, { port: 0, host: '127.0.0.1' });
+    await until(() => operator.probeUrl !== undefined && operator.controller.stats().active, 'the probe server and the controller');
+    expect((await fetch(`${operator.probeUrl}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`${operator.probeUrl}/metrics`)).text();
+    expect(metrics).toContain('controller_runtime_max_concurrent_reconciles{controller="configmapsets"} 2');
+    expect(metrics).toContain('kube_informer_lists_total{informer="v1/configmaps"} 1');
+    stop.abort();
+    await running;
+    expect(operator.probeUrl).toBeUndefined();
   });
 
   it('writes one ConfigMap per name with the data, its label and a controller owner reference, and the status through the status subresource', async () => {

@@ -50,6 +50,7 @@ describe('the published package', () => {
     expect(files).toContain('dist/cache.js');
     expect(files).toContain('dist/workqueue/index.js');
     expect(files).toContain('dist/leaderelection/index.js');
+    expect(files).toContain('dist/operations/index.js');
     expect(files).toContain('LICENSE');
     expect(files).toContain('README.md');
     expect(files.filter((f) => !/^(dist\/|README\.md$|LICENSE$|package\.json$)/.test(f))).toEqual([]);
@@ -62,10 +63,12 @@ describe('the published package', () => {
       "const workqueue = await import('kube-informer/workqueue');",
       "const leaderelection = await import('kube-informer/leaderelection');",
       "const testing = await import('kube-informer/testing');",
+      "const operations = await import('kube-informer/operations');",
       "if (typeof root.SharedInformerFactory !== 'function' || typeof root.resources.pods !== 'object') throw new Error('root entry incomplete');",
       "if (typeof cache.Reflector !== 'function' || typeof cache.DeltaFIFO !== 'function') throw new Error('cache entry incomplete');",
       "if (typeof workqueue.RateLimitingQueue !== 'function') throw new Error('workqueue entry incomplete');",
       "if (typeof leaderelection.LeaderElector !== 'function') throw new Error('leaderelection entry incomplete');",
+      "if (typeof operations.Manager !== 'function' || typeof operations.startProbeServer !== 'function') throw new Error('operations entry incomplete');",
       "if (typeof testing.FakeClock !== 'function' || 'FakeClock' in root) throw new Error('FakeClock belongs to the test kit only');",
       "console.log(JSON.stringify({ root: Object.keys(root).length, testing: Object.keys(testing).length }));",
     ].join('\n');

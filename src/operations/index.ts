@@ -1,0 +1,9 @@
+// The operations entry point (`kube-informer/operations`): running controllers in production — the manager, probes, metrics.
+export * from './manager.js';
+export * from './probes.js';
+export * from './controller-metrics.js';
+export * from './informer-metrics.js';
+export type { ControllerMetricsProvider, ReconcileResult } from '../controller/metrics.js';
+export type { Runnable, RunWhileLeadingOptions } from '../controller/leader.js';
+export type { PromClientLike, PromRegistryLike, PromMetricClass, PromLabelled, PrometheusWorkQueueMetricsOptions } from '../workqueue/prometheus.js';
+export type { CounterMetric, GaugeMetric, HistogramMetric, SettableGaugeMetric, WorkQueueMetricsProvider } from '../workqueue/metrics.js';

@@ -1,0 +1,163 @@
+// Informer metrics that none of the anchors export, read from health() when Prometheus scrapes, over the user's own prom-client module.
+
+import diagnosticsChannel from 'node:diagnostics_channel';
+import type { InformerHealth } from '../informer/health.js';
+import { channelNames } from '../observability/channels.js';
+import type { PromRegistryLike } from '../workqueue/prometheus.js';
+
+/** The metric names {@link registerInformerMetrics} registers (before any prefix). Label `informer` on each. */
+export const informerMetricNames = {
+  /** Counter: lists completed and handed to the cache, the first one included. */
+  lists: 'kube_informer_lists_total',
+  /** Counter: completed lists after the first. */
+  relists: 'kube_informer_relists_total',
+  /** Counter: watch streams opened. */
+  watches: 'kube_informer_watches_total',
+  /** Counter, labels `phase`, `reason`: errors the reflector reported (failed requests, warnings, skipped events), by where and why. */
+  errors: 'kube_informer_errors_total',
+  /** Counter: ADDED, MODIFIED and DELETED events applied to the cache. */
+  events: 'kube_informer_events_total',
+  /** Counter: BOOKMARK events received. */
+  bookmarks: 'kube_informer_bookmarks_total',
+  /** Counter: events or lists whose resource version went backwards (rejected, or adopted). */
+  regressions: 'kube_informer_regressions_total',
+  /** Counter: handler callbacks that threw or rejected. */
+  handlerErrors: 'kube_informer_handler_errors_total',
+  /** Gauge: seconds since the last watch event (bookmarks included); absent before the first. */
+  lastEventAge: 'kube_informer_last_event_age_seconds',
+  /** Gauge: seconds since the last bookmark; absent before the first. */
+  lastBookmarkAge: 'kube_informer_last_bookmark_age_seconds',
+  /** Gauge, label `handler`: notifications buffered and not yet delivered to a handler. */
+  handlerBacklog: 'kube_informer_handler_backlog',
+  /** Gauge: 1 when the cache is synced. */
+  synced: 'kube_informer_synced',
+  /** Gauge: 1 when `health().ready`. */
+  ready: 'kube_informer_ready',
+  /** Gauge: 1 when `health().live`. */
+  live: 'kube_informer_live',
+  /** Gauge: 1 while a watch is open. */
+  watchConnected: 'kube_informer_watch_connected',
+} as const;
+
+/** A prom-client metric as a collector uses it: labelled children, and a reset before each scrape. */
+interface CollectedMetric {
+  labels(...values: string[]): { set(value: number): void; inc(value: number): void };
+  reset(): void;
+}
+
+/** The parts of the `prom-client` module {@link registerInformerMetrics} uses (`import * as promClient from 'prom-client'`). */
+export interface PromCollectorClientLike {
+  /** prom-client's `Gauge` class (its `collect` option runs before each scrape). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- prom-client's constructors take its own option types, which this library never imports.
+  Gauge: new (configuration: any) => unknown;
+  /** prom-client's `Counter` class. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above.
+  Counter: new (configuration: any) => unknown;
+  /** prom-client's default registry. */
+  register: PromRegistryLike;
+}
+
+/** Options of {@link registerInformerMetrics}. */
+export interface InformerMetricsOptions {
+  /** The registry the metrics are registered in. Default: prom-client's default `register`. */
+  registry?: PromRegistryLike;
+  /** Prepended to every metric name. Default `''`. */
+  prefix?: string;
+}
+
+/** What {@link registerInformerMetrics} returns. */
+export interface InformerMetricsRegistration {
+  /** Stops counting errors (unsubscribes from the reflector-error channel); the metrics stay registered, reading health() still. */
+  close(): void;
+}
+
+/** Anything with informers' health: a `SharedInformerFactory` (every informer it made, then or later) or a list of informers. */
+export type InformerHealthSource = { health(): Record<string, InformerHealth> } | ReadonlyArray<{ health(): InformerHealth }>;
+
+function snapshot(source: InformerHealthSource): InformerHealth[] {
+  return Array.isArray(source) ? source.map((i: { health(): InformerHealth }) => i.health()) : Object.values((source as { health(): Record<string, InformerHealth> }).health());
+}
+
+/** The `reason` label of a reflector error: its code, with the HTTP status for API errors (`API_STATUS_410`). */
+function reasonOf(error: unknown): string {
+  const e = error as { code?: unknown; statusCode?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : 'UNKNOWN';
+  return code === 'API_STATUS' && typeof e?.statusCode === 'number' ? `${code}_${e.statusCode}` : code;
+}
+
+/**
+ * Registers the informer metrics in a prom-client registry, read from `health()` of `source` when
+ * Prometheus scrapes (nothing is done per event, so the watch path pays nothing): counters of lists,
+ * relists, watches opened, errors by phase and reason, events applied, bookmarks, regressions and
+ * handler errors; gauges of the time since the last event and bookmark, each handler's backlog, and
+ * synced / ready / live / watch connected. Every series has the label `informer` (its name, `v1/pods`).
+ *
+ * Errors by reason come from the `reflectorError` diagnostics channel, matched on the informer's name:
+ * two factories with informers of the same name add up. Call `close()` to stop listening.
+ *
+ * ```ts
+ * import * as promClient from 'prom-client';
+ * registerInformerMetrics(promClient, factory);
+ * ```
+ */
+export function registerInformerMetrics(promClient: PromCollectorClientLike, source: InformerHealthSource, options: InformerMetricsOptions = {}): InformerMetricsRegistration {
+  const registry = options.registry ?? promClient.register;
+  const prefix = options.prefix ?? '';
+  const errorCounts = new Map<string, { informer: string; phase: string; reason: string; n: number }>();
+  const onError = (message: unknown): void => {
+    const m = message as { name?: unknown; phase?: unknown; error?: unknown };
+    const informer = typeof m.name === 'string' ? m.name : '';
+    const phase = typeof m.phase === 'string' ? m.phase : 'unknown';
+    const reason = reasonOf(m.error);
+    const key = `${informer}\u0000${phase}\u0000${reason}`;
+    const entry = errorCounts.get(key) ?? { informer, phase, reason, n: 0 };
+    entry.n++;
+    errorCounts.set(key, entry);
+  };
+  diagnosticsChannel.subscribe(channelNames.reflectorError, onError);
+
+  const define = (kind: 'Gauge' | 'Counter', name: string, help: string, labelNames: string[], fill: (metric: CollectedMetric, all: InformerHealth[]) => void): void => {
+    if (registry.getSingleMetric(prefix + name) !== undefined) return;
+    new promClient[kind]({
+      name: prefix + name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect(this: CollectedMetric) {
+        this.reset();
+        fill(this, snapshot(source));
+      },
+    });
+  };
+  const counter = (name: string, help: string, pick: (h: InformerHealth) => number): void =>
+    define('Counter', name, help, ['informer'], (m, all) => all.forEach((h) => m.labels(h.name).inc(pick(h))));
+  const gauge = (name: string, help: string, pick: (h: InformerHealth) => number | undefined): void =>
+    define('Gauge', name, help, ['informer'], (m, all) =>
+      all.forEach((h) => {
+        const v = pick(h);
+        if (v !== undefined) m.labels(h.name).set(v);
+      }),
+    );
+  const n = informerMetricNames;
+  counter(n.lists, 'Lists completed and handed to the cache, the first one included.', (h) => h.counters.lists);
+  counter(n.relists, 'Lists completed after the first.', (h) => h.counters.relists);
+  counter(n.watches, 'Watch streams opened.', (h) => h.counters.watches);
+  counter(n.events, 'ADDED, MODIFIED and DELETED events applied to the cache.', (h) => h.counters.events);
+  counter(n.bookmarks, 'BOOKMARK events received.', (h) => h.counters.bookmarks);
+  counter(n.regressions, 'Events or lists whose resource version went backwards.', (h) => h.counters.regressions);
+  counter(n.handlerErrors, 'Handler callbacks that threw or rejected.', (h) => h.counters.handlerErrors);
+  define('Counter', n.errors, 'Errors the reflector reported (failed requests, warnings, skipped events), by phase and reason.', ['informer', 'phase', 'reason'], (m) => {
+    for (const e of errorCounts.values()) m.labels(e.informer, e.phase, e.reason).inc(e.n);
+  });
+  const seconds = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : ms / 1000);
+  gauge(n.lastEventAge, 'Seconds since the last watch event, bookmarks included.', (h) => seconds(h.watch.msSinceLastEvent));
+  gauge(n.lastBookmarkAge, 'Seconds since the last bookmark.', (h) => seconds(h.watch.msSinceLastBookmark));
+  gauge(n.synced, '1 when the cache is synced.', (h) => Number(h.synced));
+  gauge(n.ready, '1 when the informer is ready (synced, watch not stalled or disconnected, no slow handler).', (h) => Number(h.ready));
+  gauge(n.live, '1 when the informer is live (not failed or stopped, no wedged handler).', (h) => Number(h.live));
+  gauge(n.watchConnected, '1 while a watch is open.', (h) => Number(h.watch.connected));
+  define('Gauge', n.handlerBacklog, 'Notifications buffered and not yet delivered to a handler.', ['informer', 'handler'], (m, all) => {
+    for (const h of all) for (const handler of h.handlers) m.labels(h.name, handler.name).set(handler.backlog);
+  });
+  return { close: () => diagnosticsChannel.unsubscribe(channelNames.reflectorError, onError) };
+}

@@ -1,0 +1,137 @@
+// Liveness, readiness and metrics endpoints: a handler to mount in your own node:http server, or a small server of its own.
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { InformerHealth } from '../informer/health.js';
+import type { InformerHealthSource } from './informer-metrics.js';
+
+/** A prom-client registry as the `/metrics` endpoint uses it (`promClient.register`, or a `new Registry()`). */
+export interface MetricsRegistryLike {
+  /** The exposition text. */
+  metrics(): Promise<string>;
+  /** Its content type. */
+  readonly contentType: string;
+}
+
+/** What the probes look at. */
+export interface ProbeOptions {
+  /** The informers whose health decides liveness and readiness: a factory (all of its informers) or a list. Required. */
+  informers: InformerHealthSource;
+  /** Reported in `/readyz`'s body as `leader` (it does not gate readiness: a standby with synced caches is ready). Default: not reported. */
+  isLeader?: () => boolean;
+  /** Served at `/metrics` when given. Default: `/metrics` answers 404. */
+  metrics?: MetricsRegistryLike;
+  /** Answers as not ready while it returns true (the manager sets it while stopping). Default: never. */
+  stopping?: () => boolean;
+}
+
+/** What `/livez` and `/readyz` answer (as JSON). */
+export interface ProbeReport {
+  /** Live (`/livez`) or ready (`/readyz`). */
+  ok: boolean;
+  /** Whether this process holds the lease, when `isLeader` is given. */
+  leader?: boolean;
+  /** Every informer's verdict and problems. */
+  informers: Array<{ name: string; live: boolean; ready: boolean; problems: string[] }>;
+}
+
+function informerList(source: InformerHealthSource): InformerHealth[] {
+  return Array.isArray(source) ? source.map((i: { health(): InformerHealth }) => i.health()) : Object.values((source as { health(): Record<string, InformerHealth> }).health());
+}
+
+/**
+ * The probe report now: `/livez` is ok when every informer is `live` (nothing failed, stopped or
+ * wedged: a restart would help otherwise); `/readyz` when every informer is `ready` (synced, its watch
+ * neither stalled nor disconnected too long, no slow handler) and the process is not stopping. With no
+ * informer at all, not ready.
+ */
+export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): ProbeReport {
+  const all = informerList(options.informers);
+  const informers = all.map(({ name, live, ready, problems }) => ({ name, live, ready, problems }));
+  const ok = kind === 'livez' ? all.every((h) => h.live) : all.length > 0 && all.every((h) => h.ready) && options.stopping?.() !== true;
+  return options.isLeader === undefined ? { ok, informers } : { ok, leader: options.isLeader(), informers };
+}
+
+/**
+ * A request handler for `GET /livez`, `GET /readyz` (200 or 503, a JSON {@link ProbeReport}) and
+ * `GET /metrics` (the registry's exposition text). Returns `false` for any other path, so it mounts
+ * in a server that serves more:
+ *
+ * ```ts
+ * const probes = probeHandler({ informers: factory, metrics: promClient.register });
+ * http.createServer((req, res) => probes(req, res) || serveTheRest(req, res)).listen(8081);
+ * ```
+ */
+export function probeHandler(options: ProbeOptions): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
+  return (req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/livez' && path !== '/readyz' && path !== '/metrics') return false;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return true;
+    }
+    if (path === '/metrics') {
+      const registry = options.metrics;
+      if (registry === undefined) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('no metrics registry was given to the probes\n');
+        return true;
+      }
+      registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`collecting metrics failed: ${err instanceof Error ? err.message : String(err)}\n`),
+      );
+      return true;
+    }
+    const report = probeReport(path === '/livez' ? 'livez' : 'readyz', options);
+    res.writeHead(report.ok ? 200 : 503, { 'content-type': 'application/json' }).end(`${JSON.stringify(report)}\n`);
+    return true;
+  };
+}
+
+/** Options of {@link startProbeServer}. */
+export interface ProbeServerOptions extends ProbeOptions {
+  /** The TCP port; `0` picks a free one. Default `8081` (kubebuilder's health-probe port). */
+  port?: number;
+  /** The address to listen on. Default `'0.0.0.0'` (reachable by the kubelet). */
+  host?: string;
+}
+
+/** A running probe server. */
+export interface ProbeServer {
+  /** `http://host:port` as it listens. */
+  readonly url: string;
+  /** The port it listens on. */
+  readonly port: number;
+  /** Stops listening and closes every connection; resolves once done. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves {@link probeHandler} on its own `node:http` server (404 for other paths) — for a controller
+ * that has no HTTP server of its own. Rejects when it cannot listen (the port is taken: `EADDRINUSE`).
+ */
+export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
+  const handle = probeHandler(options);
+  const server = http.createServer((req, res) => {
+    if (!handle(req, res)) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the probe server serves /livez, /readyz and /metrics\n');
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 8081, options.host ?? '0.0.0.0', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port, address } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
