@@ -45,16 +45,33 @@ interface CollectedMetric {
   reset(): void;
 }
 
+/** A prom-client metric class as {@link registerInformerMetrics} constructs it. */
+export interface PromCollectorClass {
+  /** Creates (and registers) the metric from prom-client's configuration, whose `collect` runs before each scrape. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- prom-client's constructors take its own option types, which this library never imports.
+  new (configuration: any): unknown;
+}
+
 /** The parts of the `prom-client` module {@link registerInformerMetrics} uses (`import * as promClient from 'prom-client'`). */
 export interface PromCollectorClientLike {
-  /** prom-client's `Gauge` class (its `collect` option runs before each scrape). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- prom-client's constructors take its own option types, which this library never imports.
-  Gauge: new (configuration: any) => unknown;
+  /** prom-client's `Gauge` class. */
+  Gauge: PromCollectorClass;
   /** prom-client's `Counter` class. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above.
-  Counter: new (configuration: any) => unknown;
+  Counter: PromCollectorClass;
   /** prom-client's default registry. */
   register: PromRegistryLike;
+}
+
+/** Something with one informer's health (a `SharedIndexInformer`). */
+export interface HasInformerHealth {
+  /** The informer's health now. */
+  health(): InformerHealth;
+}
+
+/** Something with the health of many informers, by resource key (a `SharedInformerFactory`). */
+export interface HasFactoryHealth {
+  /** Every informer's health now, by resource key. */
+  health(): Record<string, InformerHealth>;
 }
 
 /** Options of {@link registerInformerMetrics}. */
@@ -72,10 +89,11 @@ export interface InformerMetricsRegistration {
 }
 
 /** Anything with informers' health: a `SharedInformerFactory` (every informer it made, then or later) or a list of informers. */
-export type InformerHealthSource = { health(): Record<string, InformerHealth> } | ReadonlyArray<{ health(): InformerHealth }>;
+export type InformerHealthSource = HasFactoryHealth | readonly HasInformerHealth[];
 
-function snapshot(source: InformerHealthSource): InformerHealth[] {
-  return Array.isArray(source) ? source.map((i: { health(): InformerHealth }) => i.health()) : Object.values((source as { health(): Record<string, InformerHealth> }).health());
+/** Every informer's health now, from either kind of source. */
+export function healthOf(source: InformerHealthSource): InformerHealth[] {
+  return Array.isArray(source) ? source.map((i: HasInformerHealth) => i.health()) : Object.values((source as HasFactoryHealth).health());
 }
 
 /** The `reason` label of a reflector error: its code, with the HTTP status for API errors (`API_STATUS_410`). */
@@ -125,7 +143,7 @@ export function registerInformerMetrics(promClient: PromCollectorClientLike, sou
       registers: [registry],
       collect(this: CollectedMetric) {
         this.reset();
-        fill(this, snapshot(source));
+        fill(this, healthOf(source));
       },
     });
   };

@@ -2,8 +2,7 @@
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { InformerHealth } from '../informer/health.js';
-import type { InformerHealthSource } from './informer-metrics.js';
+import { healthOf, type InformerHealthSource } from './informer-metrics.js';
 
 /** A prom-client registry as the `/metrics` endpoint uses it (`promClient.register`, or a `new Registry()`). */
 export interface MetricsRegistryLike {
@@ -32,11 +31,19 @@ export interface ProbeReport {
   /** Whether this process holds the lease, when `isLeader` is given. */
   leader?: boolean;
   /** Every informer's verdict and problems. */
-  informers: Array<{ name: string; live: boolean; ready: boolean; problems: string[] }>;
+  informers: InformerVerdict[];
 }
 
-function informerList(source: InformerHealthSource): InformerHealth[] {
-  return Array.isArray(source) ? source.map((i: { health(): InformerHealth }) => i.health()) : Object.values((source as { health(): Record<string, InformerHealth> }).health());
+/** One informer in a {@link ProbeReport}. */
+export interface InformerVerdict {
+  /** The informer's name (`v1/pods`). */
+  name: string;
+  /** `health().live`. */
+  live: boolean;
+  /** `health().ready`. */
+  ready: boolean;
+  /** `health().problems`: one sentence each. */
+  problems: string[];
 }
 
 /**
@@ -46,7 +53,7 @@ function informerList(source: InformerHealthSource): InformerHealth[] {
  * informer at all, not ready.
  */
 export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): ProbeReport {
-  const all = informerList(options.informers);
+  const all = healthOf(options.informers);
   const informers = all.map(({ name, live, ready, problems }) => ({ name, live, ready, problems }));
   const ok = kind === 'livez' ? all.every((h) => h.live) : all.length > 0 && all.every((h) => h.ready) && options.stopping?.() !== true;
   return options.isLeader === undefined ? { ok, informers } : { ok, leader: options.isLeader(), informers };
