@@ -25,7 +25,14 @@ import {
   type RunWhileLeadingOptions,
   type SharedInformerFactoryOptions,
 } from '../../src/index.js';
-import { Manager, prometheusControllerMetricsProvider, registerInformerMetrics, type InformerMetricsRegistration } from '../../src/operations/index.js';
+import {
+  DriftAudit,
+  EventRecorder,
+  Manager,
+  prometheusControllerMetricsProvider,
+  registerInformerMetrics,
+  type InformerMetricsRegistration,
+} from '../../src/operations/index.js';
 import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet, type ConfigMapSetCondition, type ConfigMapSetStatus } from './crd.js';
 import type { ExternalRegistry, RegistryRecord } from './registry.js';
 
@@ -97,6 +104,8 @@ export interface ConfigMapSetOperatorOptions {
   controller?: Pick<ControllerOptions, 'clock' | 'onError' | 'observeTimeoutMs' | 'reconcileTimeoutMs' | 'debounceMs'>;
   /** The `fieldManager` of every write. Default `'configmapset-operator'`. */
   fieldManager?: string;
+  /** Time between drift audits of its two caches, in ms. Default 600 000 (10 minutes). */
+  auditIntervalMs?: number;
 }
 
 /** Counters of a {@link ConfigMapSetOperator}, with the controller's. */
@@ -162,6 +171,10 @@ export class ConfigMapSetOperator {
    * and `workqueue_*` for the controller, `kube_informer_*` for its informers.
    */
   readonly metrics = new promClient.Registry();
+  /** Its Events (`kubectl events`): `NameTaken` when a ConfigMap name belongs to someone else, `CleanedUp` at deletion. */
+  readonly events: EventRecorder;
+  /** Drift audits of its sets and ConfigMaps caches, repaired by a relist (in its metrics as `kube_informer_drift_*`). */
+  readonly audits: readonly DriftAudit[];
 
   /** Builds the informers, the clients and the controller; nothing runs before {@link run}. */
   constructor(kubeConfig: KubeConfig, options: ConfigMapSetOperatorOptions) {
@@ -186,7 +199,17 @@ export class ConfigMapSetOperator {
         metricsProvider: prometheusControllerMetricsProvider(promClient, { registry: this.metrics }),
         ...options.controller,
       });
-    this.#metricsRegistration = registerInformerMetrics(promClient, this.factory, { registry: this.metrics });
+    this.events = new EventRecorder(kubeConfig, { reportingController: 'examples.kube-informer.dev/configmapset-operator', logger: options.logger });
+    const audit = (resource: typeof configMapSets | typeof resources.configmaps): DriftAudit =>
+      new DriftAudit(kubeConfig, this.factory.forResource<unknown>(resource), {
+        resource,
+        namespace: options.namespace,
+        intervalMs: options.auditIntervalMs,
+        repair: true,
+        logger: options.logger,
+      });
+    this.audits = [audit(configMapSets), audit(resources.configmaps)];
+    this.#metricsRegistration = registerInformerMetrics(promClient, this.factory, { registry: this.metrics, audits: this.audits });
   }
 
   /**
@@ -199,7 +222,9 @@ export class ConfigMapSetOperator {
   async run(signal: AbortSignal, leaderElection?: RunWhileLeadingOptions, probes?: { port: number; host?: string }): Promise<void> {
     if (this.#started) throw new Error('ConfigMapSetOperator.run was called already: create a new operator to run again');
     this.#started = true;
-    const manager = new Manager(this.factory, { controllers: [this.controller], leaderElection, probes, metrics: this.metrics, logger: this.#logger });
+    // The recorder and the audits run in every replica and stop after the controller drained.
+    const runnables = [this.events, ...this.audits];
+    const manager = new Manager(this.factory, { controllers: [this.controller], runnables, leaderElection, probes, metrics: this.metrics, logger: this.#logger });
     this.#manager = manager;
     try {
       await manager.run(signal);
@@ -239,7 +264,7 @@ export class ConfigMapSetOperator {
         return result;
       },
     };
-    return finalizer(counted, FINALIZER, ctx, { apply: (set, signal) => this.#apply(set, ctx, signal), cleanup: (_set, signal) => this.#cleanup(ctx, signal) });
+    return finalizer(counted, FINALIZER, ctx, { apply: (set, signal) => this.#apply(set, ctx, signal), cleanup: (set, signal) => this.#cleanup(set, ctx, signal) });
   }
 
   /** The set is live and carries the finalizer: the registry record, the ConfigMaps, the status. */
@@ -282,18 +307,23 @@ export class ConfigMapSetOperator {
     const keep = new Set(wanted);
     for (const [name, child] of children) if (!keep.has(name)) await this.#deleteConfigMap(child, ctx, signal);
 
+    if (taken.length > 0) {
+      // Fire-and-forget: repeats of this requeue become one Event with a count.
+      this.events.event(set, { type: 'Warning', reason: 'NameTaken', action: 'CreateConfigMap', note: `ConfigMaps not owned by this set have the names ${taken.join(', ')}` });
+    }
     await this.#writeStatus(set, ready, taken, ctx, signal);
     // A taken name may be freed by its owner: look again now and then (its delete is no event of ours).
     return taken.length > 0 ? Action.requeueAfter(10_000) : Action.done();
   }
 
   /** The set is being deleted: remove its external record, then delete its ConfigMaps. The finalizer goes after this resolved. */
-  async #cleanup(ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<Action> {
+  async #cleanup(set: DeepReadonly<ConfigMapSet>, ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<Action> {
     await this.#registry.remove(ctx.key, signal);
     this.#counts.registry.removed++;
     const children = ctx.children(resources.configmaps);
     for (const child of children) await this.#deleteConfigMap(child, ctx, signal);
     this.#counts.cleanups++;
+    this.events.event(set, { type: 'Normal', reason: 'CleanedUp', action: 'Finalize', note: `registry record removed, ${children.length} ConfigMaps deleted` });
     this.#onEvent(`cleaned up ${ctx.key}: registry record removed, ${children.length} ConfigMaps deleted`);
     return Action.done();
   }

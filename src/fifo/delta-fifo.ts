@@ -196,6 +196,11 @@ export class DeltaFIFO<T> {
     return deltas;
   }
 
+  /** How many keys are queued (a key being processed by `pop` no longer counts). */
+  get size(): number {
+    return this.#items.size;
+  }
+
   /** The newest object (or tombstone) of each queued key, in queue order. A fresh array. */
   list(): Array<T | DeletedFinalStateUnknown<T>> {
     const out: Array<T | DeletedFinalStateUnknown<T>> = [];

@@ -149,6 +149,8 @@ export interface ReflectorController extends InformerController {
   reflectorStats(): ReflectorStats | undefined;
   /** The reflector's events (subscribe before `run()` to miss none). */
   readonly events: ReflectorEvents;
+  /** Asks the reflector for a relist now (see `Reflector.requestRelist`). */
+  requestRelist(): void;
 }
 
 /**
@@ -211,6 +213,10 @@ class ProcessController<T> implements ReflectorController {
 
   reflectorStats(): ReflectorStats | undefined {
     return this.#reflector.stats();
+  }
+
+  requestRelist(): void {
+    this.#reflector.requestRelist();
   }
 
   async run(signal: AbortSignal): Promise<void> {

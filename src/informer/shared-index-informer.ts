@@ -14,7 +14,8 @@ import type { Indexer, Indexers, Store } from '../store/types.js';
 import { IndexFuncError } from '../store/errors.js';
 import { InformerEvents, type InformerEventListeners, type InformerEventName } from './informer-events.js';
 import type { Deltas } from '../fifo/types.js';
-import { AlreadyStartedError } from '../core/errors.js';
+import { AlreadyStartedError, InvalidResourceVersionError } from '../core/errors.js';
+import { isComparableResourceVersion } from '../core/resource-version.js';
 import { InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
 import { computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
@@ -37,6 +38,7 @@ import { determineResyncPeriod, MINIMUM_RESYNC_PERIOD_MS, SharedProcessor } from
 import { SyncCondition } from './sync-track.js';
 import { failureReason, SyncFailureTracker } from './sync-failure.js';
 import { checkWritten, ObservedWaiters, type Observed } from './observed.js';
+import { CatchUpWaiters } from './catch-up.js';
 import type { ReflectorErrorContext } from '../reflector/types.js';
 import { reportHookFailure, type ReflectorEvents } from '../reflector/events.js';
 
@@ -115,6 +117,8 @@ export class SharedIndexInformer<T> {
   #handlerCount = 0;
   #deltaHandler: DeltaHandler<T>;
   readonly #observed = new ObservedWaiters();
+  #fifo: DeltaFIFO<T> | undefined;
+  readonly #catchUp = new CatchUpWaiters(() => ({ resourceVersion: this.lastSyncResourceVersion(), drained: this.#fifo?.size === 0 }));
   readonly #cached = (key: string): unknown => this.#indexer.getByKey(key);
 
   /** Throws `INVALID_OPTION` for out-of-range options (see {@link SharedIndexInformerOptions}). */
@@ -143,15 +147,18 @@ export class SharedIndexInformer<T> {
       onAdd: (obj, isInInitialList) => {
         this.#observed.applied(keyOf(obj) ?? '', obj, this.#cached);
         this.#detector?.addObject(keyOf(obj) ?? '', obj);
+        this.#catchUp.check();
         this.#processor.distribute({ kind: 'add', obj, isInInitialList, at: at() }, false);
       },
       onUpdate: (oldObj, newObj, isSync) => {
         this.#observed.applied(keyOf(newObj) ?? '', newObj, this.#cached);
         this.#detector?.addObject(keyOf(newObj) ?? '', newObj);
+        this.#catchUp.check();
         this.#processor.distribute({ kind: 'update', oldObj, newObj, at: at() }, isSync);
       },
       onDelete: (obj) => {
         this.#observed.applied(keyOf(obj) ?? '', obj, this.#cached);
+        this.#catchUp.check();
         this.#processor.distribute({ kind: 'delete', obj, at: at() }, false);
       },
     };
@@ -354,6 +361,50 @@ export class SharedIndexInformer<T> {
     return this.#observed.wait(keyOf(written) ?? '', checked, this.#cached, signal);
   }
 
+  /**
+   * Resolves once the cache has applied every change of the resource up to resource version `rv`: the
+   * reflector has received an event, a bookmark or a list at least that new, and everything it
+   * received is in the cache. With the `resourceVersion` of a list read from the server, the cache is
+   * then at least as new as that list — what a comparison of the two needs (the drift audit's cut).
+   * At once when that is already so.
+   *
+   * Rejects with `ABORTED` when `signal` aborts, with the informer's failure or `INFORMER_STOPPED`
+   * when it stops; throws `INVALID_RESOURCE_VERSION` for a version that is not comparable.
+   *
+   * Warning: a quiet resource moves the reflector's version only with bookmarks, which kube-apiserver
+   * sends about once a minute: pass a signal with a timeout of a minute or more.
+   */
+  awaitResourceVersion(rv: string, signal?: AbortSignal): Promise<void> {
+    const given: unknown = rv;
+    if (!isComparableResourceVersion(given)) throw new InvalidResourceVersionError(String(given), `informer ${this.#name}: awaitResourceVersion needs a comparable resource version, got ${JSON.stringify(given)}`);
+    if (this.isStopped()) return Promise.reject(this.#stoppedError('awaitResourceVersion'));
+    return this.#catchUp.waitForVersion(rv, `informer ${this.#name} to reach resource version ${rv}`, signal);
+  }
+
+  /**
+   * Drops the watch and lists the resource again with a consistent read (from etcd, not the watch
+   * cache), replacing the cache's contents: handlers see what differed (`onAdd`, `onUpdate`, and
+   * `onDelete` with a `DeletedFinalStateUnknown` for what is gone). Resolves once that list is in the
+   * cache. A list already in flight finishes first; an informer in backoff relists after it.
+   *
+   * Recovery: this is the repair for a cache found to differ from the server (the drift audit's
+   * `repair`); a healthy informer never needs it, since a watch delivers every change in order.
+   *
+   * Rejects with `ABORTED` when `signal` aborts (the relist still happens), with the informer's failure
+   * or `INFORMER_STOPPED` when it stops or never ran.
+   */
+  relist(signal?: AbortSignal): Promise<void> {
+    if (!this.isStarted() || this.isStopped() || this.#controller === undefined) return Promise.reject(this.#stoppedError('relist'));
+    const done = this.#catchUp.waitForRelist(`informer ${this.#name} to relist`, signal);
+    this.#controller.requestRelist();
+    return done;
+  }
+
+  #stoppedError(what: string): InformerStoppedError {
+    const state = this.isStarted() ? 'has stopped' : 'is not running';
+    return new InformerStoppedError(`informer ${this.#name} ${state}: ${what} cannot be answered`, { cause: this.#scope?.failure });
+  }
+
   /** The reflector's resource version (`""` before the first list). */
   lastSyncResourceVersion(): string {
     return this.#controller?.lastSyncResourceVersion() ?? '';
@@ -409,11 +460,11 @@ export class SharedIndexInformer<T> {
       onLateFailure: (error) => publish(channels.informerHandlerError, { name: this.#name, error, late: true }),
     });
     this.#scope = scope;
-    const fifo = new DeltaFIFO<T>({
+    const fifo = (this.#fifo = new DeltaFIFO<T>({
       knownObjects: this.#indexer,
       emitDeltaTypeReplaced: true,
       transform: this.#options.transform,
-    });
+    }));
     this.#controller = newController<T>({
       queue: fifo,
       listerWatcher: this.#lw,
@@ -461,6 +512,7 @@ export class SharedIndexInformer<T> {
     );
     this.#synced.fail(failure ?? stopped);
     this.#observed.failAll(failure ?? stopped);
+    this.#catchUp.failAll(failure ?? stopped);
     for (const reg of this.#registrations) reg.listener.synced.fail(failure ?? stopped);
     if (failure !== undefined) throw failure;
   }
@@ -518,7 +570,12 @@ export class SharedIndexInformer<T> {
     this.#source.subscribe(events);
     this.#syncFailures.subscribe(events);
     events.on('error', (e) => this.#onWatchError(e.error, { name: e.name, phase: e.phase, action: e.action }));
-    events.on('listed', (e) => this.#onSourceSucceeded('list', e.failuresBefore));
+    events.on('listed', (e) => {
+      this.#onSourceSucceeded('list', e.failuresBefore);
+      this.#catchUp.listed(e.consistent, e.resourceVersion);
+    });
+    events.on('event', () => this.#catchUp.check());
+    events.on('bookmark', () => this.#catchUp.check());
     events.on('watchOpened', (e) => {
       this.#onSourceSucceeded('watch', e.failuresBefore);
       this.#events.emit('connect');

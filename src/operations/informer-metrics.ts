@@ -2,6 +2,7 @@
 
 import diagnosticsChannel from 'node:diagnostics_channel';
 import type { InformerHealth } from '../informer/health.js';
+import type { DriftAuditStats } from './drift/types.js';
 import { channelNames } from '../observability/channels.js';
 import type { PromRegistryLike } from '../workqueue/prometheus.js';
 
@@ -37,6 +38,16 @@ export const informerMetricNames = {
   live: 'kube_informer_live',
   /** Gauge: 1 while a watch is open. */
   watchConnected: 'kube_informer_watch_connected',
+  /** Counter, label `result` (`clean`, `divergent`, `failed`): drift audits done (with `audits`). */
+  driftAudits: 'kube_informer_drift_audits_total',
+  /** Gauge, label `kind` (`missing`, `extra`, `stale`): divergent keys the last drift audit found. */
+  driftObjects: 'kube_informer_drift_objects',
+  /** Counter: relists a drift audit did to repair the cache. */
+  driftRepairs: 'kube_informer_drift_repairs_total',
+  /** Gauge: how long the last drift audit took, in seconds. */
+  driftDuration: 'kube_informer_drift_audit_duration_seconds',
+  /** Gauge: when the last drift audit ended, in seconds since the epoch (of the audit's clock). */
+  driftLastAudit: 'kube_informer_drift_last_audit_timestamp_seconds',
 } as const;
 
 /** A prom-client metric as a collector uses it: labelled children, and a reset before each scrape. */
@@ -80,6 +91,16 @@ export interface InformerMetricsOptions {
   registry?: PromRegistryLike;
   /** Prepended to every metric name. Default `''`. */
   prefix?: string;
+  /** Drift audits whose counters and last report are exported too (the `kube_informer_drift_*` metrics). Default: none. */
+  audits?: readonly HasDriftAuditStats[];
+}
+
+/** Something with a drift audit's counters (a `DriftAudit`). */
+export interface HasDriftAuditStats {
+  /** The audited informer's name: the `informer` label. */
+  readonly informer: string;
+  /** The counters now. */
+  stats(): DriftAuditStats;
 }
 
 /** What {@link registerInformerMetrics} returns. */
@@ -177,5 +198,23 @@ export function registerInformerMetrics(promClient: PromCollectorClientLike, sou
   define('Gauge', n.handlerBacklog, 'Notifications buffered and not yet delivered to a handler.', ['informer', 'handler'], (m, all) => {
     for (const h of all) for (const handler of h.handlers) m.labels(h.name, handler.name).set(handler.backlog);
   });
+  const audits = options.audits ?? [];
+  if (audits.length > 0) {
+    const each = (fill: (m: CollectedMetric, a: HasDriftAuditStats, stats: DriftAuditStats) => void) => (m: CollectedMetric) =>
+      audits.forEach((a) => fill(m, a, a.stats()));
+    define('Counter', n.driftAudits, 'Drift audits done, by result: clean, divergent (the cache differed from the server), failed (the list failed).', ['informer', 'result'], each((m, a, s) => {
+      for (const result of ['clean', 'divergent', 'failed'] as const) m.labels(a.informer, result).inc(s.audits[result]);
+    }));
+    define('Gauge', n.driftObjects, 'Keys in which the cache differed from the server at the last drift audit, by kind: missing, extra, stale.', ['informer', 'kind'], each((m, a, s) => {
+      if (s.last !== undefined) for (const kind of ['missing', 'extra', 'stale'] as const) m.labels(a.informer, kind).set(s.last[kind]);
+    }));
+    define('Counter', n.driftRepairs, 'Relists a drift audit did to repair the cache.', ['informer'], each((m, a, s) => m.labels(a.informer).inc(s.repairs)));
+    define('Gauge', n.driftDuration, 'How long the last drift audit took, in seconds.', ['informer'], each((m, a, s) => {
+      if (s.last !== undefined) m.labels(a.informer).set(s.last.durationMs / 1000);
+    }));
+    define('Gauge', n.driftLastAudit, 'When the last drift audit ended, in seconds since the epoch.', ['informer'], each((m, a, s) => {
+      if (s.last !== undefined) m.labels(a.informer).set(s.last.at / 1000);
+    }));
+  }
   return { close: () => diagnosticsChannel.unsubscribe(channelNames.reflectorError, onError) };
 }

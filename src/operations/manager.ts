@@ -11,7 +11,10 @@ import { startProbeServer, type MetricsRegistryLike, type ProbeServer, type Prob
 export interface ManagerOptions {
   /** What reconciles: controllers (or any {@link Runnable}) — run only while leading when `leaderElection` is set. Default: none. */
   controllers?: readonly Runnable[];
-  /** What runs in every replica, leading or not, once the caches synced (a drift audit, for instance). Default: none. */
+  /**
+   * What runs in every replica, leading or not, once the caches synced (an `EventRecorder`, a drift
+   * audit). They stop after the controllers drained, so a draining reconcile's last Event is written. Default: none.
+   */
   runnables?: readonly Runnable[];
   /** Run `controllers` only while this process holds the lock (see `runWhileLeading`). Default: no election, they always run. */
   leaderElection?: RunWhileLeadingOptions;
@@ -100,9 +103,16 @@ export class Manager {
       failed.abort(error);
     };
     const runSignal = AbortSignal.any([signal, failed.signal]);
+    const onStop = (): void => {
+      this.#phase = 'stopping'; // from the stop on, while the reconciles drain: /readyz says not ready
+    };
+    runSignal.addEventListener('abort', onStop, { once: true });
     const informersStop = new AbortController();
     let informers: Promise<void> | undefined;
-    let work: Promise<unknown> = Promise.resolve();
+    // Runnables stop after the controllers drained, so what a draining reconcile hands them (an Event to write) is not lost.
+    const runnablesStop = new AbortController();
+    let controllers: Promise<void> = Promise.resolve();
+    let runnables: Promise<unknown> = Promise.resolve();
     try {
       if (o.probes !== undefined) {
         this.#probeServer = await startProbeServer({
@@ -119,19 +129,22 @@ export class Manager {
       if (!runSignal.aborted) {
         this.#phase = 'running';
         this.#log.info(`manager: caches synced; running ${this.#names()}`);
-        work = Promise.all([this.#runControllers(runSignal).catch(fail), ...(o.runnables ?? []).map((r) => r.run(runSignal).catch(fail))]);
-        await work;
+        runnables = Promise.all((o.runnables ?? []).map((r) => r.run(runnablesStop.signal).catch(fail)));
+        controllers = this.#runControllers(runSignal).catch(fail);
+        await controllers;
       }
     } catch (error) {
       fail(error);
     } finally {
-      this.#phase = 'stopping';
-      failed.abort(); // everything below sees the stop, whatever ended the run
-      await work;
+      failed.abort(); // everything below sees the stop, whatever ended the run (onStop set the phase)
+      await controllers;
+      runnablesStop.abort();
+      await runnables;
       informersStop.abort();
       await informers;
       await this.#probeServer?.close();
       this.#probeServer = undefined;
+      runSignal.removeEventListener('abort', onStop);
       this.#phase = 'stopped';
     }
     if (failure !== undefined) {

@@ -41,6 +41,7 @@ export interface DriverDeps<T> {
 }
 
 const RESYNC_DUE: Result<never> = { kind: 'resyncDue' };
+const RELIST_DUE: Result<never> = { kind: 'relistDue' };
 const ABORTED_RESULT: Result<never> = { kind: 'aborted' };
 
 /**
@@ -60,6 +61,10 @@ export class Driver<T> {
   #stream: WatchStream<T> | undefined;
   #resyncTimer: ClockTimer | undefined;
   #resyncDue = false;
+  /** A relist was asked for and not yet handed to the machine. */
+  #relistDue = false;
+  /** The kind of the plan whose request is in flight (what `requestRelist` may drop). */
+  #current: Plan['kind'] | undefined;
   #wake: (() => void) | undefined;
 
   constructor(deps: DriverDeps<T>, signal: AbortSignal) {
@@ -70,6 +75,11 @@ export class Driver<T> {
   /** Waits for the result of `plan`'s request (started unless one is already in flight) or a resync tick. */
   next(plan: Plan): Promise<Result<T>> {
     if (this.#signal.aborted) return Promise.resolve(ABORTED_RESULT);
+    if (this.#relistDue && !this.#inFlight && this.#result === undefined) {
+      // A list from "" is the relist asked for; a watch to open (or a stream to read) gives way to one.
+      if (plan.kind === 'list' && plan.options.resourceVersion === '' && plan.options.continue === undefined) this.#relistDue = false;
+      else if (plan.kind === 'watch' || plan.kind === 'read') return Promise.resolve(this.#takeRelist());
+    }
     // Without a resync timer (armed only between two calls) nothing else can happen meanwhile: the
     // request's own result is the next result.
     if (!this.#inFlight && this.#result === undefined && !this.#resyncDue && this.#resyncTimer === undefined) return this.#begin(plan);
@@ -91,6 +101,27 @@ export class Driver<T> {
     this.#result = undefined;
     this.#cancel = undefined;
     return result;
+  }
+
+  /**
+   * Asks for a relist: the watch being opened or read is dropped and the machine is fed `relistDue`
+   * (it lists from `""`). A list or a backoff in flight is left alone; the relist follows it, unless it
+   * was already a list from `""`. Idempotent until handed over.
+   */
+  requestRelist(): void {
+    if (this.#signal.aborted || this.#relistDue) return;
+    this.#relistDue = true;
+    if (this.#current === 'watch' || this.#current === 'read') this.#cancel?.();
+  }
+
+  #takeRelist(): Result<T> {
+    this.#relistDue = false;
+    return RELIST_DUE;
+  }
+
+  /** What a watch or read that ended by being dropped means: a relist asked for, or the run's abort. */
+  #dropped(): Result<T> {
+    return this.#relistDue && !this.#signal.aborted ? this.#takeRelist() : ABORTED_RESULT;
   }
 
   /** Abandons the request in flight (the machine moved on without it); its result will be dropped. */
@@ -165,6 +196,7 @@ export class Driver<T> {
   }
 
   #begin(plan: Plan): Promise<Result<T>> {
+    this.#current = plan.kind;
     switch (plan.kind) {
       case 'list': return this.#list(plan.options);
       case 'watch': return this.#watch(plan.options, plan.streaming);
@@ -210,15 +242,16 @@ export class Driver<T> {
       opened = await openWatch(deps, options, life.signal);
     } catch (error) {
       life.dispose();
-      return life.signal.aborted && this.#signal.aborted ? ABORTED_RESULT : { kind: 'failed', error };
+      if (life.signal.aborted && this.#signal.aborted) return ABORTED_RESULT;
+      return life.signal.aborted && this.#relistDue ? this.#takeRelist() : { kind: 'failed', error };
     }
     if (opened === ABORTED || opened === TIMED_OUT) {
       life.dispose();
-      return opened === ABORTED ? ABORTED_RESULT : { kind: 'timedOut', afterMs: (options.timeoutSeconds ?? 0) * 1000 + this.#deps.watchIdleMarginMs };
+      return opened === ABORTED ? this.#dropped() : { kind: 'timedOut', afterMs: (options.timeoutSeconds ?? 0) * 1000 + this.#deps.watchIdleMarginMs };
     }
     if (life.signal.aborted) {
       opened.stop();
-      return ABORTED_RESULT;
+      return this.#dropped();
     }
     this.#stream = opened;
     this.#deps.onWatchOpened(options, streaming);
@@ -239,7 +272,7 @@ export class Driver<T> {
             return { kind: 'timedOut', afterMs: stream.idleMs };
           case 'aborted':
           case 'stopped':
-            return ABORTED_RESULT;
+            return this.#dropped();
         }
       },
       (error: unknown): Result<T> => ({ kind: 'failed', error }),

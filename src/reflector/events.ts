@@ -14,6 +14,8 @@ export interface ListedEvent {
   readonly items: number;
   /** True when the list was streamed over a watch (`useWatchList`). */
   readonly streamed: boolean;
+  /** True when the list was a consistent read (`resourceVersion=""`, from etcd): a relist asked for, or after a 410. */
+  readonly consistent: boolean;
   /** Request failures (`requestFailed` errors) reported since the last completed list or opened watch. */
   readonly failuresBefore: number;
 }

@@ -56,7 +56,9 @@ export type StoreOp<T> =
  * - `timedOut`: no answer within the limit (a list past `listTimeoutMs`, a watch that did not connect,
  *   a stream silent past its idle limit);
  * - `failed`: the request or the stream threw; `storeFailed`: a store operation threw;
- * - `slept`: the backoff ended; `resyncDue`: the resync timer fired; `aborted`: the signal aborted.
+ * - `slept`: the backoff ended; `resyncDue`: the resync timer fired; `aborted`: the signal aborted;
+ * - `relistDue`: a relist was asked for (`Reflector.requestRelist`): the open watch, or the watch being
+ *   opened, was dropped for it.
  */
 export type Result<T> =
   | { readonly kind: 'page'; readonly page: ObjectList<T> }
@@ -68,11 +70,12 @@ export type Result<T> =
   | { readonly kind: 'storeFailed'; readonly error: unknown; readonly op: StoreOp<T>['kind'] }
   | { readonly kind: 'slept' }
   | { readonly kind: 'resyncDue' }
+  | { readonly kind: 'relistDue' }
   | { readonly kind: 'aborted' };
 
 /** Every result kind, for exhaustive tests. */
 export const RESULT_KINDS = [
-  'page', 'opened', 'event', 'closed', 'timedOut', 'failed', 'storeFailed', 'slept', 'resyncDue', 'aborted',
+  'page', 'opened', 'event', 'closed', 'timedOut', 'failed', 'storeFailed', 'slept', 'resyncDue', 'relistDue', 'aborted',
 ] as const satisfies readonly Result<unknown>['kind'][];
 
 /**

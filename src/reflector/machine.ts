@@ -27,8 +27,9 @@
 // with that error under `oneCycle`. REWATCH = error reported with action `rewatch`, then waiting(then =
 // watch). FALLBACK = error reported with action `fallback`, then listing at once. Every "→
 // watchOpening" first checks the watch can resume: held "" or "0" after unadopted events is END
-// (UnresumableWatchError). resyncDue = a resync operation, the state stays. aborted → stopped from
-// anywhere. Any other (state, result) pair changes nothing: step returns the given state itself.
+// (UnresumableWatchError). resyncDue = a resync operation, the state stays. relistDue (asked for, the
+// watch dropped) → listing at "" from streamOpening, streaming, watchOpening and watching. aborted →
+// stopped from anywhere. Any other (state, result) pair changes nothing: step returns the given state itself.
 
 import { ErrorCodes, InvalidResourceVersionError, toError } from '../core/errors.js';
 import type { ListOptions } from '../listwatch/types.js';
@@ -118,6 +119,7 @@ export function step<T>(state: State<T>, result: Result<T>, env: MachineEnv<T>):
   if (result.kind === 'aborted') return fx.to({ kind: 'stopped', mem: state.mem, error: undefined });
   const { mem } = state;
   const r = result;
+  if (r.kind === 'relistDue') return onRelistDue(fx, state);
   switch (state.kind) {
     case 'listing':
       if (r.kind === 'page') {
@@ -234,7 +236,7 @@ function finishList<T>(fx: Effects<T>, mem: Memory, request: ListOptions, pages:
   fx.op({ kind: 'replace', items, resourceVersion: rv });
   versions = fx.versions(check.order === 'older' ? reset(versions, rv) : advance(versions, rv));
   const pagedCache = mem.pagedCache || (request.resourceVersion === '0' && paginated);
-  fx.report({ kind: 'listed', payload: { resourceVersion: rv, items: items.length, streamed: false } });
+  fx.report({ kind: 'listed', payload: { resourceVersion: rv, items: items.length, streamed: false, consistent } });
   return resume(fx, { versions, consistent: false, pagedCache, repair: false });
 }
 
@@ -272,7 +274,7 @@ function onStreamedEvent<T>(fx: Effects<T>, state: Extract<State<T>, { kind: 'st
       }
       fx.op({ kind: 'replace', items: [...collected.values()], resourceVersion: v.resourceVersion });
       const next: Memory = { ...mem, versions: fx.versions(advance(versions, v.resourceVersion)), consistent: false, repair: false };
-      fx.report({ kind: 'listed', payload: { resourceVersion: v.resourceVersion, items: collected.size, streamed: true } });
+      fx.report({ kind: 'listed', payload: { resourceVersion: v.resourceVersion, items: collected.size, streamed: true, consistent: false } });
       return fx.to({ kind: 'watching', mem: next, session: { fromStart: true, sawNonAdded: false } });
     }
   }
@@ -333,6 +335,17 @@ function onWatchedEvent<T>(fx: Effects<T>, state: Extract<State<T>, { kind: 'wat
       fx.seen(v, 'applied');
       return fx.to({ kind: 'watching', mem: next, session: sawNonAdded === session.sawNonAdded ? session : { ...session, sawNonAdded } });
     }
+  }
+}
+
+/** A relist asked for: in the watch phase (or a streamed list), a consistent list at once; elsewhere nothing. */
+function onRelistDue<T>(fx: Effects<T>, state: State<T>): Transition<T> {
+  switch (state.kind) {
+    case 'streamOpening': case 'streaming': case 'watchOpening': case 'watching': {
+      const next: Memory = { ...state.mem, consistent: true };
+      return fx.to({ kind: 'listing', mem: next, request: listRequest(next, fx.env.pageSize) });
+    }
+    default: return fx.to(state);
   }
 }
 

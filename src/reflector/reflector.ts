@@ -89,6 +89,8 @@ export class Reflector<T> {
   readonly #events: ReflectorEvents = new EventEmitter<ReflectorEventMap>();
   readonly #stats: ReflectorStatsRecorder;
   #mem: Memory = INITIAL_MEMORY;
+  /** The I/O of the run in progress (for `requestRelist`). */
+  #io: Driver<T> | undefined;
   #running = false;
   #failuresInARow = 0;
 
@@ -178,6 +180,15 @@ export class Reflector<T> {
     if (error !== undefined) throw error;
   }
 
+  /**
+   * Asks for a relist now: the open watch is dropped and a consistent list (from `""`) replaces the
+   * store's contents — what repairs a cache found to differ from the server. A list in flight finishes
+   * first; a reflector in backoff relists after it. Does nothing when the reflector is not running.
+   */
+  requestRelist(): void {
+    this.#io?.requestRelist();
+  }
+
   /** The resource version of the last list, bookmark or accepted event; `""` before the first list. */
   lastSyncResourceVersion(): string {
     return this.#mem.versions.held;
@@ -196,6 +207,7 @@ export class Reflector<T> {
   /** The loop: plan, perform, step, apply, settle the I/O, report. Resolves the error that stopped it. */
   async #drive(signal: AbortSignal, env: MachineEnv<T>): Promise<Error | undefined> {
     const io = new Driver<T>(this.#deps, signal);
+    this.#io = io;
     let state = start<T>(this.#mem, env);
     try {
       for (;;) {
@@ -217,6 +229,7 @@ export class Reflector<T> {
       }
     } finally {
       io.close();
+      this.#io = undefined;
     }
   }
 

@@ -9,6 +9,7 @@ import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet } f
 import { ConfigMapSetOperator, type ConfigMapSetOperatorOptions } from '../../examples/configmapset/operator.js';
 import { FileRegistry } from '../../examples/configmapset/registry.js';
 import { configMapSet, runScenario } from '../../examples/configmapset/scenario.js';
+import { eventsV1Resource } from '../../src/operations/index.js';
 import { metricValue } from '../operations/prom.js';
 import { HangingRegistry, runExample, startExampleCluster, until } from './helpers.js';
 
@@ -91,6 +92,10 @@ describe('the configmapset operator', () => {
     expect(await metricValue(operator.metrics, 'controller_runtime_reconcile_total', { controller: 'configmapsets', result: 'success' })).toBe(stats.succeeded);
     expect(await metricValue(operator.metrics, 'controller_runtime_reconcile_errors_total', { controller: 'configmapsets' })).toBe(0);
     expect(await metricValue(operator.metrics, 'kube_informer_synced', { informer: 'examples.kube-informer.dev/v1/configmapsets' })).toBe(1);
+    // Its caches equal the server; each deletion left a CleanedUp Event.
+    for (const audit of operator.audits) expect((await audit.audit()).divergent).toBe(0);
+    expect(await metricValue(operator.metrics, 'kube_informer_drift_audits_total', { informer: 'v1/configmaps', result: 'clean' })).toBe(1);
+    await until(() => server.list<KubeObject & { reason?: string }>(eventsV1Resource, NS).filter((e) => e.reason === 'CleanedUp').length === 2, 'two CleanedUp Events');
   });
 
   it('serves /readyz and /metrics through its manager when given probes', async () => {
@@ -144,6 +149,11 @@ describe('the configmapset operator', () => {
     expect(getSet('web')?.status).toMatchObject({ ready: 1, conditions: [{ type: 'Ready', status: 'False', message: expect.stringContaining('web-a') as string }] });
     expect(configMaps().find((cm) => cm.metadata?.name === 'web-a')).toMatchObject({ data: { theirs: 'yes' } });
     expect(configMaps().find((cm) => cm.metadata?.name === 'web-a')?.metadata?.ownerReferences).toBeUndefined();
+
+    // The operator says so in an Event too (what `kubectl events` shows).
+    await until(() => server.list<KubeObject & { reason?: string }>(eventsV1Resource, NS).some((e) => e.reason === 'NameTaken'), 'the NameTaken Event');
+    const event = server.list<KubeObject & { type?: string; regarding?: { name?: string }; note?: string }>(eventsV1Resource, NS).find((e) => e.metadata?.name?.startsWith('web.'));
+    expect(event).toMatchObject({ type: 'Warning', regarding: { name: 'web' }, note: expect.stringContaining('web-a') as string });
 
     server.delete('configmaps', 'web-a', NS);
     await clock.advance(10_000); // the requeue of a set with a taken name

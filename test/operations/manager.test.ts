@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Action, Controller, resources, SharedInformerFactory, type Runnable } from '../../src/index.js';
 import { InMemoryLock, InMemoryLockStore } from '../../src/leaderelection/index.js';
-import { Manager } from '../../src/operations/index.js';
+import { EventRecorder, eventsV1Resource, Manager } from '../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { memoryLog } from '../controller/fixture.js';
 import { until } from '../examples/helpers.js';
@@ -92,6 +92,35 @@ describe('Manager', () => {
     const manager = new Manager(factory, { controllers: [controller], runnables: [broken], logger: false });
     await expect(manager.run(new AbortController().signal)).rejects.toThrow('audit broke');
     expect(controllerStopped).toBe(true);
+  });
+
+  it('stops the runnables after the controllers drained: an Event recorded by a draining reconcile is written', async () => {
+    server.create('configmaps', { metadata: { name: 'a', namespace: 'ns', uid: 'u-a' } });
+    const factory = newFactory();
+    const recorder = new EventRecorder(server.kubeConfig, { reportingController: 'example.com/cms', logger: false });
+    let started = false;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const controller = Controller.for(factory, resources.configmaps).build(
+      async (_key, ctx) => {
+        started = true;
+        await gate; // still draining after the stop
+        recorder.event(ctx.object!, { type: 'Normal', reason: 'Drained', action: 'Reconcile' });
+        return Action.done();
+      },
+      { name: 'cms', logger: false },
+    );
+    const manager = new Manager(factory, { controllers: [controller], runnables: [recorder], logger: false });
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    await until(() => started, 'the reconcile');
+    stop.abort();
+    await until(() => manager.phase === 'stopping', 'the stop');
+    await new Promise((resolve) => setImmediate(resolve)); // a runnable stopped with the controllers would have finished its drain by now
+    release();
+    await running;
+    expect(recorder.stats()).toMatchObject({ emitted: 1, created: 1, dropped: 0 });
+    expect(server.list(eventsV1Resource, 'ns').map((e) => (e as { reason?: string }).reason)).toEqual(['Drained']);
   });
 
   it('runs the controllers only while leading, and reports leadership in /readyz without gating it', async () => {

@@ -31,7 +31,7 @@ describe('Reflector events', () => {
     await settle();
     await h.stop();
     expect(seen).toEqual([
-      ['listed', { resourceVersion: '10', items: 1, streamed: false, failuresBefore: 0 }],
+      ['listed', { resourceVersion: '10', items: 1, streamed: false, consistent: false, failuresBefore: 0 }],
       ['watchOpened', { resourceVersion: '10', streaming: false, failuresBefore: 0 }],
       ['event', { type: 'MODIFIED', key: 'a', resourceVersion: '11', outcome: 'applied' }],
       ['bookmark', { resourceVersion: '12', initialEventsEnd: false }],
@@ -51,7 +51,7 @@ describe('Reflector events', () => {
     await h.clock.advance(1600);
     await h.stop();
     const listed = seen.filter(([name]) => name === 'listed').map(([, e]) => e);
-    expect(listed).toEqual([{ resourceVersion: '5', items: 0, streamed: false, failuresBefore: 2 }]);
+    expect(listed).toEqual([{ resourceVersion: '5', items: 0, streamed: false, consistent: false, failuresBefore: 2 }]);
     const opened = seen.filter(([name]) => name === 'watchOpened').map(([, e]) => e);
     expect(opened).toEqual([{ resourceVersion: '5', streaming: false, failuresBefore: 0 }]);
   });
@@ -116,7 +116,7 @@ describe('Reflector events', () => {
       ['watchOpened', { resourceVersion: '', streaming: true, failuresBefore: 0 }],
       ['event', { type: 'ADDED', key: 'a', resourceVersion: '1', outcome: 'collected' }],
       ['bookmark', { resourceVersion: '2', initialEventsEnd: true }],
-      ['listed', { resourceVersion: '2', items: 1, streamed: true, failuresBefore: 0 }],
+      ['listed', { resourceVersion: '2', items: 1, streamed: true, consistent: false, failuresBefore: 0 }],
     ]);
   });
 });

@@ -53,6 +53,7 @@ const results: Record<ResultKind, Result<Pod>> = {
   storeFailed: { kind: 'storeFailed', error: new Error('store broke'), op: 'add' },
   slept: { kind: 'slept' },
   resyncDue: { kind: 'resyncDue' },
+  relistDue: { kind: 'relistDue' },
   aborted: { kind: 'aborted' },
 };
 
@@ -62,15 +63,15 @@ const results: Record<ResultKind, Result<Pod>> = {
  * `waiting` is the wait before a re-watch; END of a cycle is `waiting` (before a relist).
  */
 const TABLE: Record<StateKind, Record<ResultKind, StateKind | 'same' | 'stay'>> = {
-  listing: { page: 'watchOpening', opened: 'same', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'same', aborted: 'stopped' },
-  paging: { page: 'watchOpening', opened: 'same', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'same', aborted: 'stopped' },
-  refetching: { page: 'watchOpening', opened: 'same', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'same', aborted: 'stopped' },
-  streamOpening: { page: 'same', opened: 'streaming', event: 'same', closed: 'same', timedOut: 'listing', failed: 'listing', storeFailed: 'same', slept: 'same', resyncDue: 'same', aborted: 'stopped' },
-  streaming: { page: 'same', opened: 'same', event: 'streaming', closed: 'listing', timedOut: 'listing', failed: 'listing', storeFailed: 'listing', slept: 'same', resyncDue: 'same', aborted: 'stopped' },
-  watchOpening: { page: 'same', opened: 'watching', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'stay', aborted: 'stopped' },
-  watching: { page: 'same', opened: 'same', event: 'watching', closed: 'watchOpening', timedOut: 'watchOpening', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'stay', aborted: 'stopped' },
-  waiting: { page: 'same', opened: 'same', event: 'same', closed: 'same', timedOut: 'same', failed: 'same', storeFailed: 'waiting', slept: 'watchOpening', resyncDue: 'stay', aborted: 'stopped' },
-  stopped: { page: 'same', opened: 'same', event: 'same', closed: 'same', timedOut: 'same', failed: 'same', storeFailed: 'same', slept: 'same', resyncDue: 'same', aborted: 'same' },
+  listing: { page: 'watchOpening', opened: 'same', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'same', relistDue: 'same', aborted: 'stopped' },
+  paging: { page: 'watchOpening', opened: 'same', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'same', relistDue: 'same', aborted: 'stopped' },
+  refetching: { page: 'watchOpening', opened: 'same', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'same', relistDue: 'same', aborted: 'stopped' },
+  streamOpening: { page: 'same', opened: 'streaming', event: 'same', closed: 'same', timedOut: 'listing', failed: 'listing', storeFailed: 'same', slept: 'same', resyncDue: 'same', relistDue: 'listing', aborted: 'stopped' },
+  streaming: { page: 'same', opened: 'same', event: 'streaming', closed: 'listing', timedOut: 'listing', failed: 'listing', storeFailed: 'listing', slept: 'same', resyncDue: 'same', relistDue: 'listing', aborted: 'stopped' },
+  watchOpening: { page: 'same', opened: 'watching', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'stay', relistDue: 'listing', aborted: 'stopped' },
+  watching: { page: 'same', opened: 'same', event: 'watching', closed: 'watchOpening', timedOut: 'watchOpening', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'stay', relistDue: 'listing', aborted: 'stopped' },
+  waiting: { page: 'same', opened: 'same', event: 'same', closed: 'same', timedOut: 'same', failed: 'same', storeFailed: 'waiting', slept: 'watchOpening', resyncDue: 'stay', relistDue: 'same', aborted: 'stopped' },
+  stopped: { page: 'same', opened: 'same', event: 'same', closed: 'same', timedOut: 'same', failed: 'same', storeFailed: 'same', slept: 'same', resyncDue: 'same', relistDue: 'same', aborted: 'same' },
 };
 
 const errors = (t: Transition<Pod>): Array<Extract<Report, { kind: 'error' }>['payload']> =>
@@ -88,7 +89,7 @@ function check(from: State<Pod>, result: Result<Pod>, expected: StateKind | 'sam
 }
 
 describe('the reflector state machine, every state × every result kind', () => {
-  it('follows the transition table for each of the 9 × 10 pairs', () => {
+  it('follows the transition table for each of the 9 × 11 pairs', () => {
     const mismatches = STATE_KINDS.flatMap((s) => RESULT_KINDS.map((r) => check(states[s], results[r], TABLE[s][r]))).filter((m) => m !== '');
     expect(mismatches).toEqual([]);
     // The wait before a relist: only `slept` (and an abort) moves it.
