@@ -4,6 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
 import { AbortedError, KubeInformerError } from '../core/index.js';
+import { channels, publish } from '../observability/channels.js';
 import { KubeConfigError, toNetworkError } from './errors.js';
 
 /**
@@ -115,12 +116,23 @@ export class Transport {
     const target = await this.#target();
     if (signal.aborted) throw new AbortedError(`${method} ${pathAndQuery} was aborted before it was sent`);
     const path = target.basePath + pathAndQuery;
-    const what = `${method} ${path}`;
     const headers: Record<string, string> = { ...target.headers, Accept: request.accept, 'User-Agent': this.#userAgent };
     if (request.body !== undefined) {
       headers['Content-Type'] = request.contentType ?? 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(request.body));
     }
+    return this.#attempt(target, method, path, headers, request.body, signal, true);
+  }
+
+  /**
+   * One try of {@link Transport.send}. A request that failed on a reused keep-alive socket before any
+   * response arrived — the server had closed that idle connection, and the client learnt it only by
+   * writing to it ("socket hang up", ECONNRESET, EPIPE) — is sent once more on a fresh connection when
+   * it is a GET or HEAD (`retry`), as undici does: the server never saw it, so this costs a connection,
+   * not a relist. The retry is published on the `transportRetry` channel.
+   */
+  #attempt(target: Target, method: string, path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal, retry: boolean): Promise<OpenResponse> {
+    const what = `${method} ${path}`;
     return new Promise<OpenResponse>((resolve, reject) => {
       let settled = false;
       let released = false;
@@ -160,6 +172,13 @@ export class Transport {
         if (settled) return;
         settled = true;
         release();
+        if (retry && !signal.aborted && req.reusedSocket && SAFE_METHODS.has(method) && isStaleConnection(err)) {
+          publish(channels.transportRetry, { method, path, error: err });
+          // The other idle sockets to this server were left as long: drop them, so the retry connects afresh.
+          if (target.agent === this.#agent) destroyIdleSockets(target.agent);
+          resolve(this.#attempt(target, method, path, headers, body, signal, false));
+          return;
+        }
         reject(signal.aborted ? new AbortedError(`${what} was aborted`, { cause: err }) : toNetworkError(err, what));
       });
       req.on('response', (res: http.IncomingMessage) => {
@@ -173,7 +192,7 @@ export class Transport {
         response = res;
         resolve({ req, res, release });
       });
-      req.end(request.body);
+      req.end(body);
     });
   }
 
@@ -252,4 +271,18 @@ export class Transport {
     this.#agentModule = module;
     return this.#agent;
   }
+}
+
+/** Methods retried after a stale keep-alive connection: reads, which the server cannot have applied. */
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+
+/** The errors of a write to a connection the server had already closed. */
+function isStaleConnection(err: Error): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+/** Closes every idle pooled socket of `agent` (those in use finish their request). */
+function destroyIdleSockets(agent: http.Agent): void {
+  for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
 }

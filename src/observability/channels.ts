@@ -31,6 +31,11 @@ export const channelNames = {
   workqueue: 'kube-informer:workqueue',
   /** `{ name, event, identity, leader }`: leader-election transitions. */
   leaderElection: 'kube-informer:leaderelection',
+  /**
+   * `{ method, path, error }`: a GET or HEAD that failed on a reused keep-alive connection before any
+   * answer (the server had closed it while idle) and is being sent again on a fresh one.
+   */
+  transportRetry: 'kube-informer:transport:retry',
 } as const;
 
 /** The channels themselves, ready to `publish` on (check `hasSubscribers` first on hot paths). */
