@@ -5,8 +5,11 @@
 //               syncs once; on the first size each also replays the --events MODIFIED burst
 //   big         --big pods, each contender syncs once (does it sync at all?)
 //   steady      every contender watches at once for --steady-minutes at --steady-rate events/s
+//   real        with --kubeconfig FILE only: a real kube-apiserver — pods written into a fresh namespace,
+//               initial sync at each --pods size, watch throughput under a writer (bench/lib/real-phase.ts)
 //   controller  the controller runtime vs a hand-written loop (bench/controller.bench.ts, compiled, plain node)
-// `--phases` picks phases; `--merge FILE` keeps the other sections of an earlier results file.
+// `--phases` picks phases; `--merge FILE` keeps the other sections of an earlier results file (sync, big
+// and steady share one section: running any of them replaces all three; real and controller are one each).
 // Every contender is its own child process (heap isolated, measured after GC); the server is another.
 // Results: bench/results/<time>.json (+ latest.json), then docs/benchmarks.md and docs/benchmarks-*.svg.
 
@@ -15,6 +18,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, type BenchArgs } from './lib/args.js';
 import { runControllerPhase } from './lib/controller-phase.js';
+import { runRealPhase } from './lib/real-phase.js';
 import { benchDir, CONTENDERS, startContender, startServer } from './lib/processes.js';
 import type { ContenderConfig, ContenderId, ContenderLine, ContenderMode, LoadResult } from './lib/protocol.js';
 import { renderDocs, type BenchResults, type RunRecord } from './lib/render.js';
@@ -53,8 +57,8 @@ async function main(): Promise<void> {
   const started = Date.now();
   const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
   const merged = args.merge === undefined ? undefined : (JSON.parse(readFileSync(args.merge, 'utf8')) as BenchResults);
-  const informerPhases = args.phases.some((p) => p !== 'controller');
-  const results: BenchResults = merged !== undefined && !informerPhases ? merged : {
+  const fakePhases = args.phases.some((p) => p === 'sync' || p === 'big' || p === 'steady');
+  const results: BenchResults = merged !== undefined && !fakePhases ? merged : {
     meta: {
       date: new Date().toISOString(),
       command,
@@ -67,8 +71,9 @@ async function main(): Promise<void> {
     runs: [],
     steady: {},
     controller: merged?.controller,
+    real: merged?.real,
   };
-  const server = informerPhases ? startServer() : undefined;
+  const server = fakePhases ? startServer() : undefined;
   const record = (phase: RunRecord['phase'], id: ContenderId, pods: number, rep: number, lines: ContenderLine[]): void => {
     results.runs.push({ phase, id, pods, rep, lines: lines.filter((l) => l.type !== 'sample') });
     log(`${phase} ${id} pods=${pods} rep=${rep}: ${describe(lines)}`);
@@ -133,7 +138,12 @@ async function main(): Promise<void> {
         log(`steady ${id}: ${samples.length} samples, heap ${samples.map((s) => Math.round(s.heap / 2 ** 20)).join(' → ')} MiB`);
       }
     }
-    // Phase 4: the controller runtime vs the hand-written loop, in a process of its own.
+    // Phase 4: a real kube-apiserver (--kubeconfig), with a writer process of its own.
+    if (args.phases.includes('real')) {
+      await server?.close();
+      results.real = await runRealPhase(args, command, log);
+    }
+    // Phase 5: the controller runtime vs the hand-written loop, in a process of its own.
     if (args.phases.includes('controller')) {
       const result = await runControllerPhase(args.controller, log);
       results.controller = { date: new Date().toISOString(), command, result };
@@ -142,14 +152,20 @@ async function main(): Promise<void> {
   } finally {
     await server?.close();
   }
-  if (informerPhases) results.meta.durationMinutes = (Date.now() - started) / 60_000;
+  if (fakePhases) results.meta.durationMinutes = (Date.now() - started) / 60_000;
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, `${new Date(started).toISOString().replace(/[:.]/g, '-')}.json`);
   const text = `${JSON.stringify(results, null, 1)}\n`;
   writeFileSync(file, text);
   writeFileSync(join(resultsDir, 'latest.json'), text);
   log(`results: ${file}`);
-  if (!args.noDocs) renderDocs(results, join(benchDir, '..', 'docs'));
+  if (args.noDocs) return;
+  if (results.runs.length === 0 && merged === undefined) {
+    // The page is one full run's: a run of the real or controller phase alone would replace it with one section.
+    log('docs/benchmarks.md not written: no fake-server sections in this run; add --merge bench/results/<a full run>.json to put its section into the page');
+    return;
+  }
+  renderDocs(results, join(benchDir, '..', 'docs'));
 }
 
 main().catch((err: unknown) => {

@@ -8,6 +8,9 @@
 //	{"type":"sample", ...}   every --sample-ms in --mode steady, until stdin closes
 //
 // The process exits when stdin reaches EOF (the parent's lifeline) or after printing "done".
+//
+// The server is --server/--token (the fake server) or --kubeconfig (a real kube-apiserver, the
+// kubeconfig's current context); --namespace limits the informer to one namespace.
 package main
 
 import (
@@ -31,6 +34,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 func cpuMs() float64 {
@@ -57,6 +61,8 @@ func main() {
 	server := flag.String("server", "", "API server URL (http or https)")
 	token := flag.String("token", "", "bearer token")
 	insecure := flag.Bool("insecure", true, "skip TLS verification")
+	kubeconfig := flag.String("kubeconfig", "", "a kubeconfig file to use instead of --server/--token/--insecure (a real kube-apiserver)")
+	namespace := flag.String("namespace", metav1.NamespaceAll, "watch only this namespace (default: all)")
 	mode := flag.String("mode", "sync", "sync | watch | steady")
 	pods := flag.Int("pods", 0, "objects the cache must hold to count as synced")
 	events := flag.Int("events", 0, "MODIFIED notifications to wait for in watch mode")
@@ -74,9 +80,16 @@ func main() {
 		}
 	}
 
-	cfg := &rest.Config{Host: *server, BearerToken: *token, QPS: -1,
-		ContentConfig:   rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"},
-		TLSClientConfig: rest.TLSClientConfig{Insecure: *insecure}}
+	cfg := &rest.Config{Host: *server, BearerToken: *token, TLSClientConfig: rest.TLSClientConfig{Insecure: *insecure}}
+	if *kubeconfig != "" {
+		var err error
+		if cfg, err = clientcmd.BuildConfigFromFlags("", *kubeconfig); err != nil {
+			panic(err)
+		}
+	}
+	// JSON like the Node contenders (not protobuf), and no client-side rate limit.
+	cfg.QPS = -1
+	cfg.ContentConfig = rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -91,13 +104,13 @@ func main() {
 			panic(err)
 		}
 		gvr := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-		inf = metadatainformer.NewFilteredMetadataInformer(mc, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, tweak).Informer()
+		inf = metadatainformer.NewFilteredMetadataInformer(mc, gvr, *namespace, 0, cache.Indexers{}, tweak).Informer()
 	} else {
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			panic(err)
 		}
-		inf = informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(tweak)).Core().V1().Pods().Informer()
+		inf = informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(*namespace), informers.WithTweakListOptions(tweak)).Core().V1().Pods().Informer()
 	}
 	// Each handler counts its MODIFIED notifications; the run is done when every handler saw --events.
 	counts := make([]atomic.Int64, *handlers)

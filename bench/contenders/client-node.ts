@@ -1,4 +1,4 @@
-// Contender (b): @kubernetes/client-node's makeInformer over listPodForAllNamespaces, one handler.
+// Contender (b): @kubernetes/client-node's makeInformer over listPodForAllNamespaces (listNamespacedPod with a namespace), one handler.
 
 import { CoreV1Api, makeInformer, type V1Pod } from '@kubernetes/client-node';
 import { benchKubeConfig, runContender } from '../lib/contender.js';
@@ -6,11 +6,10 @@ import { benchKubeConfig, runContender } from '../lib/contender.js';
 await runContender((cfg, hooks) => {
   const kc = benchKubeConfig(cfg);
   const api = kc.makeApiClient(CoreV1Api);
-  const list = () =>
-    cfg.listRv === undefined
-      ? api.listPodForAllNamespaces()
-      : api.listPodForAllNamespaces({ resourceVersion: cfg.listRv, resourceVersionMatch: 'Exact' });
-  const informer = makeInformer<V1Pod>(kc, '/api/v1/pods', list);
+  const exact = cfg.listRv === undefined ? {} : { resourceVersion: cfg.listRv, resourceVersionMatch: 'Exact' };
+  const ns = cfg.namespace;
+  const list = () => (ns === undefined ? api.listPodForAllNamespaces(exact) : api.listNamespacedPod({ namespace: ns, ...exact }));
+  const informer = makeInformer<V1Pod>(kc, ns === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${ns}/pods`, list);
   for (let h = 0; h < cfg.handlers; h++) informer.on('update', () => hooks.modified(h));
   informer.on('error', (err) => hooks.error(err));
   return { synced: informer.start(), size: () => informer.list().length };

@@ -10,7 +10,7 @@ import type { KubeObject } from '../../src/core/index.js';
 import { benchKubeConfig, runContender } from '../lib/contender.js';
 
 await runContender((cfg, hooks) => {
-  const lw = newListWatch<KubeObject>(benchKubeConfig(cfg), { group: '', version: 'v1', resource: 'pods' }, { metadataOnly: cfg.metadataOnly });
+  const lw = newListWatch<KubeObject>(benchKubeConfig(cfg), { group: '', version: 'v1', resource: 'pods' }, { metadataOnly: cfg.metadataOnly, namespace: cfg.namespace });
   let source: ListerWatcher<KubeObject> = lw;
   if (cfg.listRv !== undefined) {
     const rv = cfg.listRv;

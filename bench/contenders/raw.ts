@@ -7,6 +7,7 @@
 
 import http from 'node:http';
 import { runContender } from '../lib/contender.js';
+import { serverAccess, stream, type ServerAccess } from '../lib/real-http.js';
 
 const LIST_ACCEPT_META = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 const WATCH_ACCEPT_META = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
@@ -15,15 +16,6 @@ interface Obj {
   metadata: { name: string; namespace?: string; resourceVersion?: string };
 }
 
-function get(url: string, token: string, accept: string): Promise<http.IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { headers: { Accept: accept, Authorization: `Bearer ${token}` } }, (res) => {
-      if (res.statusCode !== 200) reject(new Error(`GET ${url}: HTTP ${res.statusCode}`));
-      else resolve(res);
-    });
-    req.on('error', reject);
-  });
-}
 
 async function readAll(res: http.IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
@@ -31,16 +23,19 @@ async function readAll(res: http.IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-await runContender((cfg, hooks) => {
+await runContender(async (cfg, hooks) => {
   const cache = new Map<string, Obj>();
-  const base = `${cfg.url}/api/v1/pods`;
+  // The fake server: plain HTTP with a bearer token; a kubeconfig (the real kube-apiserver): its TLS and auth.
+  const access: ServerAccess = cfg.kubeconfig !== undefined ? await serverAccess(cfg.kubeconfig) : { server: cfg.url, options: { headers: { Authorization: `Bearer ${cfg.token}` } } };
+  const base = cfg.namespace === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${cfg.namespace}/pods`;
+  const get = (path: string, accept: string): Promise<http.IncomingMessage> => stream(access, undefined, path, accept);
   const key = (o: Obj): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
   async function list(): Promise<string> {
     const first = cfg.listRv === undefined ? 'resourceVersion=0' : `resourceVersion=${cfg.listRv}&resourceVersionMatch=Exact`;
     let query = `${first}&limit=500`;
     for (;;) {
-      const res = await get(`${base}?${query}`, cfg.token, cfg.metadataOnly ? LIST_ACCEPT_META : 'application/json');
+      const res = await get(`${base}?${query}`, cfg.metadataOnly ? LIST_ACCEPT_META : 'application/json');
       const page = JSON.parse(await readAll(res)) as { metadata: { resourceVersion: string; continue?: string }; items: Obj[] };
       for (const item of page.items) cache.set(key(item), item);
       if (!page.metadata.continue) return page.metadata.resourceVersion;
@@ -50,7 +45,7 @@ await runContender((cfg, hooks) => {
 
   async function watch(rv: string): Promise<void> {
     const url = `${base}?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=3600`;
-    const res = await get(url, cfg.token, cfg.metadataOnly ? WATCH_ACCEPT_META : 'application/json');
+    const res = await get(url, cfg.metadataOnly ? WATCH_ACCEPT_META : 'application/json');
     res.setEncoding('utf8');
     let partial = '';
     res.on('data', (chunk: string) => {

@@ -26,17 +26,25 @@ export interface BenchArgs {
   merge?: string;
   /** The controller phase's keys, repetitions, steady write rate and seconds. */
   controller: { keys: number; reps: number; rate: number; seconds: number };
+  /** The real kube-apiserver phase: a kubeconfig of the server (its current context). */
+  kubeconfig?: string;
+  /** The real phase's writer: requests in flight. */
+  writers: number;
   /** Don't write docs/, only bench/results/. */
   noDocs: boolean;
   quick: boolean;
 }
 
-/** The phases of a run, in order. */
-export type Phase = 'sync' | 'big' | 'steady' | 'controller';
-const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'controller'];
+/** The phases of a run, in order; `real` needs `--kubeconfig`. */
+export type Phase = 'sync' | 'big' | 'steady' | 'real' | 'controller';
+/** The phases a run without `--phases` runs (with `--kubeconfig`: only `real`). */
+const DEFAULT_PHASES: Phase[] = ['sync', 'big', 'steady', 'controller'];
+const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'real', 'controller'];
 
 /** Every contender, in the order tables list them. */
 export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-1', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'client-go', 'client-go-meta'];
+/** The contenders of a `--kubeconfig` run without `--only`. */
+const REAL_CONTENDERS: ContenderId[] = ['raw', 'client-node', 'ki-1', 'client-go'];
 
 const USAGE = `Usage: npm run bench -- [flags]
   --pods 10000,50000,100000   initial-sync sizes (the first also hosts the watch burst)
@@ -48,7 +56,13 @@ const USAGE = `Usage: npm run bench -- [flags]
   --steady-pods 10000         pods during the steady watch
   --only raw,ki-1,...         run only these contenders (default: all)
   --profile ki-1              run these contenders with node --cpu-prof (bench/results/profiles/)
-  --phases sync,big,steady,controller   run only these phases (default: all)
+  --phases sync,big,steady,controller   run only these phases (default: all but real)
+  --kubeconfig FILE           the real phase, against the kube-apiserver of FILE's current context: pods
+                              written into a fresh namespace, initial sync at each --pods size, watch
+                              throughput under a writer (--events patches) on the first size, then the
+                              pods deleted. Alone it means --phases real --pods 10000,50000 --events 20000
+                              --reps 3 --only raw,client-node,ki-1,client-go (each can be overridden)
+  --writers 32                real phase: the writer's requests in flight
   --merge FILE                start from this results file: the phases run replace their sections
   --controller-keys 50000     controller phase: keys in the keys/s burst
   --controller-reps 5         controller phase: repetitions (the two sides alternate)
@@ -62,8 +76,9 @@ const USAGE = `Usage: npm run bench -- [flags]
 export function parseArgs(argv: string[]): BenchArgs {
   const quick = argv.includes('--quick');
   const a: BenchArgs = quick
-    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...ALL_CONTENDERS], profile: [], noDocs: false, quick, phases: [...ALL_PHASES], controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 } }
-    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...ALL_CONTENDERS], profile: [], noDocs: false, quick, phases: [...ALL_PHASES], controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 } };
+    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...ALL_CONTENDERS], profile: [], noDocs: false, quick, phases: [...DEFAULT_PHASES], writers: 32, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 } }
+    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...ALL_CONTENDERS], profile: [], noDocs: false, quick, phases: [...DEFAULT_PHASES], writers: 32, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 } };
+  const given = new Set<string>();
   const num = (v: string | undefined, flag: string): number => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n) || n < 0) throw new Error(`${flag} needs a number\n${USAGE}`);
@@ -77,6 +92,7 @@ export function parseArgs(argv: string[]): BenchArgs {
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const v = argv[i + 1];
+    given.add(flag);
     switch (flag) {
       case '--quick': continue;
       case '--no-docs': a.noDocs = true; continue;
@@ -91,6 +107,8 @@ export function parseArgs(argv: string[]): BenchArgs {
       case '--profile': a.profile = ids(v, flag); break;
       case '--render-only': a.renderOnly = v; break;
       case '--merge': a.merge = v; break;
+      case '--kubeconfig': if (!v) throw new Error(`${flag} needs a file\n${USAGE}`); a.kubeconfig = v; break;
+      case '--writers': a.writers = Math.max(1, num(v, flag)); break;
       case '--phases': {
         const list = (v ?? '').split(',').filter(Boolean) as Phase[];
         for (const p of list) if (!ALL_PHASES.includes(p)) throw new Error(`${flag}: unknown phase ${p}\n${USAGE}`);
@@ -105,6 +123,15 @@ export function parseArgs(argv: string[]): BenchArgs {
       default: throw new Error(`unknown flag ${flag}\n${USAGE}`);
     }
     i++;
+  }
+  if (a.kubeconfig !== undefined) {
+    if (!given.has('--phases')) a.phases = ['real'];
+    if (!given.has('--pods')) a.pods = quick ? [2000, 5000] : [10000, 50000];
+    if (!given.has('--events')) a.events = quick ? 5000 : 20000;
+    if (!given.has('--reps')) a.reps = quick ? 1 : 3;
+    if (!given.has('--only')) a.contenders = [...REAL_CONTENDERS];
+  } else if (a.phases.includes('real')) {
+    throw new Error(`--phases real needs --kubeconfig FILE\n${USAGE}`);
   }
   return a;
 }

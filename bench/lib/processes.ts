@@ -93,7 +93,9 @@ export function startContender(cfg: ContenderConfig, profile: boolean): Contende
   const spec = CONTENDERS[cfg.id];
   let child: ChildProcess;
   if (spec.program === 'client-go') {
-    const args = [`--server=${cfg.url}`, `--token=${cfg.token}`, `--mode=${cfg.mode}`, `--pods=${cfg.pods}`, `--events=${cfg.events}`];
+    const args = cfg.kubeconfig !== undefined ? [`--kubeconfig=${cfg.kubeconfig}`] : [`--server=${cfg.url}`, `--token=${cfg.token}`];
+    args.push(`--mode=${cfg.mode}`, `--pods=${cfg.pods}`, `--events=${cfg.events}`);
+    if (cfg.namespace !== undefined) args.push(`--namespace=${cfg.namespace}`);
     args.push(`--handlers=${cfg.handlers}`, `--metadata=${cfg.metadataOnly}`, `--sample-ms=${cfg.sampleMs}`);
     if (cfg.listRv !== undefined) args.push(`--list-rv=${cfg.listRv}`);
     // The same requests as the other contenders: list + watch, not client-go 1.35's default streaming list.

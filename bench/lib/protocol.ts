@@ -25,6 +25,8 @@ export interface ContenderConfig {
   token: string;
   /** A kubeconfig file to use instead of `url`/`token` (the real kube-apiserver). */
   kubeconfig?: string;
+  /** Watch only this namespace's pods (the real kube-apiserver phase); default: all namespaces. */
+  namespace?: string;
   mode: ContenderMode;
   /** Objects the cache must hold to count as synced. */
   pods: number;

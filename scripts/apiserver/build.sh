@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and etcd from test/apiserver (Go module proxy only) once per machine; prints the bin dir.
+# Builds kube-apiserver, kube-controller-manager and etcd from test/apiserver (Go module proxy only) once per machine; prints the bin dir.
 #
 # Usage: scripts/apiserver/build.sh            -> prints e.g. ~/.cache/kube-informer/bin/k8s-v1.35.4-etcd-v3.6.5-1a2b3c4d
 #
@@ -36,7 +36,7 @@ hash=$(cd "$module" && { grep -v '^//' go.mod; cat go.sum cmd/*/main.go; go env 
 cache=${KUBE_INFORMER_CACHE:-$HOME/.cache/kube-informer}
 bin="$cache/bin/k8s-$kube_version-etcd-$etcd_version-$hash"
 
-have() { [ -x "$bin/kube-apiserver" ] && [ -x "$bin/etcd" ]; }
+have() { [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-controller-manager" ] && [ -x "$bin/etcd" ]; }
 if have; then echo "$bin"; exit 0; fi
 
 mkdir -p "$cache/bin"
@@ -46,12 +46,12 @@ if have; then echo "$bin"; exit 0; fi   # another caller built it while we waite
 
 tmp=$(mktemp -d "$cache/bin/.build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-echo "build.sh: building kube-apiserver $kube_version and etcd $etcd_version (first run on this machine only)" >&2
+echo "build.sh: building kube-apiserver and kube-controller-manager $kube_version, and etcd $etcd_version (first run on this machine only)" >&2
 start=$SECONDS
 (
   cd "$module"
   export CGO_ENABLED=0 GOFLAGS=-mod=readonly
-  go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$tmp/" ./cmd/kube-apiserver ./cmd/etcd
+  go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$tmp/" ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/etcd
 )
 echo "build.sh: built in $((SECONDS - start))s" >&2
 "$tmp/kube-apiserver" --version >&2

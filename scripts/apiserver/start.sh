@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Starts a real etcd + kube-apiserver on loopback in a temp dir, writes a kubeconfig, and stops both on exit.
+# Starts a real etcd + kube-apiserver (and, when asked, kube-controller-manager) on loopback in a temp dir,
+# writes a kubeconfig, and stops them all on exit.
 #
 # Usage:
 #   scripts/apiserver/start.sh -- <command> [args...]   run the command with KUBECONFIG etc. set, then stop
@@ -23,6 +24,12 @@
 #   KUBE_APISERVER_BIN / ETCD_BIN   use these binaries instead of scripts/apiserver/build.sh's
 #   KUBE_APISERVER_EXTRA_ARGS       extra kube-apiserver flags, space-separated (e.g. --watch-cache=false)
 #   KUBE_INFORMER_READY_TIMEOUT     seconds to wait for etcd and /readyz (default 180)
+#   KUBE_INFORMER_CONTROLLER_MANAGER=1   also run kube-controller-manager (deployment, replicaset,
+#                                   endpointslice, garbage collector, namespace, … : its `*` set), with the
+#                                   kubeconfig's user, the service-account key and the CA; its pid is
+#                                   controllerManagerPid in the ready line (0 when not asked for)
+#   KUBE_CONTROLLER_MANAGER_BIN     its binary instead of build.sh's
+#   KUBE_CONTROLLER_MANAGER_EXTRA_ARGS   extra flags, space-separated (e.g. --controllers=deployment,replicaset)
 #   KUBE_INFORMER_KEEP_DIR=1        keep the temp dir (logs, certs) after exit
 set -euo pipefail
 
@@ -38,6 +45,8 @@ user=kube-informer-admin
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube-informer-apiserver.XXXXXX")
 etcd_pid=""
 api_pid=""
+kcm_pid=""
+with_kcm=${KUBE_INFORMER_CONTROLLER_MANAGER:-0}
 
 log() { echo "start.sh: $*" >&2; }
 
@@ -57,11 +66,12 @@ cleanup() {
   local status=$?
   trap - EXIT INT TERM HUP
   if [ "$status" -ne 0 ] && [ "$status" -ne 130 ] && [ "$status" -ne 143 ] && [ "$status" -ne 129 ]; then
-    for f in apiserver etcd; do
+    for f in controller-manager apiserver etcd; do
       [ -s "$dir/$f.log" ] && { log "last lines of $f.log:"; tail -n 30 "$dir/$f.log" >&2; }
     done
   fi
-  stop_pid "$api_pid" kube-apiserver   # the apiserver first, so it does not spin on a vanished etcd
+  stop_pid "$kcm_pid" kube-controller-manager   # the clients of the apiserver first
+  stop_pid "$api_pid" kube-apiserver   # the apiserver before etcd, so it does not spin on a vanished etcd
   stop_pid "$etcd_pid" etcd
   if [ "${KUBE_INFORMER_KEEP_DIR:-0}" = 1 ]; then log "kept $dir"; else rm -rf "$dir"; fi
   exit "$status"
@@ -72,16 +82,17 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 # Binaries: built (or found in the cache) by build.sh unless given.
-if [ -z "${KUBE_APISERVER_BIN-}" ] || [ -z "${ETCD_BIN-}" ]; then
+if [ -z "${KUBE_APISERVER_BIN-}" ] || [ -z "${ETCD_BIN-}" ] || { [ "$with_kcm" = 1 ] && [ -z "${KUBE_CONTROLLER_MANAGER_BIN-}" ]; }; then
   bin=$("$here/build.sh")
   KUBE_APISERVER_BIN=${KUBE_APISERVER_BIN:-$bin/kube-apiserver}
+  KUBE_CONTROLLER_MANAGER_BIN=${KUBE_CONTROLLER_MANAGER_BIN:-$bin/kube-controller-manager}
   ETCD_BIN=${ETCD_BIN:-$bin/etcd}
 fi
 
 # Three distinct free loopback ports, held open together while they are picked.
-read -r etcd_port peer_port api_port < <(node -e '
+read -r etcd_port peer_port api_port kcm_port < <(node -e '
   const net = require("node:net");
-  const servers = [0, 1, 2].map(() => net.createServer());
+  const servers = [0, 1, 2, 3].map(() => net.createServer());
   Promise.all(servers.map((s) => new Promise((r) => s.listen(0, "127.0.0.1", r)))).then(() => {
     console.log(servers.map((s) => s.address().port).join(" "));
     servers.forEach((s) => s.close());
@@ -139,6 +150,7 @@ api_args=(
   --service-account-issuer=https://kubernetes.default.svc.cluster.local
   --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key"
   --service-cluster-ip-range=10.96.0.0/16
+  --endpoint-reconciler-type=none   # 1.37 refuses a loopback advertise address for the kubernetes Service's endpoints
 )
 # shellcheck disable=SC2206 # word splitting of the extra flags is intended
 [ -z "${KUBE_APISERVER_EXTRA_ARGS-}" ] || api_args+=(${KUBE_APISERVER_EXTRA_ARGS})
@@ -181,9 +193,29 @@ export ETCD_ENDPOINT='$etcd_endpoint'
 EOF
 # shellcheck disable=SC1091
 . "$dir/env"
-log "ready in ${SECONDS}s: $server (etcd $etcd_endpoint), KUBECONFIG=$kubeconfig"
-printf 'KUBE_INFORMER_APISERVER_READY {"kubeConfigPath":"%s","server":"%s","token":"%s","caFile":"%s","etcdEndpoint":"%s","dir":"%s","apiServerPid":%d,"etcdPid":%d}\n' \
-  "$kubeconfig" "$server" "$token" "$pki/ca.crt" "$etcd_endpoint" "$dir" "$api_pid" "$etcd_pid"
+
+if [ "$with_kcm" = 1 ]; then
+  kcm_args=(
+    --kubeconfig="$kubeconfig" --controllers='*' --leader-elect=false
+    --bind-address=127.0.0.1 --secure-port="$kcm_port" --cert-dir="$dir/controller-manager-certs"
+    --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt"
+    --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key"
+    --use-service-account-credentials=false --service-cluster-ip-range=10.96.0.0/16
+    --kube-api-qps=100 --kube-api-burst=200
+  )
+  [ -z "${KUBE_CONTROLLER_MANAGER_EXTRA_ARGS-}" ] || kcm_args+=(${KUBE_CONTROLLER_MANAGER_EXTRA_ARGS})
+  "$KUBE_CONTROLLER_MANAGER_BIN" "${kcm_args[@]}" > "$dir/controller-manager.log" 2>&1 &
+  kcm_pid=$!
+  until curl -fsSk --max-time 2 "https://127.0.0.1:$kcm_port/healthz" 2>/dev/null | grep -q '^ok$'; do
+    alive "$kcm_pid" kube-controller-manager
+    alive "$api_pid" kube-apiserver
+    [ "$SECONDS" -lt "$deadline" ] || { log "kube-controller-manager /healthz not ok after ${timeout}s"; exit 1; }
+    sleep 0.2
+  done
+fi
+log "ready in ${SECONDS}s: $server (etcd $etcd_endpoint)${kcm_pid:+, kube-controller-manager pid $kcm_pid}, KUBECONFIG=$kubeconfig"
+printf 'KUBE_INFORMER_APISERVER_READY {"kubeConfigPath":"%s","server":"%s","token":"%s","caFile":"%s","etcdEndpoint":"%s","dir":"%s","apiServerPid":%d,"etcdPid":%d,"controllerManagerPid":%d}\n' \
+  "$kubeconfig" "$server" "$token" "$pki/ca.crt" "$etcd_endpoint" "$dir" "$api_pid" "$etcd_pid" "${kcm_pid:-0}"
 
 if [ $# -gt 0 ]; then
   status=0
@@ -192,7 +224,7 @@ if [ $# -gt 0 ]; then
 fi
 
 # Serve until a signal, a server dies, or (with --until-stdin-closes) stdin reaches EOF.
-while kill -0 "$api_pid" 2>/dev/null && kill -0 "$etcd_pid" 2>/dev/null; do
+while kill -0 "$api_pid" 2>/dev/null && kill -0 "$etcd_pid" 2>/dev/null && { [ -z "$kcm_pid" ] || kill -0 "$kcm_pid" 2>/dev/null; }; do
   if [ "$lifeline" = stdin ]; then
     rc=0; read -r -t 1 _ || rc=$?
     [ "$rc" -eq 0 ] || [ "$rc" -gt 128 ] || exit 0   # EOF: whoever started us is gone or done

@@ -1,4 +1,4 @@
-// Starts a real etcd + kube-apiserver through scripts/apiserver/start.sh for the real-apiserver suite.
+// Starts a real etcd + kube-apiserver (+ kube-controller-manager when asked) through scripts/apiserver/start.sh for the real-apiserver suite.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -29,6 +29,7 @@ interface ReadyLine {
   dir: string;
   apiServerPid: number;
   etcdPid: number;
+  controllerManagerPid: number;
 }
 
 /** Options of {@link startRealApiServer}. */
@@ -37,6 +38,11 @@ export interface RealApiServerOptions {
   apiServerArgs?: string[];
   /** Milliseconds to wait for the servers to become ready (the build is separate). Default: 180 000. */
   readyTimeoutMs?: number;
+  /**
+   * Also run kube-controller-manager (its default `*` controllers: deployment, replicaset,
+   * endpointslice, garbage collector, namespace, …), with extra flags if given. Default: not run.
+   */
+  controllerManager?: boolean | { args?: string[] };
 }
 
 /** A running etcd + kube-apiserver pair; `stop()` ends both and removes their temp dir. */
@@ -53,8 +59,10 @@ export interface RealApiServer {
   ca: string;
   /** etcd's client URL, `http://127.0.0.1:<port>`; its v3 JSON gateway is served there too. */
   etcdEndpoint: string;
-  /** The process ids, so a test can check that `stop()` left nothing behind. */
-  pids: { apiServer: number; etcd: number; script: number };
+  /** The process ids, so a test can check that `stop()` left nothing behind (`controllerManager` 0 when not run). */
+  pids: { apiServer: number; etcd: number; controllerManager: number; script: number };
+  /** The temp dir: `apiserver.log`, `etcd.log`, `controller-manager.log`, the PKI (removed by `stop()`). */
+  dir: string;
   /** Stops both servers (SIGTERM to the script, which cleans up) and resolves once the script exited. */
   stop(): Promise<void>;
 }
@@ -81,6 +89,11 @@ export async function startRealApiServer(options: RealApiServerOptions = {}): Pr
   const env = { ...process.env };
   env.KUBE_INFORMER_READY_TIMEOUT = String(Math.ceil((options.readyTimeoutMs ?? 180_000) / 1000));
   if (options.apiServerArgs?.length) env.KUBE_APISERVER_EXTRA_ARGS = options.apiServerArgs.join(' ');
+  const kcm = options.controllerManager;
+  if (kcm !== undefined && kcm !== false) {
+    env.KUBE_INFORMER_CONTROLLER_MANAGER = '1';
+    if (typeof kcm === 'object' && kcm.args?.length) env.KUBE_CONTROLLER_MANAGER_EXTRA_ARGS = kcm.args.join(' ');
+  }
   const child = spawn('bash', [startScript, '--until-stdin-closes'], {
     env,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -117,7 +130,8 @@ export async function startRealApiServer(options: RealApiServerOptions = {}): Pr
     token: ready.token,
     ca: readFileSync(ready.caFile, 'utf8'),
     etcdEndpoint: ready.etcdEndpoint,
-    pids: { apiServer: ready.apiServerPid, etcd: ready.etcdPid, script: child.pid ?? -1 },
+    pids: { apiServer: ready.apiServerPid, etcd: ready.etcdPid, controllerManager: ready.controllerManagerPid, script: child.pid ?? -1 },
+    dir: ready.dir,
     stop() {
       stopping ??= (async () => {
         child.kill('SIGTERM');
