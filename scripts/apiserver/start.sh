@@ -126,18 +126,22 @@ etcd_args=(
 )
 etcd_version=$("$ETCD_BIN" --version)
 case "$etcd_version" in *"etcd Version: 3.4."*) ;; *) etcd_args+=(--unsafe-no-fsync) ;; esac
-"$ETCD_BIN" "${etcd_args[@]}" > "$dir/etcd.log" 2>&1 &
-etcd_pid=$!
+start_etcd() { "$ETCD_BIN" "${etcd_args[@]}" >> "$dir/etcd.log" 2>&1 & etcd_pid=$!; }
 
 # Fails unless $1 (a pid) is alive; used while waiting so a crash is reported at once, not at the timeout.
 alive() { kill -0 "$1" 2>/dev/null || { log "$2 exited during start-up"; exit 1; }; }
 
+wait_etcd() {
+  until curl -fsS --max-time 2 "$etcd_endpoint/health" 2>/dev/null | grep -q '"health":"true"'; do
+    alive "$etcd_pid" etcd
+    [ "$SECONDS" -lt "$deadline" ] || { log "etcd not healthy after ${timeout}s"; exit 1; }
+    sleep 0.2
+  done
+}
+
 deadline=$((SECONDS + timeout))
-until curl -fsS --max-time 2 "$etcd_endpoint/health" 2>/dev/null | grep -q '"health":"true"'; do
-  alive "$etcd_pid" etcd
-  [ "$SECONDS" -lt "$deadline" ] || { log "etcd not healthy after ${timeout}s"; exit 1; }
-  sleep 0.2
-done
+start_etcd
+wait_etcd
 
 # kube-apiserver. The etcd compaction loop is off so that tests decide when history is compacted.
 server="https://127.0.0.1:$api_port"
@@ -154,15 +158,17 @@ api_args=(
 )
 # shellcheck disable=SC2206 # word splitting of the extra flags is intended
 [ -z "${KUBE_APISERVER_EXTRA_ARGS-}" ] || api_args+=(${KUBE_APISERVER_EXTRA_ARGS})
-"$KUBE_APISERVER_BIN" "${api_args[@]}" > "$dir/apiserver.log" 2>&1 &
-api_pid=$!
-
-until curl -fsS --max-time 2 --cacert "$pki/ca.crt" -H "Authorization: Bearer $token" "$server/readyz" 2>/dev/null | grep -q '^ok$'; do
-  alive "$api_pid" kube-apiserver
-  alive "$etcd_pid" etcd
-  [ "$SECONDS" -lt "$deadline" ] || { log "kube-apiserver /readyz not ok after ${timeout}s"; exit 1; }
-  sleep 0.2
-done
+start_api() { "$KUBE_APISERVER_BIN" "${api_args[@]}" >> "$dir/apiserver.log" 2>&1 & api_pid=$!; }
+wait_api() {
+  until curl -fsS --max-time 2 --cacert "$pki/ca.crt" -H "Authorization: Bearer $token" "$server/readyz" 2>/dev/null | grep -q '^ok$'; do
+    alive "$api_pid" kube-apiserver
+    alive "$etcd_pid" etcd
+    [ "$SECONDS" -lt "$deadline" ] || { log "kube-apiserver /readyz not ok after ${timeout}s"; exit 1; }
+    sleep 0.2
+  done
+}
+start_api
+wait_api
 
 kubeconfig="$dir/kubeconfig"
 cat > "$kubeconfig" <<EOF
@@ -223,6 +229,29 @@ if [ $# -gt 0 ]; then
   exit "$status"
 fi
 
+# Faults on request (the harness's restart()): SIGUSR1 kills kube-apiserver with SIGKILL and starts it
+# again, SIGUSR2 does the same to etcd (same data dir); each prints `KUBE_INFORMER_RESTARTED <name>`
+# once the server is back (the apiserver's /readyz ok).
+restart=""
+trap 'restart=kube-apiserver' USR1
+trap 'restart=etcd' USR2
+restart_now() {
+  local what=$restart
+  restart=""
+  deadline=$((SECONDS + timeout))
+  if [ "$what" = kube-apiserver ]; then
+    kill -KILL "$api_pid" 2>/dev/null || true; wait "$api_pid" 2>/dev/null || true
+    start_api
+  else
+    kill -KILL "$etcd_pid" 2>/dev/null || true; wait "$etcd_pid" 2>/dev/null || true
+    start_etcd
+    wait_etcd
+  fi
+  wait_api
+  log "restarted $what"
+  echo "KUBE_INFORMER_RESTARTED $what"
+}
+
 # Serve until a signal, a server dies, or (with --until-stdin-closes) stdin reaches EOF.
 while kill -0 "$api_pid" 2>/dev/null && kill -0 "$etcd_pid" 2>/dev/null && { [ -z "$kcm_pid" ] || kill -0 "$kcm_pid" 2>/dev/null; }; do
   if [ "$lifeline" = stdin ]; then
@@ -231,6 +260,7 @@ while kill -0 "$api_pid" 2>/dev/null && kill -0 "$etcd_pid" 2>/dev/null && { [ -
   else
     sleep 1
   fi
+  [ -z "$restart" ] || restart_now
 done
 log "a server exited on its own"
 exit 1

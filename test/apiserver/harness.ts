@@ -63,6 +63,11 @@ export interface RealApiServer {
   pids: { apiServer: number; etcd: number; controllerManager: number; script: number };
   /** The temp dir: `apiserver.log`, `etcd.log`, `controller-manager.log`, the PKI (removed by `stop()`). */
   dir: string;
+  /**
+   * Kills kube-apiserver or etcd with SIGKILL and starts it again (same flags, ports and data), then
+   * resolves once the apiserver's `/readyz` is ok again, with how long that took.
+   */
+  restart(what: 'kube-apiserver' | 'etcd'): Promise<{ ms: number }>;
   /** Stops both servers (SIGTERM to the script, which cleans up) and resolves once the script exited. */
   stop(): Promise<void>;
 }
@@ -123,6 +128,15 @@ export async function startRealApiServer(options: RealApiServerOptions = {}): Pr
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(ready.kubeConfigPath);
   let stopping: Promise<void> | undefined;
+  // After the ready line, stdout carries one `KUBE_INFORMER_RESTARTED <name>` per restart.
+  const restarted: Array<(name: string) => void> = [];
+  let rest = '';
+  child.stdout.on('data', (chunk: string) => {
+    rest += chunk;
+    const lines = rest.split('\n');
+    rest = lines.pop() ?? '';
+    for (const line of lines) if (line.startsWith('KUBE_INFORMER_RESTARTED ')) restarted.shift()?.(line.slice('KUBE_INFORMER_RESTARTED '.length));
+  });
   return {
     kubeConfigPath: ready.kubeConfigPath,
     kubeConfig,
@@ -132,6 +146,14 @@ export async function startRealApiServer(options: RealApiServerOptions = {}): Pr
     etcdEndpoint: ready.etcdEndpoint,
     pids: { apiServer: ready.apiServerPid, etcd: ready.etcdPid, controllerManager: ready.controllerManagerPid, script: child.pid ?? -1 },
     dir: ready.dir,
+    async restart(what) {
+      const started = Date.now();
+      const done = new Promise<string>((resolve) => restarted.push(resolve));
+      child.kill(what === 'kube-apiserver' ? 'SIGUSR1' : 'SIGUSR2');
+      const name = await Promise.race([done, exit.then((code) => Promise.reject(new Error(`start.sh exited (${code}) during a restart of ${what}:\n${stderr}`)))]);
+      if (name !== what) throw new Error(`expected ${what} to restart, start.sh restarted ${name}`);
+      return { ms: Date.now() - started };
+    },
     stop() {
       stopping ??= (async () => {
         child.kill('SIGTERM');
