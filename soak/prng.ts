@@ -48,3 +48,15 @@ export class Prng {
     return new Prng(Math.floor(this.next() * 4294967296));
   }
 }
+
+/** Parses a `--seed` value: `7`, `1,2,3` or `1-4`. */
+export function parseSeeds(value: string): number[] {
+  const seeds: number[] = [];
+  for (const part of value.split(',')) {
+    const m = /^(\d+)-(\d+)$/.exec(part.trim());
+    if (m !== null) for (let s = Number(m[1]); s <= Number(m[2]); s++) seeds.push(s);
+    else if (/^\d+$/.test(part.trim())) seeds.push(Number(part.trim()));
+    else throw new Error(`bad --seed "${value}"`);
+  }
+  return seeds;
+}

@@ -6,6 +6,7 @@ import { clientNodeContender } from './contenders/client-node.js';
 import { kubeInformerContender } from './contenders/kube-informer.js';
 import type { ContenderFactory } from './contenders/types.js';
 import { FAULT_KINDS, parseFaultKinds } from './faults.js';
+import { parseSeeds } from './prng.js';
 import { comparisonTable, describeRun, perFaultTable } from './report.js';
 import { runSoak, type SoakResult } from './soak.js';
 
@@ -14,7 +15,7 @@ const CONTENDERS: Record<string, ContenderFactory> = {
   'client-node': clientNodeContender,
 };
 
-const USAGE = `usage: npm run soak -- [options]
+const USAGE = `usage: npm run soak -- [options]        (npm run soak -- --real --help: against a real kube-apiserver)
   --seed N          seeds to run: 7, 1,2,3 or 1-4 (default 1)
   --events M        workload writes per seed (default 10000)
   --faults LIST     all, none, or a comma list of: ${FAULT_KINDS.join(', ')} (default all)
@@ -29,18 +30,6 @@ const USAGE = `usage: npm run soak -- [options]
 Exit status 1 when a kube-informer run fails a check (client-node runs are reported, never fatal).
 Run with \`node --expose-gc\` (the npm script does) for the heap check.`;
 
-/** Parses `7`, `1,2,3`, `1-4`. */
-function parseSeeds(value: string): number[] {
-  const seeds: number[] = [];
-  for (const part of value.split(',')) {
-    const m = /^(\d+)-(\d+)$/.exec(part.trim());
-    if (m !== null) for (let s = Number(m[1]); s <= Number(m[2]); s++) seeds.push(s);
-    else if (/^\d+$/.test(part.trim())) seeds.push(Number(part.trim()));
-    else throw new Error(`bad --seed "${value}"`);
-  }
-  return seeds;
-}
-
 function positive(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
@@ -49,6 +38,11 @@ function positive(name: string, value: string | undefined, fallback: number): nu
 }
 
 async function main(): Promise<number> {
+  if (process.argv.includes('--real')) {
+    // Against a real kube-apiserver (soak/real/): loaded only then, so the fake-server soak needs no Go.
+    const { runRealSoak } = await import('./real/cli.js');
+    return runRealSoak(process.argv.slice(2).filter((a) => a !== '--real'));
+  }
   const { values } = parseArgs({
     options: {
       seed: { type: 'string', default: '1' },

@@ -10,7 +10,7 @@ import { Prng } from '../../soak/prng.js';
 import type { KubeObject } from '../../src/core/index.js';
 import { newListWatch } from '../../src/listwatch/index.js';
 import { newResourceClient, resources, SharedInformerFactory, type ResourceClient } from '../../src/index.js';
-import { checkExact, HandlerHistory } from './exact.js';
+import { checkExact, HandlerHistory } from '../../soak/real/exact.js';
 import { startRealApiServer, type RealApiServer } from './harness.js';
 
 const SEED = Number(process.env.CHURN_SEED ?? 1);
