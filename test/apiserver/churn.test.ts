@@ -3,13 +3,18 @@
 //
 // Pods stay Pending (no scheduler, no kubelet): the deployment, replicaset, endpointslice, namespace and
 // garbage-collector controllers still make the churn — ReplicaSets and Pods created and deleted, owner
-// references followed on namespace deletion, Events for all of it.
+// references followed on namespace deletion, Events for all of it. The configmapset operator then runs
+// its scenario on the same cluster.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Prng } from '../../soak/prng.js';
 import type { KubeObject } from '../../src/core/index.js';
 import { newListWatch } from '../../src/listwatch/index.js';
 import { newResourceClient, resources, SharedInformerFactory, type ResourceClient } from '../../src/index.js';
+import { installCrd } from '../../examples/configmapset/crd.js';
+import { ConfigMapSetOperator } from '../../examples/configmapset/operator.js';
+import { FileRegistry } from '../../examples/configmapset/registry.js';
+import { runScenario } from '../../examples/configmapset/scenario.js';
 import { checkExact, HandlerHistory } from '../../soak/real/exact.js';
 import { startRealApiServer, type RealApiServer } from './harness.js';
 
@@ -126,4 +131,25 @@ describe('real churn from kube-controller-manager', () => {
       await running;
     }
   }, 300_000);
+
+  it('the configmapset operator converges on this cluster, with the garbage collector following its owner references too', async () => {
+    expect(await installCrd(server.kubeConfig, AbortSignal.timeout(60_000))).toBe('created');
+    const namespace = `churn-cms-${SEED}`;
+    await namespaces.create({ metadata: { name: namespace } });
+    const registry = await FileRegistry.temporary();
+    const operator = new ConfigMapSetOperator(server.kubeConfig, { registry, namespace, logger: false });
+    const stop = new AbortController();
+    const running = operator.run(stop.signal);
+    try {
+      const lines: string[] = [];
+      const result = await runScenario({ kubeConfig: server.kubeConfig, namespace, registry, log: (l) => lines.push(l), stepTimeoutMs: 30_000 });
+      expect(result.steps.filter((s) => !s.converged), lines.join('\n')).toEqual([]);
+      expect(result.passed).toBe(true);
+      expect(operator.stats()).toMatchObject({ failed: 0, cleanups: 2 });
+    } finally {
+      stop.abort();
+      await running;
+      await registry.dispose();
+    }
+  }, 200_000);
 });
