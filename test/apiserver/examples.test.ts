@@ -99,6 +99,168 @@ class HeldWatch<T extends KubeObject> implements ListerWatcher<T> {
   }
 }
 
+/**
+ * The leader-elected endpoints controller under a seeded churn of pods and services: at the end every
+ * managed Endpoints equals desiredEndpoints of the server's pods, none outlives its Service, and the
+ * unmanaged one is untouched. Run on a bare apiserver and on one with kube-controller-manager.
+ */
+async function endpointsChurn(server: RealApiServer, core: CoreV1Api): Promise<void> {
+  const seed = 77;
+  const random = seededRandom(seed);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const namespace = `ki-ep-${randomBytes(3).toString('hex')}`;
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } }).catch((err: unknown) => {
+    if ((err as { code?: number }).code !== 409) throw err; // kube-controller-manager made it already
+  });
+  // Endpoints nobody manages (no selector annotation on their service): the controller must leave them.
+  await core.createNamespacedService({ namespace, body: { metadata: { name: 'legacy' }, spec: { ports: [{ port: 80 }] } } });
+  await core.createNamespacedEndpoints({ namespace, body: { metadata: { name: 'legacy' }, subsets: [{ addresses: [{ ip: '192.168.0.1' }], ports: [{ port: 80 }] }] } });
+
+  const apps = ['web', 'api', 'db'];
+  const service = (name: string, app: string): V1Service => ({
+    metadata: { name, annotations: { [SELECTOR_ANNOTATION]: `app=${app}` } },
+    spec: { ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] },
+  });
+  await core.createNamespacedService({ namespace, body: service('web', 'web') });
+
+  const controllers: EndpointsController[] = [];
+  let leading!: (controller: EndpointsController) => void;
+  const firstTerm = new Promise<EndpointsController>((resolve) => (leading = resolve));
+  const log: string[] = [];
+  const stop = new AbortController();
+  const running = runLeaderElectedEndpoints(stop.signal, {
+    kubeConfig: server.kubeConfig,
+    identity: 'replica-1',
+    leaseNamespace: namespace,
+    election: { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 400 },
+    log: (line) => log.push(line),
+    onController: (c) => {
+      controllers.push(c);
+      leading(c);
+    },
+  });
+
+  // The churn: pods come up (created, then given an IP through the status subresource, like a kubelet
+  // would), get relabelled and deleted; services are created, retargeted and deleted. Note that
+  // kube-apiserver itself deletes a Service's Endpoints when the Service is deleted (the fake server
+  // does not): the controller sees that DELETE on its endpoints watch, possibly before the Service's
+  // own DELETE reaches its services lister.
+  const pods = new Set<string>();
+  const services = new Set<string>(['web']);
+  let next = 0;
+  const ip = (): string => `10.1.${Math.floor(next / 250)}.${(next % 250) + 1}`;
+  const operations: Array<[number, () => Promise<unknown>]> = [
+    [6, async () => {
+      const name = `pod-${next++}`;
+      const podIP = ip();
+      await core.createNamespacedPod({ namespace, body: { metadata: { name, labels: { app: pick(apps) } }, spec: { containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] } } as V1Pod });
+      pods.add(name);
+      await core.patchNamespacedPodStatus({
+        name,
+        namespace,
+        body: [
+          { op: 'add', path: '/status/phase', value: 'Running' },
+          { op: 'add', path: '/status/podIP', value: podIP },
+          { op: 'add', path: '/status/podIPs', value: [{ ip: podIP }] },
+        ],
+      });
+    }],
+    [3, async () => {
+      if (pods.size === 0) return;
+      const name = pick([...pods]);
+      pods.delete(name);
+      await core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
+    }],
+    [3, async () => {
+      if (pods.size === 0) return;
+      await core.patchNamespacedPod({ name: pick([...pods]), namespace, body: [{ op: 'add', path: '/metadata/labels/app', value: pick(apps) }] });
+    }],
+    [1, async () => {
+      const name = `svc-${next++}`;
+      await core.createNamespacedService({ namespace, body: service(name, pick(apps)) });
+      services.add(name);
+    }],
+    [1, async () => {
+      if (services.size === 0) return;
+      const name = pick([...services]);
+      await core.patchNamespacedService({ name, namespace, body: [{ op: 'add', path: `/metadata/annotations/${SELECTOR_ANNOTATION.replace('/', '~1')}`, value: `app=${pick(apps)}` }] });
+    }],
+    [1, async () => {
+      if (services.size <= 1) return;
+      const name = pick([...services]);
+      services.delete(name);
+      log.push(`test: deleting service ${namespace}/${name}`);
+      await core.deleteNamespacedService({ name, namespace });
+    }],
+  ];
+  const total = operations.reduce((sum, [weight]) => sum + weight, 0);
+
+  try {
+    const controller = await firstTerm;
+    for (let i = 0; i < 80; i++) {
+      let r = random() * total;
+      for (const [weight, op] of operations) {
+        r -= weight;
+        if (r < 0) {
+          await op();
+          break;
+        }
+      }
+    }
+
+    // The server's own state: every managed service's Endpoints must be desiredEndpoints of the
+    // server's pods; no managed Endpoints may outlive their service; the legacy ones are untouched.
+    const difference = await converge(
+      () => controller.queue.onIdle(),
+      async () => {
+        const [svcList, podList, epList] = await Promise.all([
+          core.listNamespacedService({ namespace }),
+          core.listNamespacedPod({ namespace }),
+          core.listNamespacedEndpoints({ namespace }),
+        ]);
+        const endpoints = new Map(epList.items.map((e) => [e.metadata!.name!, e]));
+        for (const svc of svcList.items) {
+          const selectorText = svc.metadata?.annotations?.[SELECTOR_ANNOTATION];
+          const current = endpoints.get(svc.metadata!.name!);
+          endpoints.delete(svc.metadata!.name!);
+          if (selectorText === undefined) continue;
+          const selector = parseLabelSelector(selectorText);
+          const selected = podList.items.filter((p) => selector.matches(p.metadata?.labels ?? {}));
+          // client-node's typed lists hold its model classes (Date timestamps): back to the JSON the controller reads.
+          const wireService: Service = ObjectSerializer.serialize(svc, 'V1Service');
+          const wirePods: Pod[] = selected.map((p) => ObjectSerializer.serialize(p, 'V1Pod'));
+          const want = endpointsText(desiredEndpoints(wireService, wirePods, 'kube-informer-example'));
+          const got = current === undefined ? 'none' : endpointsText(current);
+          if (want !== got) return `service ${svc.metadata!.name} (${selectorText}): expected ${want}, server has ${got}`;
+        }
+        const orphans = [...endpoints.keys()];
+        if (orphans.length > 0) return `Endpoints without a service: ${orphans.join(', ')}`;
+        return undefined;
+      },
+    );
+    // On failure, the controller's writes for the first service named in the difference.
+    const culprit = difference?.match(/(?:service:? )([\w-]+)/)?.[1];
+    const history = log.filter((line) => culprit !== undefined && (line.endsWith(`/${culprit}`) || line.includes(`/${culprit} `)));
+    expect(difference, `seed ${seed}; writes for ${culprit}: ${history.join('; ')}`).toBeUndefined();
+
+    const legacy = await core.readNamespacedEndpoints({ name: 'legacy', namespace });
+    expect(legacy.metadata?.labels?.[MANAGED_BY_LABEL]).toBeUndefined();
+    expect(legacy.subsets?.flatMap((sub) => sub.addresses?.map((a) => a.ip))).toEqual(['192.168.0.1']);
+    const writes = controller.stats().writes;
+    expect(writes.create).toBeGreaterThan(0);
+    expect(writes.update).toBeGreaterThan(0);
+    expect(controllers).toHaveLength(1);
+  } finally {
+    stop.abort();
+    await running;
+  }
+  // Stopping released the Lease for the next replica.
+  const lease = await server.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'kube-informer-endpoints-example', namespace });
+  expect(lease.spec?.holderIdentity ?? '').toBe('');
+  expect(log[0]).toBe('replica-1 is leading: starting the endpoints controller');
+}
+
 describe('the example controllers against the real kube-apiserver', () => {
   let server: RealApiServer;
   let core: CoreV1Api;
@@ -163,158 +325,7 @@ describe('the example controllers against the real kube-apiserver', () => {
   });
 
   it('keeps managed Endpoints equal to the selected pods on the server, under leader election on a real Lease', async () => {
-    const seed = 77;
-    const random = seededRandom(seed);
-    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-    const namespace = `ki-ep-${randomBytes(3).toString('hex')}`;
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
-    // Endpoints nobody manages (no selector annotation on their service): the controller must leave them.
-    await core.createNamespacedService({ namespace, body: { metadata: { name: 'legacy' }, spec: { ports: [{ port: 80 }] } } });
-    await core.createNamespacedEndpoints({ namespace, body: { metadata: { name: 'legacy' }, subsets: [{ addresses: [{ ip: '192.168.0.1' }], ports: [{ port: 80 }] }] } });
-
-    const apps = ['web', 'api', 'db'];
-    const service = (name: string, app: string): V1Service => ({
-      metadata: { name, annotations: { [SELECTOR_ANNOTATION]: `app=${app}` } },
-      spec: { ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] },
-    });
-    await core.createNamespacedService({ namespace, body: service('web', 'web') });
-
-    const controllers: EndpointsController[] = [];
-    let leading!: (controller: EndpointsController) => void;
-    const firstTerm = new Promise<EndpointsController>((resolve) => (leading = resolve));
-    const log: string[] = [];
-    const stop = new AbortController();
-    const running = runLeaderElectedEndpoints(stop.signal, {
-      kubeConfig: server.kubeConfig,
-      identity: 'replica-1',
-      leaseNamespace: namespace,
-      election: { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 400 },
-      log: (line) => log.push(line),
-      onController: (c) => {
-        controllers.push(c);
-        leading(c);
-      },
-    });
-
-    // The churn: pods come up (created, then given an IP through the status subresource, like a kubelet
-    // would), get relabelled and deleted; services are created, retargeted and deleted. Note that
-    // kube-apiserver itself deletes a Service's Endpoints when the Service is deleted (the fake server
-    // does not): the controller sees that DELETE on its endpoints watch, possibly before the Service's
-    // own DELETE reaches its services lister.
-    const pods = new Set<string>();
-    const services = new Set<string>(['web']);
-    let next = 0;
-    const ip = (): string => `10.1.${Math.floor(next / 250)}.${(next % 250) + 1}`;
-    const operations: Array<[number, () => Promise<unknown>]> = [
-      [6, async () => {
-        const name = `pod-${next++}`;
-        const podIP = ip();
-        await core.createNamespacedPod({ namespace, body: { metadata: { name, labels: { app: pick(apps) } }, spec: { containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] } } as V1Pod });
-        pods.add(name);
-        await core.patchNamespacedPodStatus({
-          name,
-          namespace,
-          body: [
-            { op: 'add', path: '/status/phase', value: 'Running' },
-            { op: 'add', path: '/status/podIP', value: podIP },
-            { op: 'add', path: '/status/podIPs', value: [{ ip: podIP }] },
-          ],
-        });
-      }],
-      [3, async () => {
-        if (pods.size === 0) return;
-        const name = pick([...pods]);
-        pods.delete(name);
-        await core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
-      }],
-      [3, async () => {
-        if (pods.size === 0) return;
-        await core.patchNamespacedPod({ name: pick([...pods]), namespace, body: [{ op: 'add', path: '/metadata/labels/app', value: pick(apps) }] });
-      }],
-      [1, async () => {
-        const name = `svc-${next++}`;
-        await core.createNamespacedService({ namespace, body: service(name, pick(apps)) });
-        services.add(name);
-      }],
-      [1, async () => {
-        if (services.size === 0) return;
-        const name = pick([...services]);
-        await core.patchNamespacedService({ name, namespace, body: [{ op: 'add', path: `/metadata/annotations/${SELECTOR_ANNOTATION.replace('/', '~1')}`, value: `app=${pick(apps)}` }] });
-      }],
-      [1, async () => {
-        if (services.size <= 1) return;
-        const name = pick([...services]);
-        services.delete(name);
-        log.push(`test: deleting service ${namespace}/${name}`);
-        await core.deleteNamespacedService({ name, namespace });
-      }],
-    ];
-    const total = operations.reduce((sum, [weight]) => sum + weight, 0);
-
-    try {
-      const controller = await firstTerm;
-      for (let i = 0; i < 80; i++) {
-        let r = random() * total;
-        for (const [weight, op] of operations) {
-          r -= weight;
-          if (r < 0) {
-            await op();
-            break;
-          }
-        }
-      }
-
-      // The server's own state: every managed service's Endpoints must be desiredEndpoints of the
-      // server's pods; no managed Endpoints may outlive their service; the legacy ones are untouched.
-      const difference = await converge(
-        () => controller.queue.onIdle(),
-        async () => {
-          const [svcList, podList, epList] = await Promise.all([
-            core.listNamespacedService({ namespace }),
-            core.listNamespacedPod({ namespace }),
-            core.listNamespacedEndpoints({ namespace }),
-          ]);
-          const endpoints = new Map(epList.items.map((e) => [e.metadata!.name!, e]));
-          for (const svc of svcList.items) {
-            const selectorText = svc.metadata?.annotations?.[SELECTOR_ANNOTATION];
-            const current = endpoints.get(svc.metadata!.name!);
-            endpoints.delete(svc.metadata!.name!);
-            if (selectorText === undefined) continue;
-            const selector = parseLabelSelector(selectorText);
-            const selected = podList.items.filter((p) => selector.matches(p.metadata?.labels ?? {}));
-            // client-node's typed lists hold its model classes (Date timestamps): back to the JSON the controller reads.
-            const wireService: Service = ObjectSerializer.serialize(svc, 'V1Service');
-            const wirePods: Pod[] = selected.map((p) => ObjectSerializer.serialize(p, 'V1Pod'));
-            const want = endpointsText(desiredEndpoints(wireService, wirePods, 'kube-informer-example'));
-            const got = current === undefined ? 'none' : endpointsText(current);
-            if (want !== got) return `service ${svc.metadata!.name} (${selectorText}): expected ${want}, server has ${got}`;
-          }
-          const orphans = [...endpoints.keys()];
-          if (orphans.length > 0) return `Endpoints without a service: ${orphans.join(', ')}`;
-          return undefined;
-        },
-      );
-      // On failure, the controller's writes for the first service named in the difference.
-      const culprit = difference?.match(/(?:service:? )([\w-]+)/)?.[1];
-      const history = log.filter((line) => culprit !== undefined && (line.endsWith(`/${culprit}`) || line.includes(`/${culprit} `)));
-      expect(difference, `seed ${seed}; writes for ${culprit}: ${history.join('; ')}`).toBeUndefined();
-
-      const legacy = await core.readNamespacedEndpoints({ name: 'legacy', namespace });
-      expect(legacy.metadata?.labels?.[MANAGED_BY_LABEL]).toBeUndefined();
-      expect(legacy.subsets?.flatMap((sub) => sub.addresses?.map((a) => a.ip))).toEqual(['192.168.0.1']);
-      const writes = controller.stats().writes;
-      expect(writes.create).toBeGreaterThan(0);
-      expect(writes.update).toBeGreaterThan(0);
-      expect(controllers).toHaveLength(1);
-    } finally {
-      stop.abort();
-      await running;
-    }
-    // Stopping released the Lease for the next replica.
-    const lease = await server.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'kube-informer-endpoints-example', namespace });
-    expect(lease.spec?.holderIdentity ?? '').toBe('');
-    expect(log[0]).toBe('replica-1 is leading: starting the endpoints controller');
+    await endpointsChurn(server, core);
   });
   it('leaves no Endpoints behind when the apiserver deletes them with their Service before the Service delete reaches the controller', async () => {
     // The ordering the churn above can hit by chance, made deterministic: kube-apiserver deletes a
@@ -384,5 +395,19 @@ describe('the example controllers against the real kube-apiserver', () => {
       stop.abort();
       await running;
     }
+  });
+});
+
+describe('the endpoints example on a cluster with kube-controller-manager', () => {
+  let server: RealApiServer;
+  beforeAll(async () => {
+    server = await startRealApiServer({ controllerManager: true });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('keeps managed Endpoints equal to the selected pods while the real controllers run beside it', async () => {
+    await endpointsChurn(server, server.kubeConfig.makeApiClient(CoreV1Api));
   });
 });
