@@ -11,7 +11,7 @@
 // `--phases` picks phases; `--merge FILE` keeps the other sections of an earlier results file (sync, big
 // and steady share one section: running any of them replaces all three; real and controller are one each).
 // Every contender is its own child process (heap isolated, measured after GC); the server is another.
-// Results: bench/results/<time>.json (+ latest.json), then docs/benchmarks.md and docs/benchmarks-*.svg.
+// Results: bench/results/<time>.json, then (unless --no-docs) latest.json, docs/benchmarks.md and docs/benchmarks-*.svg.
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -157,7 +157,6 @@ async function main(): Promise<void> {
   const file = join(resultsDir, `${new Date(started).toISOString().replace(/[:.]/g, '-')}.json`);
   const text = `${JSON.stringify(results, null, 1)}\n`;
   writeFileSync(file, text);
-  writeFileSync(join(resultsDir, 'latest.json'), text);
   log(`results: ${file}`);
   if (args.noDocs) return;
   if (results.runs.length === 0 && merged === undefined) {
@@ -165,6 +164,8 @@ async function main(): Promise<void> {
     log('docs/benchmarks.md not written: no fake-server sections in this run; add --merge bench/results/<a full run>.json to put its section into the page');
     return;
   }
+  // latest.json is always the results behind docs/benchmarks.md: a --no-docs run leaves it alone.
+  writeFileSync(join(resultsDir, 'latest.json'), text);
   renderDocs(results, join(benchDir, '..', 'docs'));
 }
 
