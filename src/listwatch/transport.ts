@@ -273,7 +273,11 @@ export class Transport {
   }
 }
 
-/** Methods retried after a stale keep-alive connection: reads, which the server cannot have applied. */
+/**
+ * Methods retried after a stale keep-alive connection: reads, which the server cannot have applied
+ * (undici's default idempotent set). PUT and DELETE are left out: had the server applied the first
+ * one, the retry would answer 409 or 404 for a write that happened.
+ */
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
 /** The errors of a write to a connection the server had already closed. */

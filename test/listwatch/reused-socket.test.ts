@@ -3,12 +3,15 @@
 //
 // Seen against kube-apiserver: a watcher frozen for 100 s came back to "socket hang up" on re-open and
 // paid a full relist (~900 tombstones). The server here closes a reused connection as the request
-// arrives, which is what the client sees in that case: an error on a reused socket, no response.
+// arrives, which is what the client sees in that case: an error on a reused socket, no response. For an
+// informer on the fake API server, a TCP relay in front of it does the same with a reset (RST).
 
 import diagnosticsChannel from 'node:diagnostics_channel';
+import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { channelNames } from '../../src/observability/channels.js';
 import { NetworkError, newListWatch, newResourceClient, resources, SharedIndexInformer } from '../../src/index.js';
+import { startFakeApiServer } from '../../src/testing/index.js';
 import { until } from '../examples/helpers.js';
 import { beginWatch, collect, eventLine, kubeConfigFor, pod, useCleanups } from './helpers.js';
 import type http from 'node:http';
@@ -45,6 +48,47 @@ async function closingServer(kill: Kill) {
       res.end(JSON.stringify({ apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '10' }, items: [pod('a', '9')] }));
     }
   });
+}
+
+/**
+ * A TCP relay to `port` that, once armed, resets (RST) the next connection that sends data after its
+ * first request: the server side of a pooled connection closing just as the client's next request reaches it.
+ */
+async function resettingRelay(port: number) {
+  const sockets = new Set<net.Socket>();
+  const state = { armed: false, resets: 0 };
+  const track = (s: net.Socket): void => {
+    sockets.add(s);
+    s.on('error', () => {});
+    s.on('close', () => sockets.delete(s));
+  };
+  const relay = net.createServer((client) => {
+    const upstream = net.connect(port, '127.0.0.1');
+    track(client);
+    track(upstream);
+    let carried = false;
+    client.on('data', (chunk: Buffer) => {
+      if (carried && state.armed) {
+        state.armed = false;
+        state.resets++;
+        upstream.destroy();
+        client.resetAndDestroy();
+        return;
+      }
+      carried = true;
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  cleanups.push(async () => {
+    const closed = new Promise<void>((resolve) => relay.close(() => resolve()));
+    for (const s of sockets) s.destroy();
+    await closed;
+  });
+  return { url: `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`, state };
 }
 
 const retries: unknown[] = [];
@@ -86,6 +130,35 @@ describe('a reused keep-alive connection the server closed', () => {
     expect(informer.health().counters).toMatchObject({ lists: 1, relists: 0, watches: 2 });
     expect(server.requests.map((r) => r.query.get('watch') ?? 'list')).toEqual(['list', 'true', 'true', 'true']);
     expect(retries).toHaveLength(1);
+  });
+
+  it('a reflector on the fake API server keeps its cache without a relist when its pooled connection is reset', async () => {
+    const fake = await startFakeApiServer();
+    cleanups.push(() => fake.close());
+    fake.create(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a' } });
+    const relay = await resettingRelay(fake.port);
+    const informer = new SharedIndexInformer(newListWatch(kubeConfigFor(relay.url, { token: 'fake-token' }), PODS), { logger: false });
+    const stop = new AbortController();
+    const running = informer.run(stop.signal);
+    cleanups.push(async () => {
+      stop.abort();
+      await running;
+    });
+    await until(() => informer.hasSynced() && fake.openWatches() === 1, 'the first watch');
+    // An event first: a watch that ends without one is "very short", and its re-open waits a backoff.
+    fake.create(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'b' } });
+    await until(() => informer.getIndexer().getByKey('default/b') !== undefined, 'pod b through the first watch');
+
+    relay.state.armed = true; // the connection the list and the watch used is gone when the watch is re-opened on it
+    fake.endWatches(); // the server's watch timeout: a clean end, the connection pooled
+    fake.create(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'c' } });
+    await until(() => informer.getIndexer().getByKey('default/c') !== undefined || informer.health().counters.errors > 0, 'pod c, or a failure');
+
+    // Without the retry: the reflector's request failure (errors: 1), then a backoff and a new list-and-watch.
+    expect(informer.health().counters).toMatchObject({ lists: 1, relists: 0, watches: 2, errors: 0 });
+    expect(relay.state.resets).toBe(1);
+    expect(retries).toEqual([expect.objectContaining({ method: 'GET', path: expect.stringMatching(/^\/api\/v1\/pods\?watch=true&/), error: expect.objectContaining({ code: 'ECONNRESET' }) })]);
+    expect(fake.requests().map((r) => r.verb)).toEqual(['list', 'watch', 'watch']);
   });
 
   it('a list that fails on it before any answer is sent once more, on a fresh connection', async () => {
