@@ -3,7 +3,6 @@
 import { InvalidResourceVersionError } from './errors.js';
 import { preview } from './preview.js';
 
-const DIGITS = /^[1-9][0-9]*$/;
 
 /**
  * True when `rv` is a resource version that can be ordered: a decimal integer with no sign, no
@@ -11,7 +10,18 @@ const DIGITS = /^[1-9][0-9]*$/;
  * versions of one resource comparable this way; aggregated APIs may still send opaque ones.
  */
 export function isComparableResourceVersion(rv: unknown): rv is string {
-  return typeof rv === 'string' && (rv === '0' || DIGITS.test(rv));
+  if (typeof rv !== 'string') return false;
+  const n = rv.length;
+  if (n === 0) return false;
+  if (n === 1) return rv.charCodeAt(0) >= 48 && rv.charCodeAt(0) <= 57; // '0'..'9'
+  // A character loop, not a regular expression: it runs two or three times per watch event.
+  let c = rv.charCodeAt(0);
+  if (c < 49 || c > 57) return false; // '1'..'9': no leading zero, no sign
+  for (let i = 1; i < n; i++) {
+    c = rv.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 function check(rv: string, which: string): void {

@@ -178,22 +178,57 @@ export class DeltaFIFO<T> {
       this.#busy = true;
     }
 
+    return this.#take(process);
+  }
+
+  /**
+   * {@link DeltaFIFO.pop} without the wait: when no `pop` is running or waiting and a key is queued,
+   * takes the oldest and calls `process` at once. Returns the deltas when `process` returned
+   * synchronously, a promise settling like `pop`'s when it returned one, and `undefined` when it took
+   * nothing (the queue is empty, closed or busy) — then `pop` is the way to wait. A loop that drains
+   * what is queued with it saves a promise per key; the order is `pop`'s.
+   */
+  tryPop(process: PopProcessFunc<T>): Deltas<T> | Promise<Deltas<T>> | undefined {
+    if (this.#busy || this.#waiters.length > 0 || this.#items.size === 0) return undefined;
+    this.#busy = true;
+    return this.#take(process);
+  }
+
+  /** Takes the oldest key (the caller holds the turn) and processes it; the turn is released after. */
+  #take(process: PopProcessFunc<T>): Deltas<T> | Promise<Deltas<T>> {
     const key = this.#shiftKey();
     const deltas = this.#items.get(key) as Delta<T>[];
     this.#items.delete(key);
     const isInInitialList = !this.hasSynced();
+    let result: ReturnType<PopProcessFunc<T>>;
     try {
-      const result = process(deltas, isInInitialList);
-      if (result !== undefined && result !== null && typeof (result).then === 'function') {
-        await result;
-      }
-    } finally {
-      // Counted down only once processing ended, so hasSynced() never turns true while the last
-      // initial item is still being handled.
-      if (this.#initialPopulationCount > 0) this.#initialPopulationCount--;
-      this.#releaseTurn();
+      result = process(deltas, isInInitialList);
+    } catch (err) {
+      this.#popped();
+      throw err;
     }
+    if (result !== undefined && result !== null && typeof result.then === 'function') {
+      return Promise.resolve(result).then(
+        () => {
+          this.#popped();
+          return deltas;
+        },
+        (err: unknown) => {
+          this.#popped();
+          throw err;
+        },
+      );
+    }
+    this.#popped();
     return deltas;
+  }
+
+  /** A popped key's processing ended. */
+  #popped(): void {
+    // Counted down only once processing ended, so hasSynced() never turns true while the last
+    // initial item is still being handled.
+    if (this.#initialPopulationCount > 0) this.#initialPopulationCount--;
+    this.#releaseTurn();
   }
 
   /** How many keys are queued (a key being processed by `pop` no longer counts). */

@@ -259,11 +259,17 @@ class ProcessController<T> implements ReflectorController {
       return process(deltas, isInInitialList);
     };
     while (!signal.aborted) {
-      try {
-        await queue.pop(guarded);
-      } catch (err) {
-        if (isFifoClosedError(err)) return;
-        throw err;
+      // What is queued is drained without a promise per key; an empty queue is waited on.
+      const taken = queue.tryPop(guarded);
+      if (taken === undefined) {
+        try {
+          await queue.pop(guarded);
+        } catch (err) {
+          if (isFifoClosedError(err)) return;
+          throw err;
+        }
+      } else if (!Array.isArray(taken)) {
+        await taken;
       }
       this.#checkSynced();
     }

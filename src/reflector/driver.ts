@@ -86,6 +86,24 @@ export class Driver<T> {
     return this.#race(plan);
   }
 
+  /**
+   * The result of a `read` plan when it is at hand without waiting — an event the open stream already
+   * decoded — while nothing else is due (no request in flight, no resync tick, no relist asked for, no
+   * abort); `undefined` otherwise, and then {@link Driver.next} is the way. Same order, no promise.
+   */
+  nextReady(plan: Plan): Result<T> | undefined {
+    if (plan.kind !== 'read' || this.#stream === undefined || this.#inFlight || this.#result !== undefined) return undefined;
+    if (this.#resyncDue || this.#relistDue || this.#signal.aborted) return undefined;
+    const stream = this.#stream;
+    const event = stream.nextReady();
+    if (event === undefined) return undefined;
+    if (this.#current !== 'read' || this.#cancel === undefined) {
+      this.#current = 'read';
+      this.#cancel = () => stream.stop();
+    }
+    return { kind: 'event', event };
+  }
+
   /** The request's result or a resync tick, whichever comes first; the request survives a tick. */
   async #race(plan: Plan): Promise<Result<T>> {
     if (!this.#inFlight && this.#result === undefined && !this.#resyncDue) this.#start(plan);

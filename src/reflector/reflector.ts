@@ -213,7 +213,8 @@ export class Reflector<T> {
       for (;;) {
         const plan = planOf(state);
         if (plan.kind === 'stop') return plan.error;
-        const result = await io.next(plan);
+        // An event the stream already decoded is taken at once; anything else is waited for.
+        const result = io.nextReady(plan) ?? (await io.next(plan));
         let t = step(state, result, env);
         const failed = io.apply(t.ops);
         if (failed !== undefined) t = step(state, failed, env);

@@ -3,6 +3,7 @@
 import type { Clock, ClockTimer } from '../core/clock.js';
 import type { ListerWatcher, ListOptions, WatchEvent } from '../listwatch/types.js';
 import { ABORTED, ChildAbort, TIMED_OUT, raceAbort } from '../core/abort.js';
+import { READ_READY, type ReadyIterator } from '../listwatch/decoder.js';
 import type { WatchEndReason } from './events.js';
 
 /** How a stream read ends without an event: closed by the server, silent too long, or ended by us. */
@@ -35,6 +36,8 @@ export class WatchStream<T> {
   /** The server-side timeout the watch asked for, in ms (its idle limit less the margin); 0 = none. */
   readonly requestedTimeoutMs: number;
   readonly #iterator: AsyncIterator<WatchEvent<T>>;
+  /** The iterator's synchronous read of events already decoded, when it has one (`newListWatch`'s does). */
+  readonly #readReady: (() => WatchEvent<T> | undefined) | undefined;
   readonly #abort: ChildAbort;
   readonly #parent: AbortSignal;
   readonly #clock: Clock;
@@ -49,6 +52,8 @@ export class WatchStream<T> {
 
   constructor(deps: WatchDeps<T>, iterable: AsyncIterable<WatchEvent<T>>, abort: ChildAbort, parent: AbortSignal, idleLimitMs: number) {
     this.#iterator = iterable[Symbol.asyncIterator]();
+    const readReady = (this.#iterator as Partial<ReadyIterator<T>>)[READ_READY];
+    this.#readReady = typeof readReady === 'function' ? readReady.bind(this.#iterator) : undefined;
     this.#abort = abort;
     this.#parent = parent;
     this.#clock = deps.clock;
@@ -86,6 +91,19 @@ export class WatchStream<T> {
     this.#lastActivity = this.#clock.now();
     this.#received++;
     return { done: false, event: step.value };
+  }
+
+  /**
+   * The next event when the iterator already holds it decoded: no promise, no wait. `undefined` when
+   * none is at hand, or the stream ended or was aborted — then {@link WatchStream.next} says what comes.
+   */
+  nextReady(): WatchEvent<T> | undefined {
+    if (this.#readReady === undefined || this.#endReason !== undefined || this.#abort.signal.aborted) return undefined;
+    const event = this.#readReady();
+    if (event === undefined) return undefined;
+    // No clock read: the event came in the chunk whose arrival next() already recorded.
+    this.#received++;
+    return event;
   }
 
   /** Ends the stream from our side; idempotent. */
