@@ -6,9 +6,12 @@ import { ResponseDecodeError } from './errors.js';
 
 /**
  * Bodies of at least this many bytes are decoded item by item (see {@link decodeListBody}) instead of
- * as one string: 64 MiB, far below V8's string limit (~512 MiB) and far above a usual list page.
+ * as one string: V8's maximum string length (2^29 − 24 characters on 64-bit, ~512 MiB), the first size
+ * that cannot be one string. Below it one `JSON.parse` is 10–25 % faster than the item-by-item scan
+ * (measured on a 50 000-pod body of 252 MB); the price is the body held once more, as a string, while
+ * it is parsed.
  */
-export const DEFAULT_LARGE_LIST_THRESHOLD_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_LARGE_LIST_THRESHOLD_BYTES = constants.MAX_STRING_LENGTH;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -41,7 +41,8 @@ export interface NewListWatchOptions {
    * List bodies of at least this many bytes are decoded item by item rather than as one string, so a
    * list larger than V8's maximum string length (~512 MiB, e.g. a `resourceVersion=0` list of 100 000+
    * pods, which the watch cache answers whole) still decodes. Meant for tests, which lower it to
-   * exercise that path with small bodies. Default 64 MiB.
+   * exercise that path with small bodies. Default: V8's maximum string length (~512 MiB), the first size
+   * that cannot be one string.
    */
   largeListThresholdBytes?: number;
 }
@@ -192,7 +193,7 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
  * Objects are plain JSON as the server sent it; list items get `apiVersion` and `kind` filled in from
  * the list (`PodList` → `Pod`). `list` resolves one page; `watch` resolves once the server answered
  * 200, with the events of the stream (see `decodeWatchStream`). A list body is never turned into one
- * string past `largeListThresholdBytes` (64 MiB): its items are decoded one by one, so an unpaginated
+ * string past `largeListThresholdBytes` (V8's string limit, ~512 MiB): its items are decoded one by one, so an unpaginated
  * `resourceVersion=0` answer larger than V8's string limit (~512 MiB) still decodes.
  *
  * Errors: a non-2xx answer rejects with `ApiStatusError` (`statusCode`, Status `reason`/`message`,
