@@ -156,6 +156,10 @@ api_args=(
   --service-cluster-ip-range=10.96.0.0/16
   --endpoint-reconciler-type=none   # 1.37 refuses a loopback advertise address for the kubernetes Service's endpoints
 )
+# Server-side sharded list and watch (KEP-5866, alpha since 1.36; docs/sharding.md), when the binary knows
+# the gate: `--version` prints e.g. "Kubernetes v1.37.2".
+api_minor=$("$KUBE_APISERVER_BIN" --version 2>/dev/null | sed -n 's/^Kubernetes v1\.\([0-9]*\)\..*/\1/p')
+[ "${api_minor:-0}" -ge 36 ] && api_args+=(--feature-gates=ShardedListAndWatch=true)
 # shellcheck disable=SC2206 # word splitting of the extra flags is intended
 [ -z "${KUBE_APISERVER_EXTRA_ARGS-}" ] || api_args+=(${KUBE_APISERVER_EXTRA_ARGS})
 start_api() { "$KUBE_APISERVER_BIN" "${api_args[@]}" >> "$dir/apiserver.log" 2>&1 & api_pid=$!; }

@@ -1,5 +1,6 @@
 // The one option validator: every constructor checks its options here, so a mistake fails at once.
 
+import { shardSelector, type HashRange, type ShardField } from './shard-selector.js';
 import { ErrorCodes, KubeInformerError } from './errors.js';
 import { parseFieldSelector } from './field-selector.js';
 import { SelectorParseError } from './label-selector.js';
@@ -25,6 +26,7 @@ export class InvalidOptionError extends KubeInformerError {
  * - `clock`: an object with `now`, `setTimeout` and `clearTimeout`.
  * - `logger`: `false`, or an object with `debug`, `info`, `warn` and `error` functions.
  * - `labelSelector`, `fieldSelector`: text that parses (else `INVALID_SELECTOR`).
+ * - `shardSelector`: a `ShardSelector` whose field and ranges are valid (else `INVALID_SELECTOR`).
  * - an array of strings: one of them.
  * - a nested schema: an object whose fields follow it.
  */
@@ -41,6 +43,7 @@ export type OptionRule =
   | 'logger'
   | 'labelSelector'
   | 'fieldSelector'
+  | 'shardSelector'
   | readonly string[]
   | OptionSchema;
 
@@ -126,6 +129,12 @@ function checkValue(owner: string, path: string, rule: Exclude<OptionRule, Optio
     case 'fieldSelector':
       validateSelector(owner, path, rule === 'labelSelector' ? 'label' : 'field', value);
       return;
+    case 'shardSelector': {
+      const s = value as { field?: unknown; ranges?: unknown } | null;
+      if (s === null || typeof s !== 'object') fail(owner, path, 'a ShardSelector (field and ranges)', value);
+      shardSelector(s.field as ShardField, s.ranges as HashRange[]);
+      return;
+    }
   }
 }
 

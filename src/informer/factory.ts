@@ -1,5 +1,6 @@
 // SharedInformerFactory: one informer per resource, shared by every caller, started and synced together.
 
+import type { ShardSelector } from '../core/shard-selector.js';
 import { abortableWait } from '../core/abort.js';
 import type { LoggerOption } from '../core/log.js';
 import { validateGroupVersionResource, validateOptions } from '../core/options.js';
@@ -27,6 +28,11 @@ export interface SharedInformerFactoryOptions {
   labelSelector?: string;
   /** A field selector for every list and watch. Default: none. */
   fieldSelector?: string;
+  /**
+   * Only this shard of every collection (`shardSelector` on every list and watch; Kubernetes 1.36+ with
+   * the `ShardedListAndWatch` gate, filtered on the client otherwise — see docs/sharding.md). Default: none.
+   */
+  shard?: ShardSelector;
   /** Applied to every object of every informer (e.g. `stripManagedFields`). Default: none. */
   transform?: (obj: unknown) => unknown;
   /**
@@ -102,6 +108,7 @@ export class SharedInformerFactory {
       customResync: 'object',
       labelSelector: 'labelSelector',
       fieldSelector: 'fieldSelector',
+      shard: 'shardSelector',
       transform: 'function',
       logger: 'logger',
       informerOptions: 'object',
@@ -277,7 +284,7 @@ export class SharedInformerFactory {
 
   #listWatch(gvr: GroupVersionResource): ListerWatcher<unknown> {
     if (this.#options.listWatchFor !== undefined) return this.#options.listWatchFor(gvr);
-    const { namespace, labelSelector, fieldSelector } = this.#options;
-    return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, { namespace, labelSelector, fieldSelector });
+    const { namespace, labelSelector, fieldSelector, shard, logger } = this.#options;
+    return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, { namespace, labelSelector, fieldSelector, shard, logger });
   }
 }

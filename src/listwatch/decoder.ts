@@ -14,6 +14,11 @@ export interface DecodeWatchStreamOptions {
   signal?: AbortSignal;
   /** Names the stream in error messages. Default `'watch stream'`. */
   description?: string;
+  /**
+   * Events for which it returns false are dropped as they are decoded (`newListWatch` filters a
+   * shard this way when the server did not). Default: every event is kept.
+   */
+  keep?: (event: WatchEvent<unknown>) => boolean;
 }
 
 const NEWLINE = 10;
@@ -81,6 +86,7 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
   #chunks: ChunkSource;
   #signal: AbortSignal | undefined;
   #what: string;
+  #keep: ((event: WatchEvent<unknown>) => boolean) | undefined;
   #ready: Array<WatchEvent<T>> = [];
   #readyIndex = 0;
   #pending: Buffer[] = [];
@@ -93,6 +99,7 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
   constructor(source: AsyncIterable<Chunk>, options: DecodeWatchStreamOptions) {
     this.#signal = options.signal;
     this.#what = options.description ?? 'watch stream';
+    this.#keep = options.keep;
     // Start reading at once: a Node stream then hands over chunks that arrive before a reset even
     // when the consumer has not asked for them yet (a destroyed stream drops what it buffered).
     this.#chunks = chunkSource(source);
@@ -197,7 +204,7 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
         start = nl + 1;
         if (text.length > 0) {
           const event = parseEventLine<T>(text, this.#what);
-          if (event !== undefined) this.#ready.push(event);
+          if (event !== undefined && (this.#keep === undefined || this.#keep(event))) this.#ready.push(event);
         }
         nl = chunk.indexOf(NEWLINE, start);
       }
@@ -228,7 +235,7 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
       });
       return;
     }
-    if (event !== undefined) this.#ready.push(event);
+    if (event !== undefined && (this.#keep === undefined || this.#keep(event))) this.#ready.push(event);
   }
 
   #close(): void {

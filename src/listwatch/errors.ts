@@ -37,7 +37,11 @@ export class KubeConfigError extends KubeInformerError {
 }
 
 /** Why a response body could not be decoded. */
-export type DecodeFailure = 'malformed-json' | 'not-an-event' | 'unknown-type' | 'truncated' | 'not-a-list';
+/**
+ * What was wrong: not JSON, not a watch event, an unknown event type, a cut body, not a list, or a
+ * list whose `metadata.shardInfo` names another shard selector than the one sent (`shard-mismatch`).
+ */
+export type DecodeFailure = 'malformed-json' | 'not-an-event' | 'unknown-type' | 'truncated' | 'not-a-list' | 'shard-mismatch';
 
 /** Cuts a raw line of text to at most 200 characters (`PREVIEW_MAX_CHARS`) for an error message. */
 export function previewLine(text: string): string {

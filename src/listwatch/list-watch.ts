@@ -1,8 +1,10 @@
 // newListWatch: a ListerWatcher for any resource, over the KubeConfig's cluster with Node's http/https.
 
 import type http from 'node:http';
-import { AbortedError, type KubeObject } from '../core/index.js';
+import { AbortedError, resolveLogger, type KubeObject, type Logger, type LoggerOption } from '../core/index.js';
 import { validateGroupVersionResource, validateOptions } from '../core/options.js';
+import { formatShardSelector, shardMatcher, shardSelector, type ShardSelector } from '../core/shard-selector.js';
+import { channels, publish } from '../observability/channels.js';
 import { decodeWatchStream } from './decoder.js';
 import { DEFAULT_LARGE_LIST_THRESHOLD_BYTES, decodeListBody, previewOf } from './list-body.js';
 import { ResponseDecodeError, statusErrorFromResponse, toNetworkError } from './errors.js';
@@ -45,6 +47,15 @@ export interface NewListWatchOptions {
    * that cannot be one string.
    */
   largeListThresholdBytes?: number;
+  /**
+   * Only this shard of the collection: sent as `shardSelector` on every list and watch (Kubernetes
+   * 1.36+, alpha feature gate `ShardedListAndWatch`; build it with `shardSelector`/`evenShard` from
+   * `kube-informer/sharding`). Each list's `metadata.shardInfo` is checked; a server that did not apply
+   * it gets the shard filtered on the client, with one warning (see docs/sharding.md). Default: none.
+   */
+  shard?: ShardSelector;
+  /** Where the one warning of a shard filtered on the client goes; `false` for none. Default `console`. */
+  logger?: LoggerOption;
 }
 
 /** The ListerWatcher {@link newListWatch} returns, plus its path and a way to close pooled sockets. */
@@ -117,6 +128,10 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
   #listAccept: string;
   #watchAccept: string;
   #largeListThreshold: number;
+  #shard: { readonly text: string; readonly matches: (obj: unknown) => boolean; readonly keep: (event: WatchEvent<unknown>) => boolean } | undefined;
+  /** Whether the server applies the shard selector: unknown until a list says (then the client filters). */
+  #serverShards: boolean | undefined;
+  #logger: Logger;
 
   constructor(kubeConfig: KubeConfigLike, gvr: GroupVersionResource, options: NewListWatchOptions) {
     this.path = resourcePath(gvr, options.namespace);
@@ -129,6 +144,17 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
     this.#listAccept = options.metadataOnly === true ? METADATA_LIST_ACCEPT : 'application/json';
     this.#watchAccept = options.metadataOnly === true ? METADATA_WATCH_ACCEPT : 'application/json';
     this.#largeListThreshold = options.largeListThresholdBytes ?? DEFAULT_LARGE_LIST_THRESHOLD_BYTES;
+    this.#logger = resolveLogger(options.logger);
+    if (options.shard !== undefined) {
+      const selector = shardSelector(options.shard.field, options.shard.ranges); // sorted and merged
+      const matches = shardMatcher(selector);
+      const text = formatShardSelector(selector);
+      this.#base.shardSelector = text;
+      // BOOKMARK and ERROR events carry no object of the collection. An object cannot leave its shard:
+      // uid and namespace never change, so a kept ADDED is never followed by a dropped MODIFIED.
+      const keep = (event: WatchEvent<unknown>): boolean => event.type === 'BOOKMARK' || event.type === 'ERROR' || matches(event.object);
+      this.#shard = { text, matches, keep };
+    }
   }
 
   close(): void {
@@ -156,6 +182,7 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
       }
       if (list.metadata === null || typeof list.metadata !== 'object') list.metadata = {};
       fillItemKinds(list as ObjectList<unknown>);
+      if (this.#shard !== undefined) this.#checkShard(list as ObjectList<unknown>, what);
       return list as ObjectList<T>;
     } finally {
       release();
@@ -179,7 +206,34 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
       throw new AbortedError(`${what} was aborted while connecting`);
     }
     res.once('close', release);
-    return decodeWatchStream<T>(res, { signal, description: what });
+    // Filtered here too until a list showed the server applies the shard (a streaming list has no list).
+    const keep = this.#shard !== undefined && this.#serverShards !== true ? this.#shard.keep : undefined;
+    return decodeWatchStream<T>(res, { signal, description: what, keep });
+  }
+
+  /**
+   * A sharded list: the server echoed the selector (it filtered), echoed another one (refused: that
+   * is not the shard asked for), or none (it ignored the parameter: filtered here, with one warning).
+   */
+  #checkShard(list: ObjectList<unknown>, what: string): void {
+    const shard = this.#shard!;
+    const echoed = list.metadata.shardInfo?.selector;
+    if (echoed === shard.text) {
+      this.#serverShards = true;
+      return;
+    }
+    if (echoed !== undefined) {
+      throw new ResponseDecodeError('shard-mismatch', `${what}: the server applied another shard selector than the one sent (${shard.text})`, echoed);
+    }
+    if (this.#serverShards !== false) {
+      this.#serverShards = false;
+      this.#logger.warn(
+        `${what}: the server did not apply the shard selector (feature gate ShardedListAndWatch off, or a server older than 1.36); ` +
+          'filtering the shard on the client from now on: every object is still sent and decoded',
+      );
+      publish(channels.shardFallback, { path: this.path, selector: shard.text });
+    }
+    list.items = list.items.filter(shard.matches);
   }
 }
 
@@ -225,6 +279,8 @@ export function newListWatch<T = KubeObject>(
     agent: 'object',
     userAgent: 'string',
     largeListThresholdBytes: 'positiveCount',
+    shard: 'shardSelector',
+    logger: 'logger',
   });
   return new KubeConfigListWatch<T>(kubeConfig, gvr, options);
 }

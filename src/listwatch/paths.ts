@@ -44,6 +44,8 @@ export interface BaseSelectors {
   labelSelector?: string;
   /** The field selector given to `newListWatch`; default none. */
   fieldSelector?: string;
+  /** The shard selector given to `newListWatch`, in its wire form; default none. */
+  shardSelector?: string;
 }
 
 function appendShared(params: URLSearchParams, options: ListOptions, base: BaseSelectors): void {
@@ -55,6 +57,7 @@ function appendShared(params: URLSearchParams, options: ListOptions, base: BaseS
   if (labelSelector !== undefined) params.set('labelSelector', labelSelector);
   const fieldSelector = combineSelectors(base.fieldSelector, options.fieldSelector);
   if (fieldSelector !== undefined) params.set('fieldSelector', fieldSelector);
+  if (base.shardSelector !== undefined) params.set('shardSelector', base.shardSelector);
   if (options.timeoutSeconds !== undefined) params.set('timeoutSeconds', String(Math.floor(options.timeoutSeconds)));
 }
 

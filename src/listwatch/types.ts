@@ -40,6 +40,8 @@ export interface ObjectList<T> {
     continue?: string;
     /** How many items remain after this page, when the server knows. */
     remainingItemCount?: number;
+    /** The shard selector the server applied (Kubernetes 1.36+, gate `ShardedListAndWatch`), echoed back. */
+    shardInfo?: { selector?: string };
   };
   /** The objects of this page. */
   items: T[];

@@ -36,6 +36,12 @@ export const channelNames = {
    * answer (the server had closed it while idle) and is being sent again on a fresh one.
    */
   transportRetry: 'kube-informer:transport:retry',
+  /**
+   * `{ path, selector }`: a list came back without `metadata.shardInfo` — the server did not apply the
+   * `shard` option (feature gate `ShardedListAndWatch` off, or a server older than 1.36) — so this
+   * ListerWatcher filters its shard on the client from now on. Published once per ListerWatcher.
+   */
+  shardFallback: 'kube-informer:sharding:fallback',
 } as const;
 
 /** The channels themselves, ready to `publish` on (check `hasSubscribers` first on hot paths). */

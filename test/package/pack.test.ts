@@ -64,11 +64,13 @@ describe('the published package', () => {
       "const leaderelection = await import('kube-informer/leaderelection');",
       "const testing = await import('kube-informer/testing');",
       "const operations = await import('kube-informer/operations');",
+      "const sharding = await import('kube-informer/sharding');",
       "if (typeof root.SharedInformerFactory !== 'function' || typeof root.resources.pods !== 'object') throw new Error('root entry incomplete');",
       "if (typeof cache.Reflector !== 'function' || typeof cache.DeltaFIFO !== 'function') throw new Error('cache entry incomplete');",
       "if (typeof workqueue.RateLimitingQueue !== 'function') throw new Error('workqueue entry incomplete');",
       "if (typeof leaderelection.LeaderElector !== 'function') throw new Error('leaderelection entry incomplete');",
       "if (typeof operations.Manager !== 'function' || typeof operations.startProbeServer !== 'function') throw new Error('operations entry incomplete');",
+      "if (typeof sharding.evenShard !== 'function' || typeof sharding.shardHash !== 'function') throw new Error('sharding entry incomplete');",
       "if (typeof testing.FakeClock !== 'function' || 'FakeClock' in root) throw new Error('FakeClock belongs to the test kit only');",
       "console.log(JSON.stringify({ root: Object.keys(root).length, testing: Object.keys(testing).length }));",
     ].join('\n');

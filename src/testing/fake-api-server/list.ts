@@ -2,6 +2,7 @@
 
 import type { ServerResponse } from 'node:http';
 import { isComparableResourceVersion } from '../../core/resource-version.js';
+import { ShardSelectorError, formatShardSelector, parseShardSelector, shardMatcher, type ShardSelector } from '../../core/shard-selector.js';
 import { expiredError, statusError, tooLargeError, type ResourceState, type StoredEntry } from '../resource-state.js';
 import { entryMatcher } from '../selectors.js';
 import { decodeContinue, encodeContinue } from '../state-paging.js';
@@ -21,6 +22,8 @@ export interface CollectionRequest {
   query: URLSearchParams;
   /** The client asked for PartialObjectMetadata. */
   metadataOnly: boolean;
+  /** `shardSelector` is honoured (the `ShardedListAndWatch` gate is on); otherwise it is ignored. */
+  sharding?: boolean;
 }
 
 /** Server-wide switches the list handler honours. */
@@ -37,9 +40,26 @@ function parseRv(text: string, current: number): number {
   return Number(text);
 }
 
-/** The label/field selector filter of a request, with a single-object name folded in. */
+/**
+ * The shard selector of a request when the server honours it: parsed with the server's rules (a bad
+ * one is a 400, as kube-apiserver answers "invalid shard selector"), or undefined.
+ */
+export function requestShard(cr: CollectionRequest): ShardSelector | undefined {
+  const text = cr.query.get('shardSelector') ?? '';
+  if (cr.sharding !== true || text === '') return undefined;
+  try {
+    return parseShardSelector(text);
+  } catch (err) {
+    throw badRequest(`invalid shard selector: ${err instanceof ShardSelectorError ? err.reason : String(err)}`);
+  }
+}
+
+/** The label/field/shard selector filter of a request, with a single-object name folded in. */
 export function requestMatcher(cr: CollectionRequest): ((e: StoredEntry) => boolean) | undefined {
-  const m = entryMatcher(cr.query.get('labelSelector') ?? undefined, cr.query.get('fieldSelector') ?? undefined);
+  const selectors = entryMatcher(cr.query.get('labelSelector') ?? undefined, cr.query.get('fieldSelector') ?? undefined);
+  const shard = requestShard(cr);
+  const inShard = shard === undefined ? undefined : shardMatcher(shard);
+  const m = inShard === undefined ? selectors : (e: StoredEntry): boolean => inShard({ metadata: e.meta }) && (selectors === undefined || selectors(e));
   if (cr.name === undefined) return m;
   const name = cr.name;
   return (e) => e.name === name && (m === undefined || m(e));
@@ -91,6 +111,9 @@ export async function serveList(
   const matcher = requestMatcher(cr);
   const page = state.page(ri.stateKey, { namespace: cr.namespace, atRv, after, limit, filter: matcher });
   const meta: Record<string, unknown> = { resourceVersion: String(page.rv) };
+  const shard = requestShard(cr);
+  // The server echoes the selector it applied (its own formatting of the parsed ranges).
+  if (shard !== undefined) meta.shardInfo = { selector: formatShardSelector(shard) };
   if (page.nextAfter !== undefined) {
     meta.continue = encodeContinue({ rv: page.rv, after: page.nextAfter });
     if (matcher === undefined) meta.remainingItemCount = page.remaining;

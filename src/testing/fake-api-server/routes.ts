@@ -51,6 +51,8 @@ export interface RouteContext {
   now: () => Date;
   /** `resourceVersion=0` lists ignore `limit`. */
   watchCache: boolean;
+  /** `shardSelector` is honoured (the `ShardedListAndWatch` gate is on). */
+  sharding: boolean;
   /** Periodic bookmark interval, if any. */
   bookmarkIntervalMs?: number;
   /** When set, requests must carry `Authorization: Bearer <token>`. */
@@ -182,7 +184,7 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
 
   const metadataOnly = wantsPartialMetadata(req.headers.accept);
   if (verb === 'list' || verb === 'watch') {
-    const cr: CollectionRequest = { ri, namespace: parsed.namespace, name: parsed.name, query, metadataOnly };
+    const cr: CollectionRequest = { ri, namespace: parsed.namespace, name: parsed.name, query, metadataOnly, sharding: ctx.sharding };
     if (verb === 'list') {
       await serveList(res, ctx.state, cr, { watchCache: ctx.watchCache });
       return;

@@ -28,6 +28,12 @@ export interface FakeApiServerOptions {
   /** Serve `resourceVersion=0` lists from a "watch cache" that ignores `limit`, like kube-apiserver. Default true. */
   watchCache?: boolean;
   /**
+   * Honour `shardSelector` on lists and watches and echo it in `metadata.shardInfo`, like kube-apiserver
+   * 1.36+ with the `ShardedListAndWatch` feature gate on. `false` ignores the parameter, like a server
+   * with the gate off (the default on a real server), so a client's fallback can be tested. Default true.
+   */
+  shardedListAndWatch?: boolean;
+  /**
    * Permissive mode: serve a resource that is neither built in, declared, nor defined by a stored
    * CustomResourceDefinition by inferring it (kind from the plural — `widgets` → `Widget` — and
    * namespaced) instead of answering 404 NotFound as kube-apiserver does. Default false: a GVR typo
@@ -102,6 +108,7 @@ export class FakeApiServer {
       clock: options.clock ?? realClock,
       now: options.now ?? (() => new Date()),
       watchCache: options.watchCache ?? true,
+      sharding: options.shardedListAndWatch ?? true,
       bookmarkIntervalMs: options.bookmarkIntervalMs,
       requiredToken: options.requireToken ? (options.token ?? 'fake-token') : undefined,
       log: options.recordRequests === false ? undefined : [],
