@@ -42,6 +42,8 @@ export const channelNames = {
    * ListerWatcher filters its shard on the client from now on. Published once per ListerWatcher.
    */
   shardFallback: 'kube-informer:sharding:fallback',
+  /** `{ name, identity, owned }`: the slots a shard ring's replica owns changed (`owned` ascending). */
+  shardRing: 'kube-informer:sharding:ring',
 } as const;
 
 /** The channels themselves, ready to `publish` on (check `hasSubscribers` first on hot paths). */

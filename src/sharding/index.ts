@@ -16,3 +16,7 @@ export {
   type ShardField,
   type ShardSelector,
 } from '../core/shard-selector.js';
+
+export { ShardRing, type ShardRingHealth, type ShardRingOptions } from './ring.js';
+export { assignSlots } from './assign.js';
+export { InMemoryRingStore, LeaseRingStore, RING_LABEL, RingConflictError, type LeaseRingStoreOptions, type RingLease, type RingStore } from './store.js';
