@@ -17,7 +17,9 @@ import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type S
 import { NotStartedError, ReconcileTimeoutError } from './errors.js';
 import { controllerOwnerKey, unwrapTombstone } from './mapping.js';
 import type { ChangeEvent, Predicate } from './predicates.js';
-import { exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
+import { Action as Actions, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
+import { ShardGate } from './sharded.js';
+import type { ShardRing } from '../sharding/ring.js';
 
 /**
  * Reconciles one primary: reads what it needs from the caches, makes the world match the primary's
@@ -25,6 +27,8 @@ import { exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErro
  * from an event. A throw or rejection goes to the error policy; it never stops the controller.
  */
 export type Reconciler<T> = (key: string, ctx: ReconcileContext<T>) => Promise<Action>;
+
+const DONE_ACTION: Action = Actions.done();
 
 /** Options of a {@link Controller} (the second argument of `build`). Durations are in ms. */
 export interface ControllerOptions {
@@ -63,6 +67,15 @@ export interface ControllerOptions {
    * `prometheusControllerMetricsProvider` in `kube-informer/operations`). Default: none.
    */
   metricsProvider?: ControllerMetricsProvider;
+  /**
+   * Run as one replica of a sharded controller (docs/sharding.md): only primaries whose slot this
+   * replica owns in `ring` are reconciled — other keys are skipped, their owner reconciles them — each
+   * reconcile runs under `ring.track` (a slot is handed over only after its reconciles finished) and its
+   * signal aborts when the slot is lost; the primaries of slots gained are reconciled at once. Run the
+   * ring beside the controller (`ring.run(signal)`). The informers still watch the whole collection; give
+   * the factory a `shard` to have the server send a static slice. Default: none (not sharded).
+   */
+  sharded?: ShardRing;
 }
 
 /** A watched resource as the controller uses it (built by the {@link ControllerBuilder}). */
@@ -160,6 +173,7 @@ export class Controller<T> {
       logger: 'logger',
       clock: 'clock',
       metricsProvider: 'object',
+      sharded: 'object',
     });
     this.#spec = spec;
     this.#name = o.name ?? gvrKey(spec.primary);
@@ -208,14 +222,17 @@ export class Controller<T> {
       (source) => [source, source.informer.addEventHandler(this.#handler(source, scheduler), { name: `controller ${this.#name}` })] as const,
     );
     const factoryEnded = this.#watchFactory(runSignal, signal, fail);
+    const gate = o.sharded === undefined ? undefined : new ShardGate(o.sharded, this.#primaryInformer);
+    const unsubscribe = gate?.scheduleGained((key) => scheduler.schedule(key));
     try {
       await this.#waitForSync(registrations.map(([, r]) => r), runSignal, fail);
       if (!runSignal.aborted) {
         this.#log.info(`controller ${this.#name}: caches synced; reconciling with up to ${o.concurrency ?? 1} at a time`);
         this.#armResync();
-        await scheduler.run(runSignal, this.#reconciler(scheduler, metrics));
+        await scheduler.run(runSignal, this.#reconciler(scheduler, metrics, gate));
       }
     } finally {
+      unsubscribe?.();
       metrics.close();
       this.#disarmResync();
       for (const [source, registration] of registrations) source.informer.removeEventHandler(registration);
@@ -316,7 +333,7 @@ export class Controller<T> {
    * — when the scheduler's signal aborts. Measured with `bench/controller.bench.ts`: per-reconcile
    * signals were a third of the runtime's cost per key with a no-op reconcile.
    */
-  #reconciler(scheduler: ReconcileScheduler, metrics: ControllerMetrics): (key: string, signal: AbortSignal) => Promise<Action> {
+  #reconciler(scheduler: ReconcileScheduler, metrics: ControllerMetrics, gate?: ShardGate): (key: string, signal: AbortSignal) => Promise<Action> {
     const live = new Set<LazySignal>();
     let watched: AbortSignal | undefined;
     return async (key, runSignal) => {
@@ -324,6 +341,9 @@ export class Controller<T> {
         watched = runSignal;
         runSignal.addEventListener('abort', () => live.forEach((l) => l.abort(runSignal.reason)), { once: true });
       }
+      // Sharded: a key of a slot this replica does not own is skipped (its owner reconciles it).
+      const slot = gate?.ownedSlot(key);
+      if (gate !== undefined && slot === undefined) return DONE_ACTION;
       if (this.#writes.size > 0) await this.#writes.settle(key, runSignal, this.#observeTimeoutMs, this.#clock, this.#log);
       const lazy = new LazySignal();
       if (runSignal.aborted) lazy.abort(runSignal.reason);
@@ -338,7 +358,8 @@ export class Controller<T> {
           : undefined;
       const startedAt = metrics.started();
       try {
-        const action = await this.#spec.reconcile(key, this.#context(key, lazy, scheduler.attempts(key)));
+        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(key, lazy, scheduler.attempts(key)));
+        const action = await (slot === undefined ? reconcile() : gate!.run(slot, lazy, reconcile));
         if (timedOut !== undefined) throw timedOut;
         this.#counts.succeeded++;
         metrics.ended(startedAt, action);

@@ -88,6 +88,7 @@ export class ShardRing {
   #lastRebalanceAt: number | undefined;
   #failures = 0;
   #running = false;
+  readonly #listeners = new Set<(owned: readonly number[]) => void>();
   #wakeDrain: (() => void) | undefined;
 
   constructor(options: ShardRingOptions) {
@@ -166,6 +167,15 @@ export class ShardRing {
     };
     work.then(done, done);
     return work;
+  }
+
+  /**
+   * Calls `listener` (synchronously; it must not throw) on every change of the owned set, like
+   * `onSlotsChanged`. Returns the function that removes it.
+   */
+  subscribe(listener: (owned: readonly number[]) => void): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
   }
 
   health(): ShardRingHealth {
@@ -331,6 +341,7 @@ export class ShardRing {
     this.#lastRebalanceAt = this.#clock.now();
     publish(channels.shardRing, { name: this.#name, identity: this.#identity, owned });
     this.#onSlotsChanged?.(owned);
+    for (const listener of this.#listeners) listener(owned);
   }
 
   /** Hands everything over: no slot wanted, work drained (bounded), slots released, member Lease freed. */

@@ -1,0 +1,79 @@
+// A sharded controller: three replicas of one Controller, each with the `sharded` option on its own
+// ShardRing (one in-memory Lease store, one fake clock), over the fake API server. Every primary is
+// reconciled by the owner of its slot only; no key is ever reconciled by two replicas at once; when a
+// replica joins, the primaries of the slots it gained are reconciled by it at once.
+
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
+import { Action, Controller } from '../../src/controller/index.js';
+import { resources, SharedInformerFactory } from '../../src/index.js';
+import { InMemoryRingStore, ShardRing } from '../../src/sharding/index.js';
+import { startFakeApiServer } from '../../src/testing/index.js';
+import { until } from '../examples/helpers.js';
+import { useCleanups } from '../listwatch/helpers.js';
+
+const { cleanups } = useCleanups();
+
+describe('Controller with the sharded option', () => {
+  it('reconciles each primary on the owner of its slot only, never on two replicas at once', async () => {
+    const fake = await startFakeApiServer();
+    cleanups.push(() => fake.close());
+    const N = 150;
+    for (let i = 0; i < N; i++) fake.create(resources.configmaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'default' } });
+    const clock = new FakeClock();
+    const store = new InMemoryRingStore();
+    const running = new Map<string, string>(); // key → replica reconciling it now
+    const overlaps: string[] = [];
+    const reconciledBy = new Map<string, Set<string>>();
+
+    const replica = (identity: string) => {
+      const ring = new ShardRing({ store, name: 'cms', identity, slots: 8, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, logger: false });
+      const factory = new SharedInformerFactory(fake.kubeConfig, { logger: false });
+      const controller = Controller.for(factory, resources.configmaps).build(
+        async (key) => {
+          const other = running.get(key);
+          if (other !== undefined) overlaps.push(`${key}: ${other} and ${identity}`);
+          running.set(key, identity);
+          await new Promise((resolve) => setImmediate(resolve));
+          running.delete(key);
+          (reconciledBy.get(key) ?? reconciledBy.set(key, new Set()).get(key)!).add(identity);
+          return Action.done();
+        },
+        { name: `cms-${identity}`, sharded: ring, logger: false },
+      );
+      const stop = new AbortController();
+      factory.start(stop.signal);
+      const done = Promise.all([ring.run(stop.signal), controller.run(stop.signal)]);
+      cleanups.push(async () => {
+        stop.abort();
+        await clock.advance(20_000);
+        await done;
+      });
+      return { identity, ring };
+    };
+    const settle = async (what: string, holds: () => boolean): Promise<void> => {
+      for (let i = 0; i < 100 && !holds(); i++) {
+        await clock.advance(250);
+        await until(() => true, 'a turn');
+      }
+      await until(holds, what);
+    };
+    const owner = (rs: Array<ReturnType<typeof replica>>, key: string): string | undefined =>
+      rs.find((r) => r.ring.owns(r.ring.slotOf({ metadata: { uid: fake.get(resources.configmaps, key.split('/')[1], 'default')?.metadata?.uid } })))?.identity;
+
+    const a = replica('a');
+    const b = replica('b');
+    await settle('a and b own 4 slots each and every primary was reconciled', () => a.ring.ownedSlots().length === 4 && b.ring.ownedSlots().length === 4 && reconciledBy.size === N);
+    for (const [key, who] of reconciledBy) expect([key, [...who]]).toEqual([key, [owner([a, b], key)]]);
+
+    reconciledBy.clear();
+    const c = replica('c');
+    await settle('c owns its share and reconciled its primaries', () => [2, 3].includes(c.ring.ownedSlots().length) && [...reconciledBy.values()].filter((s) => s.has('c')).length > 0);
+    await settle('quiet', () => running.size === 0);
+    // What c reconciled is exactly the primaries of its slots (gained from a or b), none twice.
+    const cKeys = [...reconciledBy].filter(([, who]) => who.has('c')).map(([k]) => k).sort();
+    const expected = [...Array(N).keys()].map((i) => `default/cm-${i}`).filter((k) => owner([a, b, c], k) === 'c').sort();
+    expect(cKeys).toEqual(expected);
+    expect(overlaps).toEqual([]);
+  }, 60_000);
+});

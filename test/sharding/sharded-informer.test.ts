@@ -1,0 +1,71 @@
+// ShardedInformer driven by a ShardRing, on the fake API server: replicas cache disjoint slices whose
+// union is the collection, and when a replica joins only the slots that moved are listed again.
+
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
+import type { KubeObject } from '../../src/core/index.js';
+import { newListWatch } from '../../src/listwatch/index.js';
+import { InMemoryRingStore, ShardRing, ShardedInformer } from '../../src/sharding/index.js';
+import { startFakeApiServer } from '../../src/testing/index.js';
+import { until } from '../examples/helpers.js';
+import { useCleanups } from '../listwatch/helpers.js';
+
+const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+const SLOTS = 8;
+const { cleanups } = useCleanups();
+
+describe('ShardedInformer on a ShardRing', () => {
+  it('caches disjoint slices that cover the collection; a join lists only the slots that moved', async () => {
+    const fake = await startFakeApiServer();
+    cleanups.push(() => fake.close());
+    for (let i = 0; i < 200; i++) fake.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'default' } });
+    const clock = new FakeClock();
+    const store = new InMemoryRingStore();
+    const replica = (identity: string) => {
+      const informer: ShardedInformer<KubeObject> = new ShardedInformer<KubeObject>({
+        selectorFor: (slot) => ring.selectorFor([slot])!,
+        listWatchFor: (shard) => newListWatch<KubeObject>(fake.kubeConfig, CONFIGMAPS, { shard, logger: false }),
+        informerOptions: { logger: false },
+        clock,
+      });
+      const ring = new ShardRing({ store, name: 'cms', identity, slots: SLOTS, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, logger: false, onSlotsChanged: (owned) => informer.setSlots(owned) });
+      const stop = new AbortController();
+      const running = Promise.all([informer.run(stop.signal), ring.run(stop.signal)]);
+      cleanups.push(async () => {
+        stop.abort();
+        await clock.advance(10_000);
+        await running;
+      });
+      return { ring, informer };
+    };
+    const settle = async (what: string, holds: () => boolean): Promise<void> => {
+      for (let i = 0; i < 200 && !holds(); i++) {
+        await clock.advance(250);
+        await until(() => true, 'a turn');
+      }
+      await until(holds, what);
+    };
+    const keys = (r: { informer: ShardedInformer<KubeObject> }): string[] => r.informer.list().map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`);
+    const all = (await newListWatch<KubeObject>(fake.kubeConfig, CONFIGMAPS).list({}, new AbortController().signal)).items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
+
+    const a = replica('a');
+    const b = replica('b');
+    const covered = (rs: Array<ReturnType<typeof replica>>): boolean => rs.every((r) => r.informer.hasSynced()) && rs.flatMap(keys).length === all.length;
+    await settle('a and b cover the collection', () => a.ring.ownedSlots().length === 4 && b.ring.ownedSlots().length === 4 && covered([a, b]));
+    expect([...keys(a), ...keys(b)].sort()).toEqual(all); // disjoint (same length, same members) and complete
+
+    const listsBefore = fake.requests().filter((r) => r.verb === 'list').length;
+    const before = { a: a.ring.ownedSlots(), b: b.ring.ownedSlots() };
+    const c = replica('c');
+    await settle('three replicas cover the collection', () => [a, b, c].every((r) => [2, 3].includes(r.ring.ownedSlots().length)) && covered([a, b, c]));
+    const moved = c.ring.ownedSlots();
+    expect(moved.every((s) => before.a.includes(s) || before.b.includes(s))).toBe(true);
+    expect(a.ring.ownedSlots().every((s) => before.a.includes(s))).toBe(true); // nothing moved between a and b
+    expect(b.ring.ownedSlots().every((s) => before.b.includes(s))).toBe(true);
+    const newLists = fake.requests().filter((r) => r.verb === 'list').length - listsBefore;
+    expect(newLists).toBe(moved.length); // one list per slot that moved, none for the others
+    expect([...keys(a), ...keys(b), ...keys(c)].sort()).toEqual(all);
+    expect(a.informer.get(keys(a)[0])).toBeDefined();
+    expect(a.informer.get(keys(c)[0])).toBeUndefined();
+  }, 60_000);
+});
