@@ -5,6 +5,7 @@ import type { InformerHealth } from '../informer/health.js';
 import type { DriftAuditStats } from './drift/types.js';
 import { channelNames } from '../observability/channels.js';
 import type { PromRegistryLike } from '../workqueue/prometheus.js';
+import type { ShardRingHealth } from '../sharding/ring.js';
 
 /** The metric names {@link registerInformerMetrics} registers (before any prefix). Label `informer` on each. */
 export const informerMetricNames = {
@@ -48,6 +49,16 @@ export const informerMetricNames = {
   driftDuration: 'kube_informer_drift_audit_duration_seconds',
   /** Gauge: when the last drift audit ended, in seconds since the epoch (of the audit's clock). */
   driftLastAudit: 'kube_informer_drift_last_audit_timestamp_seconds',
+  /** Gauge, labels `ring`, `identity`: slots this replica owns (new work may start). */
+  shardSlotsOwned: 'kube_informer_shard_slots_owned',
+  /** Gauge, labels `ring`, `identity`: slots being handed over (draining, claimed or released). */
+  shardPendingHandovers: 'kube_informer_shard_pending_handovers',
+  /** Gauge, labels `ring`, `identity`: live members this replica sees, itself included. */
+  shardMembers: 'kube_informer_shard_members',
+  /** Gauge, labels `ring`, `identity`: seconds since the owned set last changed; absent before the first. */
+  shardLastRebalanceAge: 'kube_informer_shard_last_rebalance_age_seconds',
+  /** Gauge, labels `ring`, `identity`: reads of the ring's Leases that failed in a row (0 when healthy). */
+  shardReadFailures: 'kube_informer_shard_read_failures',
 } as const;
 
 /** A prom-client metric as a collector uses it: labelled children, and a reset before each scrape. */
@@ -93,6 +104,14 @@ export interface InformerMetricsOptions {
   prefix?: string;
   /** Drift audits whose counters and last report are exported too (the `kube_informer_drift_*` metrics). Default: none. */
   audits?: readonly HasDriftAuditStats[];
+  /** Shard rings whose health is exported too (the `kube_informer_shard_*` metrics). Default: none. */
+  rings?: readonly HasShardRingHealth[];
+}
+
+/** Something with a shard ring's health (a `ShardRing`). */
+export interface HasShardRingHealth {
+  /** The ring's health now. */
+  health(): ShardRingHealth;
 }
 
 /** Something with a drift audit's counters (a `DriftAudit`). */
@@ -215,6 +234,22 @@ export function registerInformerMetrics(promClient: PromCollectorClientLike, sou
     define('Gauge', n.driftLastAudit, 'When the last drift audit ended, in seconds since the epoch.', ['informer'], each((m, a, s) => {
       if (s.last !== undefined) m.labels(a.informer).set(s.last.at / 1000);
     }));
+  }
+  const rings = options.rings ?? [];
+  if (rings.length > 0) {
+    const ring = (name: string, help: string, pick: (h: ShardRingHealth) => number | undefined): void =>
+      define('Gauge', name, help, ['ring', 'identity'], (m) => {
+        for (const r of rings) {
+          const h = r.health();
+          const v = pick(h);
+          if (v !== undefined) m.labels(h.name, h.identity).set(v);
+        }
+      });
+    ring(n.shardSlotsOwned, 'Slots of the shard ring this replica owns.', (h) => h.owned.length);
+    ring(n.shardPendingHandovers, 'Slots of the shard ring being handed over (draining, claimed or released).', (h) => h.pendingHandovers.length);
+    ring(n.shardMembers, 'Live members of the shard ring this replica sees, itself included.', (h) => h.members.length);
+    ring(n.shardLastRebalanceAge, 'Seconds since the owned slots last changed.', (h) => seconds(h.msSinceLastRebalance));
+    ring(n.shardReadFailures, 'Reads of the shard ring that failed in a row.', (h) => h.failuresInARow);
   }
   return { close: () => diagnosticsChannel.unsubscribe(channelNames.reflectorError, onError) };
 }

@@ -42,6 +42,8 @@ export interface ShardRingOptions {
 
 /** What a ring reports about itself. */
 export interface ShardRingHealth {
+  /** The ring's name. */
+  readonly name: string;
   readonly identity: string;
   /** Live members as last seen, this replica included, sorted. */
   readonly members: readonly string[];
@@ -51,6 +53,8 @@ export interface ShardRingHealth {
   readonly pendingHandovers: readonly number[];
   /** Clock time of the last change of the owned set; undefined before the first. */
   readonly lastRebalanceAt: number | undefined;
+  /** Milliseconds since that change; undefined before the first. */
+  readonly msSinceLastRebalance: number | undefined;
   /** Periods in a row whose read of the ring failed. */
   readonly failuresInARow: number;
 }
@@ -180,11 +184,13 @@ export class ShardRing {
 
   health(): ShardRingHealth {
     return {
+      name: this.#name,
       identity: this.#identity,
       members: [...this.#members],
       owned: this.ownedSlots(),
       pendingHandovers: this.#slots.flatMap((s, i) => (s.kind === 'draining' || s.kind === 'acquiring' || s.kind === 'releasing' ? [i] : [])),
       lastRebalanceAt: this.#lastRebalanceAt,
+      msSinceLastRebalance: this.#lastRebalanceAt === undefined ? undefined : this.#clock.now() - this.#lastRebalanceAt,
       failuresInARow: this.#failures,
     };
   }

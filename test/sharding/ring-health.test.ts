@@ -1,0 +1,83 @@
+// What a ring says about itself: health(), the kube_informer_shard_* metrics, the ring channel, and a
+// ring that cannot read its Leases (fenced at the renew deadline, counted, logged).
+
+import diagnosticsChannel from 'node:diagnostics_channel';
+import * as promClient from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { FakeClock, flushPromises } from '../../src/core/index.js';
+import { channelNames } from '../../src/observability/channels.js';
+import { registerInformerMetrics } from '../../src/operations/index.js';
+import { InMemoryRingStore, ShardRing, type RingLease, type RingStore } from '../../src/sharding/index.js';
+import { memoryLog } from '../controller/fixture.js';
+import { metricValue } from '../operations/prom.js';
+
+class Breakable implements RingStore {
+  broken = false;
+  constructor(readonly inner: RingStore) {}
+  list(): Promise<RingLease[]> {
+    return this.broken ? Promise.reject(new Error('connection refused')) : this.inner.list();
+  }
+  write(name: string, holder: string, version: string | undefined): Promise<void> {
+    return this.broken ? Promise.reject(new Error('connection refused')) : this.inner.write(name, holder, version);
+  }
+}
+
+describe('ShardRing health', () => {
+  it('reports owned slots, members, handovers and the last rebalance; exports them; fences when the store is gone', async () => {
+    const clock = new FakeClock();
+    const store = new Breakable(new InMemoryRingStore());
+    const log = memoryLog();
+    const ring = new ShardRing({ store, name: 'cms', identity: 'a', slots: 4, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, logger: log.logger });
+    const published: unknown[] = [];
+    const onRing = (m: unknown): void => void published.push(m);
+    diagnosticsChannel.subscribe(channelNames.shardRing, onRing);
+    const stop = new AbortController();
+    const running = ring.run(stop.signal);
+    try {
+      await flushPromises(4);
+      expect(ring.health()).toMatchObject({ name: 'cms', identity: 'a', members: ['a'], owned: [0, 1, 2, 3], pendingHandovers: [], failuresInARow: 0 });
+      expect(published).toEqual([{ name: 'cms', identity: 'a', owned: [0, 1, 2, 3] }]);
+
+      const reg = new promClient.Registry();
+      const metrics = registerInformerMetrics(promClient, [], { registry: reg, rings: [ring] });
+      const l = { ring: 'cms', identity: 'a' };
+      expect(await metricValue(reg, 'kube_informer_shard_slots_owned', l)).toBe(4);
+      expect(await metricValue(reg, 'kube_informer_shard_members', l)).toBe(1);
+      expect(await metricValue(reg, 'kube_informer_shard_pending_handovers', l)).toBe(0);
+      expect(await metricValue(reg, 'kube_informer_shard_read_failures', l)).toBe(0);
+
+      // The store goes away: reads fail, nothing is renewed; at the renew deadline the slots are fenced.
+      store.broken = true;
+      const signal = ring.signalFor(2);
+      await clock.advance(1_000);
+      expect(ring.health().failuresInARow).toBeGreaterThan(0);
+      expect(ring.ownedSlots()).toEqual([0, 1, 2, 3]);
+      await clock.advance(1_200);
+      expect(ring.ownedSlots()).toEqual([]);
+      expect(signal.aborted).toBe(true);
+      expect(await metricValue(reg, 'kube_informer_shard_slots_owned', l)).toBe(0);
+      expect(await metricValue(reg, 'kube_informer_shard_read_failures', l)).toBeGreaterThan(1);
+      expect(log.lines.some((line) => line.startsWith('warn: shard ring cms: reading the ring failed'))).toBe(true);
+      expect(log.lines.some((line) => line.includes('lost slot 2'))).toBe(true);
+
+      // It comes back: the slots are claimed again (they are its own Leases).
+      store.broken = false;
+      await clock.advance(1_000);
+      expect(ring.ownedSlots()).toEqual([0, 1, 2, 3]);
+      expect(ring.health().msSinceLastRebalance).toBeLessThan(1_000);
+      metrics.close();
+    } finally {
+      diagnosticsChannel.unsubscribe(channelNames.shardRing, onRing);
+      stop.abort();
+      await clock.advance(20_000);
+      await running;
+    }
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('validates its timing', () => {
+    const store = new InMemoryRingStore();
+    expect(() => new ShardRing({ store, name: 'x', identity: 'a', leaseDurationMs: 1_000, renewDeadlineMs: 1_000 })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
+    expect(() => new ShardRing({ store, name: '', identity: 'a' })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
+  });
+});
