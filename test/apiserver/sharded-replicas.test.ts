@@ -56,7 +56,9 @@ class Replica {
 
   entries(): Array<{ t: number; r: string; key?: string; p?: string }> {
     if (!existsSync(this.logFile)) return [];
-    return readFileSync(this.logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { t: number; r: string; key?: string; p?: string });
+    // Only whole lines: the replica may be appending the last one right now.
+    const text = readFileSync(this.logFile, 'utf8');
+    return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { t: number; r: string; key?: string; p?: string });
   }
 }
 
