@@ -26,6 +26,8 @@ export interface ManagerOptions {
   probes?: Pick<ProbeServerOptions, 'port' | 'host'>;
   /** The registry served at `/metrics`. Default: none (404). */
   metrics?: MetricsRegistryLike;
+  /** Shard rings reported by `/readyz` (see `ProbeOptions.rings`). Default: none. */
+  rings?: ProbeServerOptions['rings'];
   /** Where the manager logs its steps; `false` prints nothing. Default `console`. */
   logger?: LoggerOption;
 }
@@ -119,6 +121,7 @@ export class Manager {
           ...o.probes,
           informers: this.#factory,
           metrics: o.metrics,
+          rings: o.rings,
           isLeader: o.leaderElection === undefined ? undefined : () => this.#leading,
           stopping: () => this.#phase === 'stopping' || this.#phase === 'stopped',
         });

@@ -1,5 +1,7 @@
 // Liveness, readiness and metrics endpoints: a handler to mount in your own node:http server, or a small server of its own.
 
+import type { ShardRingHealth } from '../sharding/ring.js';
+import type { HasShardRingHealth } from './informer-metrics.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { healthOf, type InformerHealthSource } from './informer-metrics.js';
@@ -22,6 +24,12 @@ export interface ProbeOptions {
   metrics?: MetricsRegistryLike;
   /** Answers as not ready while it returns true (the manager sets it while stopping). Default: never. */
   stopping?: () => boolean;
+  /**
+   * Shard rings reported in `/readyz`'s body (owned slots, pending handovers, members, failed reads); a
+   * ring that failed to read its Leases 3 times in a row makes `/readyz` not ready (its slots are being
+   * fenced). Default: none.
+   */
+  rings?: readonly HasShardRingHealth[];
 }
 
 /** What `/livez` and `/readyz` answer (as JSON). */
@@ -32,6 +40,8 @@ export interface ProbeReport {
   leader?: boolean;
   /** Every informer's verdict and problems. */
   informers: InformerVerdict[];
+  /** Each shard ring's state, when `rings` is given. */
+  rings?: Array<Pick<ShardRingHealth, 'name' | 'identity' | 'owned' | 'pendingHandovers' | 'members' | 'failuresInARow'>>;
 }
 
 /** One informer in a {@link ProbeReport}. */
@@ -55,8 +65,15 @@ export interface InformerVerdict {
 export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): ProbeReport {
   const all = healthOf(options.informers);
   const informers = all.map(({ name, live, ready, problems }) => ({ name, live, ready, problems }));
-  const ok = kind === 'livez' ? all.every((h) => h.live) : all.length > 0 && all.every((h) => h.ready) && options.stopping?.() !== true;
-  return options.isLeader === undefined ? { ok, informers } : { ok, leader: options.isLeader(), informers };
+  const rings = options.rings?.map((r) => {
+    const { name, identity, owned, pendingHandovers, members, failuresInARow } = r.health();
+    return { name, identity, owned: [...owned], pendingHandovers: [...pendingHandovers], members: [...members], failuresInARow };
+  });
+  const ringsOk = rings === undefined || rings.every((r) => r.failuresInARow < 3);
+  const ok = kind === 'livez' ? all.every((h) => h.live) : all.length > 0 && all.every((h) => h.ready) && ringsOk && options.stopping?.() !== true;
+  const report: ProbeReport = options.isLeader === undefined ? { ok, informers } : { ok, leader: options.isLeader(), informers };
+  if (rings !== undefined) report.rings = rings;
+  return report;
 }
 
 /**

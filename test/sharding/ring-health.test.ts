@@ -6,7 +6,7 @@ import * as promClient from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { FakeClock, flushPromises } from '../../src/core/index.js';
 import { channelNames } from '../../src/observability/channels.js';
-import { registerInformerMetrics } from '../../src/operations/index.js';
+import { probeReport, registerInformerMetrics } from '../../src/operations/index.js';
 import { InMemoryRingStore, ShardRing, type RingLease, type RingStore } from '../../src/sharding/index.js';
 import { memoryLog } from '../controller/fixture.js';
 import { metricValue } from '../operations/prom.js';
@@ -46,6 +46,9 @@ describe('ShardRing health', () => {
       expect(await metricValue(reg, 'kube_informer_shard_pending_handovers', l)).toBe(0);
       expect(await metricValue(reg, 'kube_informer_shard_read_failures', l)).toBe(0);
 
+      const synced = [{ health: () => ({ name: 'v1/configmaps', live: true, ready: true, problems: [] }) }] as unknown as Parameters<typeof probeReport>[1]['informers'];
+      expect(probeReport('readyz', { informers: synced, rings: [ring] })).toMatchObject({ ok: true, rings: [{ name: 'cms', identity: 'a', owned: [0, 1, 2, 3], failuresInARow: 0 }] });
+
       // The store goes away: reads fail, nothing is renewed; at the renew deadline the slots are fenced.
       store.broken = true;
       const signal = ring.signalFor(2);
@@ -59,6 +62,7 @@ describe('ShardRing health', () => {
       expect(await metricValue(reg, 'kube_informer_shard_read_failures', l)).toBeGreaterThan(1);
       expect(log.lines.some((line) => line.startsWith('warn: shard ring cms: reading the ring failed'))).toBe(true);
       expect(log.lines.some((line) => line.includes('lost slot 2'))).toBe(true);
+      expect(probeReport('readyz', { informers: synced, rings: [ring] })).toMatchObject({ ok: false, rings: [{ owned: [] }] });
 
       // It comes back: the slots are claimed again (they are its own Leases).
       store.broken = false;
