@@ -3,16 +3,15 @@
 // Only the apiserver runs here — no kube-controller-manager, so no garbage collector: ConfigMaps whose
 // owner is gone stay unless the operator's finalizer deletes them, which is exactly what is checked.
 
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newResourceClient, resources, type ResourceClient } from '../../src/index.js';
+import { newResourceClient, type ResourceClient } from '../../src/index.js';
 import { awaitConverged, fetchSnapshot, type ConfigMapSetSnapshot } from '../../examples/configmapset/consistency.js';
 import { configMapSets, FINALIZER, installCrd, type ConfigMapSet } from '../../examples/configmapset/crd.js';
 import { ConfigMapSetOperator, type ConfigMapSetOperatorOptions } from '../../examples/configmapset/operator.js';
 import { FileRegistry } from '../../examples/configmapset/registry.js';
 import { configMapSet, runScenario } from '../../examples/configmapset/scenario.js';
 import { HangingRegistry, runExample } from '../examples/helpers.js';
-import { startRealApiServer, type RealApiServer } from './harness.js';
+import { freshNamespace, startRealApiServer, type RealApiServer } from './harness.js';
 
 /** ConfigMaps controlled by some ConfigMapSet. */
 const ownedBySets = (s: ConfigMapSetSnapshot): string[] =>
@@ -32,16 +31,7 @@ describe('the configmapset operator against the real kube-apiserver', () => {
     await server?.stop();
   });
 
-  async function newNamespace(prefix: string): Promise<string> {
-    const name = `${prefix}-${randomBytes(3).toString('hex')}`;
-    const namespaces = newResourceClient(server.kubeConfig, resources.namespaces);
-    try {
-      await namespaces.create({ metadata: { name } });
-    } finally {
-      namespaces.close();
-    }
-    return name;
-  }
+  const newNamespace = (prefix: string): Promise<string> => freshNamespace(server, prefix);
 
   function start(options: ConfigMapSetOperatorOptions): { operator: ConfigMapSetOperator; stop: AbortController; running: Promise<void> } {
     const operator = new ConfigMapSetOperator(server.kubeConfig, { logger: false, ...options });

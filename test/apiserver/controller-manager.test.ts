@@ -22,20 +22,12 @@ import {
   type SharedIndexInformer,
   type SharedInformerRegistration,
 } from '../../src/index.js';
-import { startRealApiServer, type RealApiServer } from './harness.js';
+import { processRunning, startRealApiServer, type RealApiServer } from './harness.js';
 
 const NS = 'kcm-smoke';
 const APP = 'web';
 
-/** Whether a process with this pid still exists. */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const running = processRunning;
 
 /** What {@link until} needs of an informer, whatever its object type. */
 interface Notifier {

@@ -1,12 +1,14 @@
 // Starts a real etcd + kube-apiserver (+ kube-controller-manager when asked) through scripts/apiserver/start.sh for the real-apiserver suite.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { DeletedFinalStateUnknown, type DeepReadonly, type KubeObject } from '../../src/core/index.js';
 import type { SharedIndexInformer } from '../../src/informer/index.js';
+import { newResourceClient, resources } from '../../src/index.js';
 import type { ListOptions, ListerWatcher, ObjectList, WatchEvent } from '../../src/listwatch/index.js';
 
 const scriptsDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'apiserver');
@@ -391,5 +393,27 @@ export class RecordingListerWatcher<T extends KubeObject> implements ListerWatch
         if (!signal.aborted) log.record({ op: 'closed' });
       },
     };
+  }
+}
+
+/** Creates a namespace named `prefix-` and six random hex digits on `server`, and returns its name. */
+export async function freshNamespace(server: RealApiServer, prefix: string): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  const namespaces = newResourceClient(server.kubeConfig, resources.namespaces);
+  try {
+    await namespaces.create({ metadata: { name } });
+  } finally {
+    namespaces.close();
+  }
+  return name;
+}
+
+/** True while a process with this id exists. */
+export function processRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }

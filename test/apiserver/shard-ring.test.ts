@@ -3,26 +3,13 @@
 // its slots over; a replica cut off from the server is fenced by its renew deadline and its slots are
 // taken only after they expired.
 
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newResourceClient, resources } from '../../src/index.js';
-import { LeaseRingStore, ShardRing, type RingLease, type RingStore } from '../../src/sharding/index.js';
-import { startRealApiServer, type RealApiServer } from './harness.js';
+import { LeaseRingStore, ShardRing } from '../../src/sharding/index.js';
+import { CuttableStore } from '../sharding/helpers.js';
+import { freshNamespace, startRealApiServer, type RealApiServer } from './harness.js';
 
 const SLOTS = 16;
 const TIMING = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 400, stopGraceMs: 2_000 };
-
-/** A store that can be cut off: every call fails while `cut` is set (a network partition). */
-class Partitionable implements RingStore {
-  cut = false;
-  constructor(readonly inner: RingStore) {}
-  list(): Promise<RingLease[]> {
-    return this.cut ? Promise.reject(new Error('partitioned')) : this.inner.list();
-  }
-  write(name: string, holder: string, version: string | undefined): Promise<void> {
-    return this.cut ? Promise.reject(new Error('partitioned')) : this.inner.write(name, holder, version);
-  }
-}
 
 async function until(what: string, holds: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -38,10 +25,7 @@ describe('the shard ring on kube-apiserver Leases', () => {
 
   beforeAll(async () => {
     server = await startRealApiServer();
-    namespace = `ring-${randomBytes(3).toString('hex')}`;
-    const namespaces = newResourceClient(server.kubeConfig, resources.namespaces);
-    await namespaces.create({ metadata: { name: namespace } });
-    namespaces.close();
+    namespace = await freshNamespace(server, 'ring');
   });
   afterAll(async () => {
     await server?.stop();
@@ -50,7 +34,7 @@ describe('the shard ring on kube-apiserver Leases', () => {
   it('three replicas split the slots, one leaves, one is cut off: never two owners, every slot owned again', async () => {
     const replicas = ['a', 'b', 'c'].map((identity) => {
       const lease = new LeaseRingStore(server.kubeConfig, { namespace, ring: 'demo', leaseDurationSeconds: 3 });
-      const store = new Partitionable(lease);
+      const store = new CuttableStore(lease);
       const ring = new ShardRing({ store, name: 'demo', identity, slots: SLOTS, ...TIMING, logger: false });
       const stop = new AbortController();
       return { identity, lease, store, ring, stop, running: ring.run(stop.signal) };

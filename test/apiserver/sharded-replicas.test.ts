@@ -4,7 +4,6 @@
 // once — through a SIGKILL (its slots taken over within a lease duration and a sync) and a join.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +12,7 @@ import type { KubeObject } from '../../src/core/index.js';
 import { HASH_SPACE, shardHash } from '../../src/core/shard-selector.js';
 import { newListWatch } from '../../src/listwatch/index.js';
 import { newResourceClient, resources, type ResourceClient } from '../../src/index.js';
-import { startRealApiServer, type RealApiServer } from './harness.js';
+import { freshNamespace, startRealApiServer, type RealApiServer } from './harness.js';
 
 const OBJECTS = Number(process.env.SHARDED_OBJECTS ?? 30_000);
 const SLOTS = 48;
@@ -82,10 +81,7 @@ describe('sharded replicas on the real kube-apiserver', () => {
 
   beforeAll(async () => {
     server = await startRealApiServer();
-    namespace = `sharded-${randomBytes(3).toString('hex')}`;
-    const namespaces = newResourceClient(server.kubeConfig, resources.namespaces);
-    await namespaces.create({ metadata: { name: namespace } });
-    namespaces.close();
+    namespace = await freshNamespace(server, 'sharded');
     configMaps = newResourceClient<KubeObject>(server.kubeConfig, resources.configmaps, { fieldManager: 'test-user' });
     let next = 0;
     await Promise.all(Array.from({ length: 32 }, async () => {

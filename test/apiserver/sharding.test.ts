@@ -3,13 +3,12 @@
 // and our client-side hash agree on every object, even shards partition the collection, and a sharded
 // informer caches exactly its share through list and watch.
 
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/core/index.js';
 import { evenShard, formatShardSelector, shardMatcher } from '../../src/core/shard-selector.js';
 import { newListWatch } from '../../src/listwatch/index.js';
 import { newResourceClient, resources, SharedInformerFactory, type ResourceClient } from '../../src/index.js';
-import { startRealApiServer, type RealApiServer } from './harness.js';
+import { freshNamespace, startRealApiServer, type RealApiServer } from './harness.js';
 
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
 const COUNT = 300;
@@ -23,10 +22,7 @@ describe('sharded list and watch on the real kube-apiserver', () => {
 
   beforeAll(async () => {
     server = await startRealApiServer();
-    namespace = `shard-${randomBytes(3).toString('hex')}`;
-    const namespaces = newResourceClient(server.kubeConfig, resources.namespaces);
-    await namespaces.create({ metadata: { name: namespace } });
-    namespaces.close();
+    namespace = await freshNamespace(server, 'shard');
     configMaps = newResourceClient<KubeObject>(server.kubeConfig, resources.configmaps, { fieldManager: 'test-user' });
     const writes: Array<Promise<unknown>> = [];
     for (let i = 0; i < COUNT; i++) writes.push(configMaps.create({ metadata: { name: `cm-${i}`, namespace } }));

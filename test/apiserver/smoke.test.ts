@@ -5,17 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { startRealApiServer, watchUntil, type RealApiServer } from './harness.js';
+import { processRunning, startRealApiServer, watchUntil, type RealApiServer } from './harness.js';
 
-/** True while a process with this id exists. */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const running = processRunning;
 
 describe('the real kube-apiserver harness', () => {
   let server: RealApiServer;

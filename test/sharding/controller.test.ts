@@ -9,8 +9,8 @@ import { Action, Controller } from '../../src/controller/index.js';
 import { resources, SharedInformerFactory } from '../../src/index.js';
 import { InMemoryRingStore, ShardRing } from '../../src/sharding/index.js';
 import { startFakeApiServer } from '../../src/testing/index.js';
-import { until } from '../examples/helpers.js';
 import { useCleanups } from '../listwatch/helpers.js';
+import { settle } from './helpers.js';
 
 const { cleanups } = useCleanups();
 
@@ -51,27 +51,20 @@ describe('Controller with the sharded option', () => {
       });
       return { identity, ring };
     };
-    const settle = async (what: string, holds: () => boolean): Promise<void> => {
-      for (let i = 0; i < 100 && !holds(); i++) {
-        await clock.advance(250);
-        await until(() => true, 'a turn');
-      }
-      await until(holds, what);
-    };
     const owner = (rs: Array<ReturnType<typeof replica>>, key: string): string | undefined =>
       rs.find((r) => r.ring.owns(r.ring.slotOf({ metadata: { uid: fake.get(resources.configmaps, key.split('/')[1], 'default')?.metadata?.uid } })))?.identity;
 
     const a = replica('a');
     const b = replica('b');
-    await settle('a and b own 4 slots each and every primary was reconciled', () => a.ring.ownedSlots().length === 4 && b.ring.ownedSlots().length === 4 && reconciledBy.size === N);
+    await settle(clock, 'a and b own 4 slots each and every primary was reconciled', () => a.ring.ownedSlots().length === 4 && b.ring.ownedSlots().length === 4 && reconciledBy.size === N);
     // Each primary was reconciled by the owner of its slot (and, when a had every slot before b joined,
     // by a first: one after the other, never both at once — see `overlaps`).
     for (const [key, who] of reconciledBy) expect([key, who.has(owner([a, b], key)!)]).toEqual([key, true]);
 
     reconciledBy.clear();
     const c = replica('c');
-    await settle('c owns its share and reconciled its primaries', () => [2, 3].includes(c.ring.ownedSlots().length) && [...reconciledBy.values()].filter((s) => s.has('c')).length > 0);
-    await settle('quiet', () => running.size === 0);
+    await settle(clock, 'c owns its share and reconciled its primaries', () => [2, 3].includes(c.ring.ownedSlots().length) && [...reconciledBy.values()].filter((s) => s.has('c')).length > 0);
+    await settle(clock, 'quiet', () => running.size === 0);
     // What c reconciled is exactly the primaries of its slots (gained from a or b), none twice.
     const cKeys = [...reconciledBy].filter(([, who]) => who.has('c')).map(([k]) => k).sort();
     const expected = [...Array(N).keys()].map((i) => `default/cm-${i}`).filter((k) => owner([a, b, c], k) === 'c').sort();

@@ -7,25 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock, flushPromises } from '../../src/core/index.js';
 import { channelNames } from '../../src/observability/channels.js';
 import { probeReport, registerInformerMetrics } from '../../src/operations/index.js';
-import { InMemoryRingStore, ShardRing, type RingLease, type RingStore } from '../../src/sharding/index.js';
+import { InMemoryRingStore, ShardRing } from '../../src/sharding/index.js';
 import { memoryLog } from '../controller/fixture.js';
 import { metricValue } from '../operations/prom.js';
-
-class Breakable implements RingStore {
-  broken = false;
-  constructor(readonly inner: RingStore) {}
-  list(): Promise<RingLease[]> {
-    return this.broken ? Promise.reject(new Error('connection refused')) : this.inner.list();
-  }
-  write(name: string, holder: string, version: string | undefined): Promise<void> {
-    return this.broken ? Promise.reject(new Error('connection refused')) : this.inner.write(name, holder, version);
-  }
-}
+import { CuttableStore } from './helpers.js';
 
 describe('ShardRing health', () => {
   it('reports owned slots, members, handovers and the last rebalance; exports them; fences when the store is gone', async () => {
     const clock = new FakeClock();
-    const store = new Breakable(new InMemoryRingStore());
+    const store = new CuttableStore(new InMemoryRingStore());
     const log = memoryLog();
     const ring = new ShardRing({ store, name: 'cms', identity: 'a', slots: 4, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, logger: log.logger });
     const published: unknown[] = [];
@@ -50,7 +40,7 @@ describe('ShardRing health', () => {
       expect(probeReport('readyz', { informers: synced, rings: [ring] })).toMatchObject({ ok: true, rings: [{ name: 'cms', identity: 'a', owned: [0, 1, 2, 3], failuresInARow: 0 }] });
 
       // The store goes away: reads fail, nothing is renewed; at the renew deadline the slots are fenced.
-      store.broken = true;
+      store.cut = true;
       const signal = ring.signalFor(2);
       await clock.advance(1_000);
       expect(ring.health().failuresInARow).toBeGreaterThan(0);
@@ -65,7 +55,7 @@ describe('ShardRing health', () => {
       expect(probeReport('readyz', { informers: synced, rings: [ring] })).toMatchObject({ ok: false, rings: [{ owned: [] }] });
 
       // It comes back: the slots are claimed again (they are its own Leases).
-      store.broken = false;
+      store.cut = false;
       await clock.advance(1_000);
       expect(ring.ownedSlots()).toEqual([0, 1, 2, 3]);
       expect(ring.health().msSinceLastRebalance).toBeLessThan(1_000);

@@ -7,8 +7,8 @@ import type { KubeObject } from '../../src/core/index.js';
 import { newListWatch } from '../../src/listwatch/index.js';
 import { InMemoryRingStore, ShardRing, ShardedInformer } from '../../src/sharding/index.js';
 import { startFakeApiServer } from '../../src/testing/index.js';
-import { until } from '../examples/helpers.js';
 import { useCleanups } from '../listwatch/helpers.js';
+import { settle } from './helpers.js';
 
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
 const SLOTS = 8;
@@ -38,26 +38,19 @@ describe('ShardedInformer on a ShardRing', () => {
       });
       return { ring, informer };
     };
-    const settle = async (what: string, holds: () => boolean): Promise<void> => {
-      for (let i = 0; i < 200 && !holds(); i++) {
-        await clock.advance(250);
-        await until(() => true, 'a turn');
-      }
-      await until(holds, what);
-    };
     const keys = (r: { informer: ShardedInformer<KubeObject> }): string[] => r.informer.list().map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`);
     const all = (await newListWatch<KubeObject>(fake.kubeConfig, CONFIGMAPS).list({}, new AbortController().signal)).items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
 
     const a = replica('a');
     const b = replica('b');
     const covered = (rs: Array<ReturnType<typeof replica>>): boolean => rs.every((r) => r.informer.hasSynced()) && rs.flatMap(keys).length === all.length;
-    await settle('a and b cover the collection', () => a.ring.ownedSlots().length === 4 && b.ring.ownedSlots().length === 4 && covered([a, b]));
+    await settle(clock, 'a and b cover the collection', () => a.ring.ownedSlots().length === 4 && b.ring.ownedSlots().length === 4 && covered([a, b]));
     expect([...keys(a), ...keys(b)].sort()).toEqual(all); // disjoint (same length, same members) and complete
 
     const listsBefore = fake.requests().filter((r) => r.verb === 'list').length;
     const before = { a: a.ring.ownedSlots(), b: b.ring.ownedSlots() };
     const c = replica('c');
-    await settle('three replicas cover the collection', () => [a, b, c].every((r) => [2, 3].includes(r.ring.ownedSlots().length)) && covered([a, b, c]));
+    await settle(clock, 'three replicas cover the collection', () => [a, b, c].every((r) => [2, 3].includes(r.ring.ownedSlots().length)) && covered([a, b, c]));
     const moved = c.ring.ownedSlots();
     expect(moved.every((s) => before.a.includes(s) || before.b.includes(s))).toBe(true);
     expect(a.ring.ownedSlots().every((s) => before.a.includes(s))).toBe(true); // nothing moved between a and b
