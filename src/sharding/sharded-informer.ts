@@ -22,8 +22,8 @@ export interface ShardedInformerOptions<T> {
 
 interface SlotInformer<T> {
   readonly informer: SharedIndexInformer<T>;
+  /** Stops this slot's informer (the scope waits for it). */
   readonly stop: AbortController;
-  readonly running: Promise<void>;
 }
 
 /**
@@ -73,11 +73,8 @@ export class ShardedInformer<T> {
       });
       for (const h of this.#handlers) informer.addEventHandler(h);
       const stop = new AbortController();
-      const running = scope.spawn(`slot ${slot}`, (signal) => {
-        const both = AbortSignal.any([signal, stop.signal]);
-        return informer.run(both);
-      });
-      this.#slots.set(slot, { informer, stop, running });
+      void scope.spawn(`slot ${slot}`, (signal) => informer.run(AbortSignal.any([signal, stop.signal])));
+      this.#slots.set(slot, { informer, stop });
     }
   }
 
