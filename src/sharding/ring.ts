@@ -2,7 +2,8 @@
 // Each period a replica renews its member Lease, reads the ring's Leases, computes who should hold
 // which slot from the live members, and steps every slot's state machine (slot.ts). See docs/sharding.md.
 
-import { AbortedError, AlreadyStartedError } from '../core/errors.js';
+import { ABORTED, TIMED_OUT, callWithTimeout } from '../core/abort.js';
+import { AbortedError, AlreadyStartedError, ErrorCodes, KubeInformerError } from '../core/errors.js';
 import { realClock, sleep, type Clock, type ClockTimer } from '../core/clock.js';
 import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
@@ -92,6 +93,8 @@ export class ShardRing {
   #lastRebalanceAt: number | undefined;
   #failures = 0;
   #running = false;
+  /** What bounds store calls besides the deadline: the run's signal, and nothing while leaving. */
+  #opParent: AbortSignal = new AbortController().signal;
   readonly #listeners = new Set<(owned: readonly number[]) => void>();
   #wakeDrain: (() => void) | undefined;
 
@@ -203,11 +206,13 @@ export class ShardRing {
   async run(signal: AbortSignal): Promise<void> {
     if (this.#running) throw new AlreadyStartedError(`shard ring ${this.#name}`);
     this.#running = true;
+    this.#opParent = signal;
     try {
       while (!signal.aborted) {
         await this.#period(true);
         if (!(await sleep(this.#clock, this.#timing.retryPeriodMs, signal))) break;
       }
+      this.#opParent = new AbortController().signal; // the handover's writes must go out
       await this.#leave();
     } finally {
       this.#running = false;
@@ -226,7 +231,7 @@ export class ShardRing {
   async #period(staying: boolean): Promise<void> {
     let leases: Map<string, RingLease>;
     try {
-      leases = new Map((await this.#store.list()).map((l) => [l.name, l]));
+      leases = new Map((await this.#list()).map((l) => [l.name, l]));
       this.#failures = 0;
     } catch (err) {
       this.#failures++;
@@ -265,7 +270,7 @@ export class ShardRing {
     // Drained slots are released now, at the versions this period's renewals left (read again).
     const drained = this.#slots.flatMap((s, slot) => (s.kind === 'draining' && this.#inFlight[slot] === 0 ? [slot] : []));
     if (drained.length > 0) {
-      const fresh = await this.#store.list().then((ls) => new Map(ls.map((l) => [l.name, l])), () => undefined);
+      const fresh = await this.#list().then((ls) => new Map(ls.map((l) => [l.name, l])), () => undefined);
       if (fresh !== undefined) {
         const released: Array<Promise<void>> = [];
         for (const slot of drained) {
@@ -328,10 +333,26 @@ export class ShardRing {
     this.#step(slot, event);
   }
 
+  #list(): Promise<RingLease[]> {
+    return this.#bounded('reading the ring', (signal) => this.#store.list(signal));
+  }
+
+  /**
+   * A store call bounded by the renew deadline and, while running, by the run's signal: a request that
+   * never answers (a half-open connection) fails like any other instead of stalling the ring — its slots
+   * are fenced by then anyway — and stopping is never held up by one.
+   */
+  async #bounded<V>(what: string, call: (signal: AbortSignal) => Promise<V>): Promise<V> {
+    const result = await callWithTimeout(this.#clock, this.#timing.renewDeadlineMs, this.#opParent, call);
+    if (result === ABORTED) throw new AbortedError(`shard ring ${this.#name}: ${what} abandoned: the ring is stopping`);
+    if (result === TIMED_OUT) throw new KubeInformerError(ErrorCodes.NETWORK, `shard ring ${this.#name}: ${what}: no answer within ${this.#timing.renewDeadlineMs} ms`);
+    return result;
+  }
+
   /** A compare-and-swap write; false when it conflicted or failed (a conflict is normal: another replica won). */
   async #write(name: string, holder: string, version: string | undefined): Promise<boolean> {
     try {
-      await this.#store.write(name, holder, version);
+      await this.#bounded(`writing lease ${name}`, (signal) => this.#store.write(name, holder, version, signal));
       return true;
     } catch (err) {
       if (!(err instanceof RingConflictError)) this.#log.warn(`shard ring ${this.#name}: writing lease ${name} failed: ${String(err)}`);
@@ -364,7 +385,7 @@ export class ShardRing {
       ]);
       this.#wakeDrain = undefined;
     }
-    const leases = await this.#store.list().catch(() => [] as RingLease[]);
+    const leases = await this.#list().catch(() => [] as RingLease[]);
     const member = leases.find((l) => l.name === this.#memberLease(this.#identity));
     if (member !== undefined) await this.#write(member.name, '', member.version);
     // Past the grace: what still runs is fenced; its slots are left to expire (nobody takes them sooner).

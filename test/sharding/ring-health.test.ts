@@ -69,6 +69,35 @@ describe('ShardRing health', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it('a store call that never answers fails at the renew deadline instead of stalling the ring; stopping is not held up', async () => {
+    const clock = new FakeClock();
+    const inner = new InMemoryRingStore();
+    let hang = false;
+    const store = {
+      // Ignores its signal, as a half-open connection would.
+      list: () => (hang ? new Promise<never>(() => {}) : inner.list()),
+      write: (name: string, holder: string, version: string | undefined) => (hang ? new Promise<never>(() => {}) : inner.write(name, holder, version)),
+    };
+    const ring = new ShardRing({ store, name: 'cms', identity: 'a', slots: 2, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, logger: false });
+    const stop = new AbortController();
+    const running = ring.run(stop.signal);
+    await flushPromises(4);
+    expect(ring.ownedSlots()).toEqual([0, 1]);
+    hang = true;
+    await clock.advance(3_000);
+    expect(ring.ownedSlots()).toEqual([]);
+    expect(ring.health().failuresInARow).toBeGreaterThan(0); // not a silent 0 while stuck
+    hang = false;
+    await clock.advance(3_000);
+    expect(ring.ownedSlots()).toEqual([0, 1]);
+    hang = true;
+    await clock.advance(600); // a period is waiting on a call that will never answer
+    stop.abort();
+    await clock.advance(20_000);
+    await running; // resolves: the call is abandoned, the leave's writes time out, nothing hangs
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
   it('validates its timing', () => {
     const store = new InMemoryRingStore();
     expect(() => new ShardRing({ store, name: 'x', identity: 'a', leaseDurationMs: 1_000, renewDeadlineMs: 1_000 })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
