@@ -7,10 +7,12 @@
 //   npx tsx examples/sharded/replica.ts --kubeconfig PATH --identity r1 --namespace demo --log /tmp/r1.jsonl
 // Stop one with Ctrl-C: its slots are drained, released and taken over at once; kill one with SIGKILL:
 // its slots are taken over a lease duration later. Every second it prints one JSON status line:
-// { identity, owned, cached, events, reconciles }. RBAC: list/watch ConfigMaps in the namespace, and
+// { identity, owned, cached, events, bytes (received on the informers' connections), reconciles }. RBAC: list/watch ConfigMaps in the namespace, and
 // list/create/update Leases there.
 
 import { appendFileSync } from 'node:fs';
+import https from 'node:https';
+import type net from 'node:net';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { DeepReadonly, KubeObject } from '../../src/core/index.js';
@@ -41,10 +43,29 @@ const log = (entry: Record<string, unknown>): void => {
   if (values.log !== undefined) appendFileSync(values.log, `${JSON.stringify({ t: Date.now(), r: identity, ...entry })}\n`);
 };
 
+// One connection pool for every slot's list and watch, counting the bytes the server sent on it.
+const tls: https.RequestOptions = {};
+await kc.applyToHTTPSOptions(tls);
+let closedBytes = 0;
+const sockets = new Set<net.Socket>();
+class CountingAgent extends https.Agent {
+  override createConnection(...args: Parameters<https.Agent['createConnection']>): ReturnType<https.Agent['createConnection']> {
+    const socket = super.createConnection(...args) as net.Socket;
+    sockets.add(socket);
+    socket.once('close', () => {
+      closedBytes += socket.bytesRead;
+      sockets.delete(socket);
+    });
+    return socket;
+  }
+}
+const agent = new CountingAgent({ keepAlive: true, ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: tls.rejectUnauthorized });
+const bytesRead = (): number => closedBytes + [...sockets].reduce((n, s) => n + s.bytesRead, 0);
+
 const store = new LeaseRingStore(kc, { namespace, ring: 'sharded-example', leaseDurationSeconds: Math.ceil(leaseMs / 1000) });
 const informer: ShardedInformer<KubeObject> = new ShardedInformer<KubeObject>({
   selectorFor: (slot) => ring.selectorFor([slot])!,
-  listWatchFor: (shard) => newListWatch<KubeObject>(kc, resources.configmaps, { namespace, shard }),
+  listWatchFor: (shard) => newListWatch<KubeObject>(kc, resources.configmaps, { namespace, shard, agent }),
   informerOptions: { name: identity },
 });
 const ring = new ShardRing({
@@ -95,8 +116,9 @@ informer.addEventHandler({ onAdd: enqueue, onUpdate: (_old, obj) => enqueue(obj)
 const stop = new AbortController();
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
 const status = setInterval(() => {
-  process.stdout.write(`${JSON.stringify({ identity, owned: ring.ownedSlots(), cached: informer.list().length, events, reconciles })}\n`);
+  process.stdout.write(`${JSON.stringify({ identity, owned: ring.ownedSlots(), cached: informer.list().length, events, bytes: bytesRead(), reconciles })}\n`);
 }, 1000);
 await Promise.all([ring.run(stop.signal), informer.run(stop.signal)]);
 clearInterval(status);
 store.close();
+agent.destroy();

@@ -23,6 +23,7 @@ interface Status {
   owned: number[];
   cached: number;
   events: number;
+  bytes: number;
   reconciles: number;
 }
 
@@ -34,7 +35,7 @@ class Replica {
 
   constructor(readonly identity: string, kubeconfig: string, namespace: string, dir: string) {
     this.logFile = join(dir, `${identity}.jsonl`);
-    this.status = { identity, owned: [], cached: 0, events: 0, reconciles: 0 };
+    this.status = { identity, owned: [], cached: 0, events: 0, bytes: 0, reconciles: 0 };
     this.child = spawn(
       process.execPath,
       ['--import', 'tsx', 'examples/sharded/replica.ts', '--kubeconfig', kubeconfig, '--identity', identity, '--namespace', namespace, '--log', this.logFile, '--slots', String(SLOTS), '--lease-ms', String(LEASE_MS)],
@@ -115,6 +116,7 @@ describe('sharded replicas on the real kube-apiserver', () => {
 
     // 2. Watch events are filtered by the server: a burst of 3 000 updates reaches each replica ~1/3.
     const before = replicas.map((r) => r.status.events);
+    const bytesBefore = replicas.map((r) => r.status.bytes);
     let next = 0;
     await Promise.all(Array.from({ length: 32 }, async () => {
       for (let i = next++; i < 3_000; i = next++) await configMaps.patch(`cm-${i}`, namespace, { metadata: { annotations: { touched: '1' } } }, 'merge');
@@ -123,6 +125,11 @@ describe('sharded replicas on the real kube-apiserver', () => {
     const received = replicas.map((r, i) => r.status.events - before[i]);
     expect(received.reduce((a, b) => a + b, 0)).toBe(3_000);
     for (const n of received) expect(n).toBeLessThanOrEqual(1_100);
+    // And in bytes on the wire (the next status line shows every byte of the burst).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const bytes = replicas.map((r, i) => r.status.bytes - bytesBefore[i]);
+    const totalBytes = bytes.reduce((a, b) => a + b, 0);
+    for (const b of bytes) expect(b).toBeLessThanOrEqual((1.1 * totalBytes) / 3);
 
     // 3. SIGKILL r2: r1 and r3 take its slots a lease duration later, and reconcile its objects.
     const r2Slots = new Set(r2.status.owned);
@@ -163,7 +170,7 @@ describe('sharded replicas on the real kube-apiserver', () => {
     }
     expect(overlaps).toEqual([]);
     const reconcilesLogged = [...intervals.values()].reduce((n, l) => n + l.length, 0);
-    process.stdout.write(`sharded replicas: ${OBJECTS} objects, ${SLOTS} slots; cached ${JSON.stringify(cachedAtStart)}; burst of 3000 updates received ${JSON.stringify(received)}; SIGKILL takeover ${takeover} ms (lease ${LEASE_MS} ms); ${reconcilesLogged} reconciles logged, 0 overlaps\n`);
+    process.stdout.write(`sharded replicas: ${OBJECTS} objects, ${SLOTS} slots; cached ${JSON.stringify(cachedAtStart)}; burst of 3000 updates received ${JSON.stringify(received)} events, ${JSON.stringify(bytes)} bytes; SIGKILL takeover ${takeover} ms (lease ${LEASE_MS} ms); ${reconcilesLogged} reconciles logged, 0 overlaps\n`);
     for (const r of replicas) if (!r.exited) r.child.kill('SIGTERM');
     await until('replicas exited', () => replicas.every((r) => r.exited), 30_000);
   }, 600_000);
