@@ -16,12 +16,15 @@ export type ShardField = 'uid' | 'namespace';
 
 /** A half-open range `[start, end)` of the 64-bit hash space, `0 ≤ start < end ≤ 2^64`. */
 export interface HashRange {
+  /** The first hash in the range (inclusive), ≥ 0. */
   readonly start: bigint;
+  /** The end of the range (exclusive), ≤ 2^64. */
   readonly end: bigint;
 }
 
 /** A shard selector: objects whose `field` hashes into one of `ranges`. Build one with {@link shardSelector}. */
 export interface ShardSelector {
+  /** What is hashed: `uid` or `namespace`. */
   readonly field: ShardField;
   /** Sorted, non-empty, neither overlapping nor touching (adjacent ranges are merged). */
   readonly ranges: readonly HashRange[];

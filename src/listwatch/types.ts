@@ -41,7 +41,10 @@ export interface ObjectList<T> {
     /** How many items remain after this page, when the server knows. */
     remainingItemCount?: number;
     /** The shard selector the server applied (Kubernetes 1.36+, gate `ShardedListAndWatch`), echoed back. */
-    shardInfo?: { selector?: string };
+    shardInfo?: {
+      /** The selector, in the wire form the server formats it. */
+      selector?: string;
+    };
   };
   /** The objects of this page. */
   items: T[];

@@ -45,6 +45,7 @@ export interface ShardRingOptions {
 export interface ShardRingHealth {
   /** The ring's name. */
   readonly name: string;
+  /** This replica's identity. */
   readonly identity: string;
   /** Live members as last seen, this replica included, sorted. */
   readonly members: readonly string[];
@@ -185,6 +186,7 @@ export class ShardRing {
     return () => void this.#listeners.delete(listener);
   }
 
+  /** Owned slots, pending handovers, members, the last rebalance and failed reads, now (see docs/sharding.md#health). */
   health(): ShardRingHealth {
     return {
       name: this.#name,

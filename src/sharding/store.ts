@@ -11,6 +11,7 @@ import type { KubeConfigLike } from '../listwatch/transport.js';
 
 /** One Lease of a ring as read: its name, its holder and a version that changes on every write. */
 export interface RingLease {
+  /** The Lease's name (`<ring>-member-<identity>` or `<ring>-slot-<i>`). */
   readonly name: string;
   /** `''` when free. */
   readonly holder: string;
