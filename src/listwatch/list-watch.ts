@@ -51,7 +51,9 @@ export interface NewListWatchOptions {
    * Only this shard of the collection: sent as `shardSelector` on every list and watch (Kubernetes
    * 1.36+, alpha feature gate `ShardedListAndWatch`; build it with `shardSelector`/`evenShard` from
    * `kube-informer/sharding`). Each list's `metadata.shardInfo` is checked; a server that did not apply
-   * it gets the shard filtered on the client, with one warning (see docs/sharding.md). Default: none.
+   * it gets the shard filtered on the client, with one warning (see docs/sharding.md). Watch events are
+   * filtered on the client until a list showed the server applies it, so a streaming list (no list) is
+   * always filtered here too, and never warns. Default: none.
    */
   shard?: ShardSelector;
   /** Where the one warning of a shard filtered on the client goes; `false` for none. Default `console`. */

@@ -2,6 +2,7 @@
 
 import type { ServerResponse } from 'node:http';
 import { isComparableResourceVersion } from '../../core/resource-version.js';
+import { ApiStatusError } from '../../core/errors.js';
 import { ShardSelectorError, formatShardSelector, parseShardSelector, shardMatcher, type ShardSelector } from '../../core/shard-selector.js';
 import { expiredError, statusError, tooLargeError, type ResourceState, type StoredEntry } from '../resource-state.js';
 import { entryMatcher } from '../selectors.js';
@@ -40,17 +41,39 @@ function parseRv(text: string, current: number): number {
   return Number(text);
 }
 
+/** A request's shard selector as the server holds it: the ranges to match, and the text it echoes. */
+export interface RequestShard {
+  /** The parsed ranges (sorted and merged: the same objects match). */
+  readonly selector: ShardSelector;
+  /**
+   * `metadata.shardInfo.selector`: the server's `String()` of what it parsed — every range as
+   * written, in order, repeats kept, each in the canonical `shardRange(field, 'start', 'end')` form.
+   */
+  readonly echo: string;
+}
+
 /**
- * The shard selector of a request when the server honours it: parsed with the server's rules (a bad
- * one is a 400, as kube-apiserver answers "invalid shard selector"), or undefined.
+ * The shard selector of a request when the server honours it, or undefined (no parameter, an empty
+ * one, or the gate off: then kube-apiserver ignores it, even a malformed one). Parsed with the server's
+ * rules; a malformed one fails the request as kube-apiserver v1.37 does: a 500 whose Status message
+ * starts "invalid shard selector: " and has no reason (the parse error reaches the handler unwrapped).
  */
-export function requestShard(cr: CollectionRequest): ShardSelector | undefined {
+export function requestShard(cr: CollectionRequest): RequestShard | undefined {
   const text = cr.query.get('shardSelector') ?? '';
   if (cr.sharding !== true || text === '') return undefined;
   try {
-    return parseShardSelector(text);
+    const selector = parseShardSelector(text);
+    // Our parser accepts only shardRange terms joined by `||` (no `||` inside a term), so each term
+    // parses alone; formatting them one by one keeps the server's order and repeats.
+    const echo = text
+      .split('||')
+      .map((term) => formatShardSelector(parseShardSelector(term)))
+      .join(' || ');
+    return { selector, echo };
   } catch (err) {
-    throw badRequest(`invalid shard selector: ${err instanceof ShardSelectorError ? err.reason : String(err)}`);
+    const message = `invalid shard selector: ${err instanceof ShardSelectorError ? err.reason : String(err)}`;
+    const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, code: 500 };
+    throw new ApiStatusError(500, message, { status });
   }
 }
 
@@ -58,7 +81,7 @@ export function requestShard(cr: CollectionRequest): ShardSelector | undefined {
 export function requestMatcher(cr: CollectionRequest): ((e: StoredEntry) => boolean) | undefined {
   const selectors = entryMatcher(cr.query.get('labelSelector') ?? undefined, cr.query.get('fieldSelector') ?? undefined);
   const shard = requestShard(cr);
-  const inShard = shard === undefined ? undefined : shardMatcher(shard);
+  const inShard = shard === undefined ? undefined : shardMatcher(shard.selector);
   const m = inShard === undefined ? selectors : (e: StoredEntry): boolean => inShard({ metadata: e.meta }) && (selectors === undefined || selectors(e));
   if (cr.name === undefined) return m;
   const name = cr.name;
@@ -113,7 +136,7 @@ export async function serveList(
   const meta: Record<string, unknown> = { resourceVersion: String(page.rv) };
   const shard = requestShard(cr);
   // The server echoes the selector it applied (its own formatting of the parsed ranges).
-  if (shard !== undefined) meta.shardInfo = { selector: formatShardSelector(shard) };
+  if (shard !== undefined) meta.shardInfo = { selector: shard.echo };
   if (page.nextAfter !== undefined) {
     meta.continue = encodeContinue({ rv: page.rv, after: page.nextAfter });
     if (matcher === undefined) meta.remainingItemCount = page.remaining;
