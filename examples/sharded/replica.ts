@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { DeepReadonly, KubeObject } from '../../src/core/index.js';
 import { newListWatch } from '../../src/listwatch/index.js';
-import { resources } from '../../src/index.js';
+import { resources, SharedIndexInformer } from '../../src/index.js';
 import { LeaseRingStore, ShardRing, ShardedInformer } from '../../src/sharding/index.js';
 
 const { values } = parseArgs({
@@ -63,11 +63,6 @@ const agent = new CountingAgent({ keepAlive: true, ca: tls.ca, cert: tls.cert, k
 const bytesRead = (): number => closedBytes + [...sockets].reduce((n, s) => n + s.bytesRead, 0);
 
 const store = new LeaseRingStore(kc, { namespace, ring: 'sharded-example', leaseDurationSeconds: Math.ceil(leaseMs / 1000) });
-const informer: ShardedInformer<KubeObject> = new ShardedInformer<KubeObject>({
-  selectorFor: (slot) => ring.selectorFor([slot])!,
-  listWatchFor: (shard) => newListWatch<KubeObject>(kc, resources.configmaps, { namespace, shard, agent }),
-  informerOptions: { name: identity },
-});
 const ring = new ShardRing({
   store,
   name: 'sharded-example',
@@ -76,10 +71,12 @@ const ring = new ShardRing({
   leaseDurationMs: leaseMs,
   renewDeadlineMs: Math.round(leaseMs * 0.66),
   retryPeriodMs: Math.round(leaseMs * 0.13),
-  onSlotsChanged: (owned) => {
-    informer.setSlots(owned);
-    log({ owned });
-  },
+  onSlotsChanged: (owned) => log({ owned }),
+});
+const informer = new ShardedInformer<KubeObject>({
+  ring,
+  name: identity,
+  informerFor: (shard, slot) => new SharedIndexInformer(newListWatch<KubeObject>(kc, resources.configmaps, { namespace, shard, agent }), { name: `${identity}/slot-${slot}` }),
 });
 
 // The work: one reconcile per changed object of an owned slot, four at a time, each tracked by the ring.

@@ -3,7 +3,8 @@
 import { validateGroupVersionResource, validateOptions, InvalidOptionError } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
-import type { Controller, ControllerOptions, ControllerSpec, Reconciler, WatchSource } from './controller.js';
+import type { Controller, ControllerOptions, ControllerSpec, Reconciler, WatchSpec } from './controller.js';
+import type { SourceRole } from './sharded.js';
 import { controllerOwnerKey, refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 
@@ -32,7 +33,8 @@ function checkWatchOptions(owner: string, options: { predicates?: unknown }): vo
 
 /**
  * Describes a controller over one primary resource, then builds it. Created by {@link Controller.for}.
- * Each resource's informer is the factory's shared one; the controller only adds a handler to it.
+ * Each resource's informer is the factory's shared one (created by `build`); the controller only adds a
+ * handler to it. A sharded controller (`sharded` option) caches its primary per owned slot instead.
  *
  * @example
  * ```ts
@@ -46,7 +48,7 @@ function checkWatchOptions(owner: string, options: { predicates?: unknown }): vo
 export class ControllerBuilder<T> {
   readonly #factory: SharedInformerFactory;
   readonly #primary: ResourceDescriptor<T>;
-  readonly #sources: WatchSource[] = [];
+  readonly #sources: WatchSpec[] = [];
   readonly #owned: Array<ResourceDescriptor<unknown>> = [];
   readonly #create: (spec: ControllerSpec<T>) => Controller<T>;
   #built = false;
@@ -61,7 +63,7 @@ export class ControllerBuilder<T> {
     this.#factory = factory;
     this.#primary = primary;
     this.#create = create;
-    this.#add(primary, (obj) => [keyOf(obj)], options);
+    this.#add('for', primary, (obj) => [keyOf(obj)], options);
   }
 
   /**
@@ -74,7 +76,7 @@ export class ControllerBuilder<T> {
     checkWatchOptions('ControllerBuilder.owns', options);
     const primary = this.#primary;
     this.#owned.push(resource);
-    return this.#add(resource, (obj) => {
+    return this.#add('owns', resource, (obj) => {
       const key = controllerOwnerKey(obj, primary);
       return key === undefined ? [] : [key];
     }, options);
@@ -89,7 +91,7 @@ export class ControllerBuilder<T> {
     checkResource('ControllerBuilder.watches', resource);
     checkWatchOptions('ControllerBuilder.watches', options);
     if (typeof map !== 'function') throw new InvalidOptionError('ControllerBuilder.watches: map must be a function from an object to primary keys');
-    return this.#add(resource, (obj) => Array.from(map(obj as never), refKey), options);
+    return this.#add('watches', resource, (obj) => Array.from(map(obj as never), refKey), options);
   }
 
   /**
@@ -103,9 +105,8 @@ export class ControllerBuilder<T> {
     return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, reconcile, options });
   }
 
-  #add<W>(resource: ResourceDescriptor<W>, keys: (obj: unknown) => string[], options: WatchOptions<W>): this {
-    const informer = this.#factory.forResource(resource) as WatchSource['informer'];
-    this.#sources.push({ resource, informer, keys, predicates: (options.predicates ?? []) as Array<Predicate<unknown>> });
+  #add<W>(role: SourceRole, resource: ResourceDescriptor<W>, keys: (obj: unknown) => string[], options: WatchOptions<W>): this {
+    this.#sources.push({ role, resource, keys, predicates: (options.predicates ?? []) as Array<Predicate<unknown>> });
     return this;
   }
 }

@@ -7,7 +7,8 @@ import type { Logger } from '../core/log.js';
 import { InvalidOptionError } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { DeepReadonly } from '../core/types.js';
-import type { SharedIndexInformer } from '../informer/shared-index-informer.js';
+import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
+import type { AddEventHandlerOptions } from '../informer/options.js';
 
 /**
  * What `reconcile(key, ctx)` receives. The primary is read from the cache when the reconcile starts —
@@ -50,10 +51,24 @@ export interface ReconcileContext<T> {
   wrote(result: unknown): void;
 }
 
-/** A resource the controller reads, with its shared informer. */
+/**
+ * What the controller uses of an informer: a factory's `SharedIndexInformer`, or — for a sharded
+ * controller — a `ShardedInformer` over the owned slots.
+ */
+export interface SourceInformer {
+  readonly name: string;
+  addEventHandler(handler: ResourceEventHandler<unknown>, options?: AddEventHandlerOptions): SharedInformerRegistration;
+  removeEventHandler(registration: SharedInformerRegistration): void;
+  getIndexer(): { getByKey(key: string): unknown; listKeys(): string[]; list(): unknown[]; byIndex(indexName: string, indexedValue: string): unknown[] };
+  isStarted(): boolean;
+  isStopped(): boolean;
+  awaitObserved(written: unknown, signal?: AbortSignal): Promise<unknown>;
+}
+
+/** A resource the controller reads, with its informer. */
 export interface Source {
   readonly resource: ResourceDescriptor<unknown>;
-  readonly informer: SharedIndexInformer<unknown>;
+  readonly informer: SourceInformer;
 }
 
 interface WrittenMeta {
@@ -74,7 +89,7 @@ function groupOf(apiVersion: string): string {
 export class ObservedWrites {
   readonly #owner: string;
   readonly #sources: readonly Source[];
-  readonly #pending = new Map<string, Map<string, { informer: SharedIndexInformer<unknown>; obj: WrittenMeta }>>();
+  readonly #pending = new Map<string, Map<string, { informer: SourceInformer; obj: WrittenMeta }>>();
 
   constructor(owner: string, sources: readonly Source[]) {
     this.#owner = owner;
@@ -105,7 +120,7 @@ export class ObservedWrites {
     }
     let writes = this.#pending.get(key);
     if (writes === undefined) {
-      writes = new Map<string, { informer: SharedIndexInformer<unknown>; obj: WrittenMeta }>();
+      writes = new Map<string, { informer: SourceInformer; obj: WrittenMeta }>();
       this.#pending.set(key, writes);
     }
     writes.set(`${obj.apiVersion}/${obj.kind}/${obj.metadata?.namespace ?? ''}/${name}`, { informer: source.informer, obj });

@@ -9,17 +9,16 @@ import type { DeepReadonly } from '../core/types.js';
 import { InformerStoppedError } from '../informer/errors.js';
 import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
-import type { SharedIndexInformer } from '../informer/shared-index-informer.js';
 import { NamespaceIndex } from '../store/types.js';
 import { ControllerBuilder, type WatchOptions } from './builder.js';
 import { ControllerMetrics, type ControllerMetricsProvider } from './metrics.js';
-import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type Source } from './context.js';
+import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type Source, type SourceInformer } from './context.js';
 import { NotStartedError, ReconcileTimeoutError } from './errors.js';
 import { controllerOwnerKey, unwrapTombstone } from './mapping.js';
 import type { ChangeEvent, Predicate } from './predicates.js';
 import { Action as Actions, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
-import { ShardGate } from './sharded.js';
-import type { ShardRing } from '../sharding/ring.js';
+import { followsShard, ShardedSources, ShardGate, type SourceRole } from './sharded.js';
+import { ShardRing } from '../sharding/ring.js';
 
 /**
  * Reconciles one primary: reads what it needs from the caches, makes the world match the primary's
@@ -68,29 +67,37 @@ export interface ControllerOptions {
    */
   metricsProvider?: ControllerMetricsProvider;
   /**
-   * Run as one replica of a sharded controller (docs/sharding.md): only primaries whose slot this
-   * replica owns in `ring` are reconciled — other keys are skipped, their owner reconciles them — each
-   * reconcile runs under `ring.track` (a slot is handed over only after its reconciles finished) and its
-   * signal aborts when the slot is lost; the primaries of slots gained are reconciled at once. Run the
-   * ring beside the controller (`ring.run(signal)`). The informers still watch the whole collection; give
-   * the factory a `shard` to have the server send a static slice. Default: none (not sharded).
+   * Run as one replica of a sharded controller (docs/sharding.md). The primary is cached per slot this
+   * replica owns in `ring` (a `ShardedInformer`: one list and watch per owned slot, with its
+   * `shardSelector`), and so are the owned (`owns`) namespaced resources when the ring hashes
+   * namespaces; other resources are watched whole by the factory. Only primaries of owned slots whose
+   * caches synced are reconciled — once each when a slot's caches synced — each under `ring.track` (a
+   * slot is handed over only after its reconciles finished), its signal aborted when the slot is lost.
+   * Run the ring beside the controller (`ring.run(signal)`). The factory must not have a `shard` of its
+   * own nor a `listWatchFor`. Default: none (not sharded).
    */
   sharded?: ShardRing;
 }
 
-/** A watched resource as the controller uses it (built by the {@link ControllerBuilder}). */
-export interface WatchSource extends Source {
+/** A watched resource as the {@link ControllerBuilder} describes it. */
+export interface WatchSpec {
+  /** `for` (the primary), `owns` or `watches`. */
+  readonly role: SourceRole;
+  readonly resource: ResourceDescriptor<unknown>;
   /** The primary keys an object concerns. */
   readonly keys: (obj: unknown) => string[];
   /** All must pass for an event to count. */
   readonly predicates: ReadonlyArray<Predicate<unknown>>;
 }
 
+/** A watched resource with the informer of the current run. */
+interface WatchSource extends WatchSpec, Source {}
+
 /** What a {@link ControllerBuilder} hands to the controller it builds. */
 export interface ControllerSpec<T> {
   readonly factory: SharedInformerFactory;
   readonly primary: ResourceDescriptor<T>;
-  readonly sources: readonly WatchSource[];
+  readonly sources: readonly WatchSpec[];
   readonly owned: ReadonlyArray<ResourceDescriptor<unknown>>;
   readonly reconcile: Reconciler<T>;
   readonly options: ControllerOptions;
@@ -142,8 +149,11 @@ export class Controller<T> {
   readonly #resyncMs: number;
   readonly #policy: ReconcileErrorPolicy;
   readonly #defaultPolicy = exponentialBackoff();
-  readonly #writes: ObservedWrites;
-  readonly #primaryInformer: SharedIndexInformer<unknown>;
+  /** The factory's informer of each source; undefined for the sources a sharded controller caches per slot. */
+  readonly #shared: Array<SourceInformer | undefined>;
+  /** The sources of the current (or last) run, with their informers; the primary first. */
+  #sources: readonly WatchSource[];
+  #writes: ObservedWrites;
   #scheduler: ReconcileScheduler | undefined;
   #resyncTimer: ClockTimer | undefined;
   #counts = { succeeded: 0, failed: 0, timedOut: 0 };
@@ -183,8 +193,11 @@ export class Controller<T> {
     this.#observeTimeoutMs = o.observeTimeoutMs ?? 10_000;
     this.#resyncMs = o.resyncPeriodMs ?? 0;
     this.#policy = o.onError ?? this.#defaultPolicy;
-    this.#writes = new ObservedWrites(`controller ${this.#name}`, spec.sources);
-    this.#primaryInformer = spec.sources[0].informer;
+    const ring = o.sharded;
+    if (ring !== undefined && !(ring instanceof ShardRing)) throw new InvalidOptionError(`Controller: option sharded must be a ShardRing, got ${String(ring)}`);
+    this.#shared = spec.sources.map((s) => (followsShard(ring, spec.primary, s.role, s.resource) ? undefined : spec.factory.forResource(s.resource)));
+    this.#sources = this.#sourcesOf(undefined);
+    this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
   }
 
   /** The controller's name (see `ControllerOptions.name`). */
@@ -201,6 +214,10 @@ export class Controller<T> {
     this.#checkInformers();
     if (signal.aborted) return;
     const o = this.#spec.options;
+    const ring = o.sharded;
+    const shards = ring === undefined ? undefined : new ShardedSources(ring, this.#spec.factory, this.#name, this.#spec.sources.filter((_, i) => this.#shared[i] === undefined).map((s) => s.resource));
+    this.#sources = this.#sourcesOf(shards);
+    this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
     const scheduler = new ReconcileScheduler({
       concurrency: o.concurrency,
       debounceMs: o.debounceMs,
@@ -218,12 +235,13 @@ export class Controller<T> {
       failure ??= err;
       stop.abort(err);
     };
-    const registrations = this.#spec.sources.map(
+    const registrations = this.#sources.map(
       (source) => [source, source.informer.addEventHandler(this.#handler(source, scheduler), { name: `controller ${this.#name}` })] as const,
     );
-    const factoryEnded = this.#watchFactory(runSignal, signal, fail);
-    const gate = o.sharded === undefined ? undefined : new ShardGate(o.sharded, this.#primaryInformer);
-    const unsubscribe = gate?.scheduleGained((key) => scheduler.schedule(key));
+    const factoryEnded = this.#shared.some((i) => i !== undefined) ? this.#watchFactory(runSignal, signal, fail) : Promise.resolve();
+    const shardsEnded = shards?.run(runSignal).catch((err: unknown) => fail(new InformerStoppedError(`controller ${this.#name}: a sharded informer failed`, { cause: err })));
+    const gate = shards === undefined ? undefined : new ShardGate(ring as ShardRing, this.#sources[0].informer, shards);
+    const unfollow = gate?.follow((key) => scheduler.schedule(key), fail, runSignal);
     try {
       await this.#waitForSync(registrations.map(([, r]) => r), runSignal, fail);
       if (!runSignal.aborted) {
@@ -232,12 +250,12 @@ export class Controller<T> {
         await scheduler.run(runSignal, this.#reconciler(scheduler, metrics, gate));
       }
     } finally {
-      unsubscribe?.();
+      unfollow?.();
       metrics.close();
       this.#disarmResync();
       for (const [source, registration] of registrations) source.informer.removeEventHandler(registration);
       stop.abort();
-      await factoryEnded;
+      await Promise.all([factoryEnded, shardsEnded]);
       this.#writes.clear();
       this.#scheduler = undefined;
     }
@@ -259,7 +277,7 @@ export class Controller<T> {
   reconcileAll(): void {
     const scheduler = this.#scheduler;
     if (scheduler === undefined) return;
-    for (const key of this.#primaryInformer.getStore().listKeys()) scheduler.schedule(key);
+    for (const key of this.#sources[0].informer.getIndexer().listKeys()) scheduler.schedule(key);
   }
 
   /** Counts of queued, running and failing keys, and of reconcile outcomes. */
@@ -268,13 +286,18 @@ export class Controller<T> {
     return { active: this.#scheduler !== undefined, ...s, ...this.#counts };
   }
 
+  /** The sources with the factory's informers, and `shards`' for the sources cached per slot. */
+  #sourcesOf(shards: ShardedSources | undefined): WatchSource[] {
+    return this.#spec.sources.map((s, i) => ({ ...s, informer: this.#shared[i] ?? (shards?.informerOf(s.resource) as SourceInformer) }));
+  }
+
   #checkInformers(): void {
-    const sources = this.#spec.sources;
-    const stopped = sources.find((s) => s.informer.isStopped());
+    const informers = this.#shared.filter((i) => i !== undefined);
+    const stopped = informers.find((i) => i.isStopped());
     if (stopped !== undefined) {
-      throw new InformerStoppedError(`controller ${this.#name}: informer ${stopped.informer.name} has stopped; create a new factory and controller`);
+      throw new InformerStoppedError(`controller ${this.#name}: informer ${stopped.name} has stopped; create a new factory and controller`);
     }
-    const idle = sources.filter((s) => !s.informer.isStarted()).map((s) => s.informer.name);
+    const idle = informers.filter((i) => !i.isStarted()).map((i) => i.name);
     if (idle.length > 0) {
       throw new NotStartedError(
         `controller ${this.#name}: informer${idle.length > 1 ? 's' : ''} ${[...new Set(idle)].join(', ')} not started; call factory.start(signal) before controller.run(signal)`,
@@ -382,7 +405,7 @@ export class Controller<T> {
   }
 
   #context(key: string, lazy: LazySignal, attempt: number): ReconcileContext<T> {
-    const object = this.#primaryInformer.getIndexer().getByKey(key) as DeepReadonly<T> | undefined;
+    const object = this.#sources[0].informer.getIndexer().getByKey(key) as DeepReadonly<T> | undefined;
     return new ReconcileCtx<T>(key, object, lazy, attempt, this.#log, this.#childrenOf, this.#writes);
   }
 
@@ -390,10 +413,11 @@ export class Controller<T> {
     this.#children(resource, key, namespace);
 
   #children<C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> {
-    if (!this.#spec.owned.includes(resource)) {
+    const source = this.#sources.find((s) => s.role === 'owns' && s.resource === resource);
+    if (source === undefined) {
       throw new InvalidOptionError(`controller ${this.#name}: ctx.children(${gvrKey(resource)}) needs the resource to be owned (builder.owns)`);
     }
-    const indexer = this.#spec.factory.forResource(resource).getIndexer();
+    const indexer = source.informer.getIndexer();
     const candidates = this.#spec.primary.namespaced ? indexer.byIndex(NamespaceIndex, namespace) : indexer.list();
     return candidates.filter((obj) => controllerOwnerKey(obj, this.#spec.primary) === key) as Array<DeepReadonly<C>>;
   }

@@ -3,7 +3,7 @@
 import type { ShardSelector } from '../core/shard-selector.js';
 import { abortableWait } from '../core/abort.js';
 import type { LoggerOption } from '../core/log.js';
-import { validateGroupVersionResource, validateOptions } from '../core/options.js';
+import { InvalidOptionError, validateGroupVersionResource, validateOptions } from '../core/options.js';
 import type { GroupVersionResourceFor, ResourceDescriptor } from '../core/resources.js';
 import type { GroupVersionResource } from '../core/types.js';
 import { newListWatch, type KubeConfigLike } from '../listwatch/index.js';
@@ -147,22 +147,46 @@ export class SharedInformerFactory {
     let entry = this.#entries.get(key);
     if (entry === undefined) {
       if (this.#isStopped()) throw this.#stoppedError(`informer ${key} was not created`);
-      const lw = this.#listWatch(gvr);
-      const o = this.#options;
-      const informer = new SharedIndexInformer<unknown>(lw, {
-        logger: o.logger,
-        ...o.informerOptions,
-        name: key,
-        resyncPeriodMs: o.customResync?.[key] ?? o.resyncPeriodMs ?? 0,
-        indexers: { [NamespaceIndex]: metaNamespaceIndexFunc },
-        transform: o.transform,
-        closeListerWatcher: false, // the factory created the ListerWatcher: it closes it, once (#closeLw)
-      });
+      const lw = this.#listWatch(gvr, this.#options.shard);
+      const informer = this.#informer(key, lw, false); // the factory created the ListerWatcher: it closes it, once (#closeLw)
       entry = { informer, lw, started: false };
       this.#entries.set(key, entry);
       if (this.#scope?.state === 'open') this.#startEntry(key, entry);
     }
     return entry.informer;
+  }
+
+  /**
+   * A new informer of `resource` with this factory's options — not shared, not started, not in
+   * `informers()`, `health()` or `waitForCacheSync`: run it yourself (its `run` closes its ListerWatcher).
+   * With `shard`, its lists and watches carry that shard selector (a `ShardedInformer`'s slots, which
+   * the controller's `sharded` option creates this way); `name` names it in logs and health (default:
+   * the resource key). Throws `INVALID_OPTION` for a `shard` on a factory that has a `shard` of its own
+   * or a `listWatchFor`.
+   */
+  newInformer<T>(resource: ResourceDescriptor<T>, options: { shard?: ShardSelector; name?: string } = {}): SharedIndexInformer<T> {
+    validateGroupVersionResource('SharedInformerFactory.newInformer', resource);
+    validateOptions('SharedInformerFactory.newInformer', options, { shard: 'shardSelector', name: 'string' });
+    if (options.shard !== undefined && (this.#options.shard !== undefined || this.#options.listWatchFor !== undefined)) {
+      throw new InvalidOptionError(
+        `SharedInformerFactory.newInformer: option shard needs a factory without ${this.#options.shard !== undefined ? 'a shard of its own' : 'listWatchFor'} (it builds the ListerWatcher with the shard)`,
+      );
+    }
+    const key = gvrKey(resource);
+    return this.#informer(key, this.#listWatch(resource, options.shard ?? this.#options.shard), true, options.name) as SharedIndexInformer<T>;
+  }
+
+  #informer(key: string, lw: ListerWatcher<unknown>, closeListerWatcher: boolean, name = key): SharedIndexInformer<unknown> {
+    const o = this.#options;
+    return new SharedIndexInformer<unknown>(lw, {
+      logger: o.logger,
+      ...o.informerOptions,
+      name,
+      resyncPeriodMs: o.customResync?.[key] ?? o.resyncPeriodMs ?? 0,
+      indexers: { [NamespaceIndex]: metaNamespaceIndexFunc },
+      transform: o.transform,
+      closeListerWatcher,
+    });
   }
 
   /** The informers created so far, by resource key. */
@@ -282,9 +306,9 @@ export class SharedInformerFactory {
     closeListerWatcher(entry.lw);
   }
 
-  #listWatch(gvr: GroupVersionResource): ListerWatcher<unknown> {
+  #listWatch(gvr: GroupVersionResource, shard: ShardSelector | undefined): ListerWatcher<unknown> {
     if (this.#options.listWatchFor !== undefined) return this.#options.listWatchFor(gvr);
-    const { namespace, labelSelector, fieldSelector, shard, logger } = this.#options;
+    const { namespace, labelSelector, fieldSelector, logger } = this.#options;
     return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, { namespace, labelSelector, fieldSelector, shard, logger });
   }
 }

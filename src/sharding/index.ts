@@ -20,4 +20,4 @@ export {
 export { ShardRing, type ShardRingHealth, type ShardRingOptions } from './ring.js';
 export { assignSlots } from './assign.js';
 export { InMemoryRingStore, LeaseRingStore, RING_LABEL, RingConflictError, type LeaseRingStoreOptions, type RingLease, type RingStore } from './store.js';
-export { ShardedInformer, type ShardedInformerOptions } from './sharded-informer.js';
+export { ShardedInformer, type ShardedIndexer, type ShardedInformerOptions } from './sharded-informer.js';

@@ -132,6 +132,11 @@ export class ShardRing {
     return this.#identity;
   }
 
+  /** What objects are hashed by (`uid` or `namespace`). */
+  get field(): ShardField {
+    return this.#field;
+  }
+
   /** The slot an object belongs to: the top of its field's hash, scaled to the slot count. */
   slotOf(obj: unknown): number {
     return Number((BigInt(`0x${shardHash(shardFieldValue(obj, this.#field))}`) * BigInt(this.#slotCount)) / HASH_SPACE);

@@ -1,23 +1,38 @@
-// An informer over the slots a replica owns: one SharedIndexInformer per slot, so a change of slots
-// lists and watches only the slots that moved. Driven by a ShardRing's owned set.
+// An informer over the slots a replica owns: one SharedIndexInformer per slot, following a ShardRing's
+// owned set, so a change of slots lists and watches only the slots that moved.
 
-import type { Clock } from '../core/clock.js';
-import { realClock } from '../core/clock.js';
-import { SharedIndexInformer, type ResourceEventHandler, type SharedIndexInformerOptions } from '../informer/index.js';
-import type { ListerWatcher } from '../listwatch/types.js';
 import type { ShardSelector } from '../core/shard-selector.js';
+import { toError } from '../core/errors.js';
 import { TaskScope } from '../core/task-scope.js';
+import { InformerStoppedError } from '../informer/errors.js';
+import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
+import type { InformerHealth } from '../informer/health.js';
+import type { Observed } from '../informer/observed.js';
+import type { AddEventHandlerOptions } from '../informer/options.js';
+import type { SharedIndexInformer } from '../informer/shared-index-informer.js';
+import { ShardedRegistration, type SlotSet } from './sharded-registration.js';
+import type { ShardRing } from './ring.js';
+
+/** A promise and its resolve (Node 20 has no `Promise.withResolvers`). */
+function signal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
 
 /** Options of {@link ShardedInformer}. */
 export interface ShardedInformerOptions<T> {
-  /** The shard selector of one slot (`ring.selectorFor([slot])`). Required. */
-  selectorFor: (slot: number) => ShardSelector;
-  /** The ListerWatcher of one shard, e.g. `(shard) => newListWatch(kc, gvr, { shard })`. Required. */
-  listWatchFor: (shard: ShardSelector) => ListerWatcher<T>;
-  /** Options of every slot's informer. Default: none. */
-  informerOptions?: SharedIndexInformerOptions<T>;
-  /** Timers of the informers. Default `realClock`. */
-  clock?: Clock;
+  /** The ring whose owned slots are cached: a slot gained is listed and watched, a slot lost dropped. Required. */
+  ring: ShardRing;
+  /**
+   * A new, unstarted informer over one slot, whose list and watch carry `shard` — e.g.
+   * `(shard) => factory.newInformer(resources.configmaps, { shard })`, or
+   * `(shard) => new SharedIndexInformer(newListWatch(kc, gvr, { shard }), options)`. Each is run,
+   * and stopped when its slot is lost, by this informer. Required.
+   */
+  informerFor: (shard: ShardSelector, slot: number) => SharedIndexInformer<T>;
+  /** The name in logs and errors. Default `sharded`. */
+  name?: string;
 }
 
 interface SlotInformer<T> {
@@ -26,27 +41,98 @@ interface SlotInformer<T> {
   readonly stop: AbortController;
 }
 
+/** The union of the owned slots' indexers: what a sharded cache can answer. */
+export interface ShardedIndexer<T> {
+  /** The cached object under `key` in any owned slot. */
+  getByKey(key: string): T | undefined;
+  /** The keys of every owned slot. */
+  listKeys(): string[];
+  /** Every cached object of the owned slots. */
+  list(): T[];
+  /** The objects of every owned slot indexed under `indexedValue` (an index of the slot informers). */
+  byIndex(indexName: string, indexedValue: string): T[];
+}
+
 /**
- * The cache of the slots a replica owns: {@link ShardedInformer.setSlots} (wire it to the ring's
- * `onSlotsChanged`) starts an informer for each slot gained — its objects arrive as adds with
- * `isInInitialList` — and stops the informer of each slot lost. A slot lost is **not** reported as
- * deletes: its objects still exist, another replica owns them now. Handlers added apply to every slot.
- * Reads (`get`, `list`) span the owned slots.
+ * The cache of the slots a replica owns in a {@link ShardRing}: while it runs, it follows the ring's
+ * owned set — a slot gained gets its own informer, whose list and watch carry that slot's
+ * `shardSelector` (its objects arrive as adds with `isInInitialList`); a slot lost has its informer
+ * stopped. A slot lost is **not** reported as deletes: its objects still exist, another replica owns
+ * them now. Handlers added apply to every slot, present and future; reads span the owned slots.
+ * `SharedInformerFactory.shardedForResource` makes one per resource and ring; `Controller`'s
+ * `sharded` option uses it.
+ *
+ * Warning: each slot lists and watches on its own. On a server without the `ShardedListAndWatch` gate
+ * every slot's list carries the whole collection (filtered on the client, with a warning): shard only
+ * where the server applies shard selectors (docs/sharding.md).
  */
 export class ShardedInformer<T> {
   readonly #options: ShardedInformerOptions<T>;
+  readonly #ring: ShardRing;
+  readonly #name: string;
   readonly #slots = new Map<number, SlotInformer<T>>();
-  readonly #handlers: Array<ResourceEventHandler<T>> = [];
+  readonly #registrations = new Set<ShardedRegistration<T>>();
+  readonly #indexer: ShardedIndexer<T>;
+  /** What registrations see of this informer. */
+  readonly #slotSet: SlotSet = {
+    name: '',
+    isStopped: () => this.isStopped(),
+    slots: () => this.slots(),
+    changed: () => this.#changed.promise,
+  };
   #scope: TaskScope | undefined;
+  #state: 'new' | 'running' | 'stopped' = 'new';
+  #changed = signal();
+  #handlerCount = 0;
 
   constructor(options: ShardedInformerOptions<T>) {
     this.#options = options;
+    this.#ring = options.ring;
+    this.#name = options.name ?? 'sharded';
+    this.#slotSet.name = this.#name;
+    const informers = (): Array<SharedIndexInformer<T>> => [...this.#slots.values()].map((s) => s.informer);
+    this.#indexer = {
+      getByKey: (key) => {
+        for (const informer of informers()) {
+          const obj = informer.getIndexer().getByKey(key);
+          if (obj !== undefined) return obj;
+        }
+        return undefined;
+      },
+      listKeys: () => informers().flatMap((i) => i.getIndexer().listKeys()),
+      list: () => informers().flatMap((i) => i.getIndexer().list()),
+      byIndex: (index, value) => informers().flatMap((i) => i.getIndexer().byIndex(index, value)),
+    };
   }
 
-  /** Adds a handler to every slot's informer, present and future. */
-  addEventHandler(handler: ResourceEventHandler<T>): void {
-    this.#handlers.push(handler);
-    for (const s of this.#slots.values()) s.informer.addEventHandler(handler);
+  /** The name in logs and errors (`name`, default `sharded`). */
+  get name(): string {
+    return this.#name;
+  }
+
+  /** The ring whose owned slots this informer caches. */
+  get ring(): ShardRing {
+    return this.#ring;
+  }
+
+  /**
+   * Adds `handler` to every slot's informer, present and future. The registration has synced when
+   * every owned slot's informer has synced and the handler processed its initial list.
+   */
+  addEventHandler(handler: ResourceEventHandler<T>, options: AddEventHandlerOptions = {}): SharedInformerRegistration {
+    const name = options.name ?? `handler-${++this.#handlerCount}`;
+    const registration = new ShardedRegistration<T>(this.#slotSet, handler, { ...options, name });
+    this.#registrations.add(registration);
+    for (const [slot, s] of this.#slots) registration.attach(slot, s.informer);
+    return registration;
+  }
+
+  /** Removes a handler added with {@link ShardedInformer.addEventHandler} from every slot. */
+  removeEventHandler(registration: SharedInformerRegistration): void {
+    const mine = registration as ShardedRegistration<T>;
+    if (!this.#registrations.delete(mine)) return;
+    mine.detachAll();
+    this.#notify();
   }
 
   /** The slots cached now, ascending. */
@@ -54,58 +140,129 @@ export class ShardedInformer<T> {
     return [...this.#slots.keys()].sort((a, b) => a - b);
   }
 
-  /** Starts the informers of the slots gained and stops those of the slots lost. Needs {@link ShardedInformer.run}. */
-  setSlots(owned: readonly number[]): void {
-    const scope = this.#scope;
-    if (scope === undefined || scope.signal.aborted) return;
-    const want = new Set(owned);
-    for (const [slot, s] of this.#slots) {
-      if (want.has(slot)) continue;
-      s.stop.abort();
-      this.#slots.delete(slot);
-    }
-    for (const slot of want) {
-      if (this.#slots.has(slot)) continue;
-      const informer = new SharedIndexInformer<T>(this.#options.listWatchFor(this.#options.selectorFor(slot)), {
-        ...this.#options.informerOptions,
-        name: `${this.#options.informerOptions?.name ?? 'sharded'}/slot-${slot}`,
-        clock: this.#options.clock ?? realClock,
-      });
-      for (const h of this.#handlers) informer.addEventHandler(h);
-      const stop = new AbortController();
-      void scope.spawn(`slot ${slot}`, (signal) => informer.run(AbortSignal.any([signal, stop.signal])));
-      this.#slots.set(slot, { informer, stop });
-    }
+  /** The union of the owned slots' caches. */
+  getIndexer(): ShardedIndexer<T> {
+    return this.#indexer;
   }
 
   /** The cached object under `key` in any owned slot. */
   get(key: string): T | undefined {
-    for (const s of this.#slots.values()) {
-      const obj = s.informer.getStore().getByKey(key);
-      if (obj !== undefined) return obj;
-    }
-    return undefined;
+    return this.#indexer.getByKey(key);
   }
 
   /** Every cached object of the owned slots. */
   list(): T[] {
-    return [...this.#slots.values()].flatMap((s) => s.informer.getStore().list());
+    return this.#indexer.list();
   }
 
-  /** True when every owned slot's informer has synced. */
+  /** True when every owned slot's informer has synced (also when no slot is owned). */
   hasSynced(): boolean {
     return [...this.#slots.values()].every((s) => s.informer.hasSynced());
   }
 
-  /** Runs until `signal` aborts; rejects when a slot's informer fails (a handler threw), having stopped the others. */
+  /**
+   * Resolves `true` once `slot`'s informer has synced, `false` when `slot` is not (or no longer) cached
+   * or this informer stopped first. Rejects when that informer cannot sync (its `whenSynced` error).
+   */
+  async whenSlotSynced(slot: number): Promise<boolean> {
+    this.#follow();
+    const s = this.#slots.get(slot);
+    if (s === undefined) return false;
+    try {
+      await s.informer.whenSynced();
+      return true;
+    } catch (err) {
+      if (this.#slots.get(slot) !== s || this.#state === 'stopped') return false; // dropped: the slot was lost, or the run ended
+      throw err;
+    }
+  }
+
+  /**
+   * Waits until `written` is in the cache of its slot (`SharedIndexInformer.awaitObserved`). Resolves
+   * `undefined` at once when its slot is not owned: this replica does not cache it.
+   */
+  async awaitObserved(written: unknown, signal?: AbortSignal): Promise<Observed | undefined> {
+    this.#follow();
+    const informer = this.#slots.get(this.#ring.slotOf(written))?.informer;
+    return informer === undefined ? undefined : informer.awaitObserved(written, signal);
+  }
+
+  /** `health()` of each owned slot's informer, by slot. */
+  health(): Record<number, InformerHealth> {
+    return Object.fromEntries([...this.#slots].map(([slot, s]) => [slot, s.informer.health()]));
+  }
+
+  /** Whether `run` was called. */
+  isStarted(): boolean {
+    return this.#state !== 'new';
+  }
+
+  /** Whether `run` ended: this informer cannot run again. */
+  isStopped(): boolean {
+    return this.#state === 'stopped';
+  }
+
+  /**
+   * Follows the ring's owned slots until `signal` aborts, then stops every slot's informer and resolves.
+   * Rejects when a slot's informer fails (a handler threw), having stopped the others. Throws
+   * `ALREADY_STARTED`-like `INFORMER_STOPPED` when run a second time.
+   */
   async run(signal: AbortSignal): Promise<void> {
-    const scope = new TaskScope({ name: 'sharded informer', signal, clock: this.#options.clock ?? realClock });
+    if (this.#state !== 'new') throw new InformerStoppedError(`sharded informer ${this.#name} has run already; create a new one`);
+    this.#state = 'running';
+    const scope = new TaskScope({ name: `sharded informer ${this.#name}`, signal });
     this.#scope = scope;
+    // One listener stops every slot's informer when the run ends (a per-slot `AbortSignal.any` would pile
+    // one listener per slot on the scope's signal).
+    scope.signal.addEventListener('abort', () => this.#slots.forEach((s) => s.stop.abort()), { once: true });
+    const unsubscribe = this.#ring.subscribe(() => this.#follow());
+    this.#follow();
     try {
       await scope.closed();
     } finally {
+      unsubscribe();
+      this.#state = 'stopped';
       this.#slots.clear();
       this.#scope = undefined;
+      this.#notify();
     }
+  }
+
+  /** Starts the informers of the slots gained and stops those of the slots lost. */
+  #follow(): void {
+    const scope = this.#scope;
+    if (scope === undefined || scope.state !== 'open') return;
+    const want = new Set(this.#ring.ownedSlots());
+    let changed = false;
+    for (const [slot, s] of this.#slots) {
+      if (want.has(slot)) continue;
+      this.#slots.delete(slot);
+      for (const r of this.#registrations) r.detach(slot);
+      s.stop.abort();
+      changed = true;
+    }
+    for (const slot of want) {
+      if (this.#slots.has(slot)) continue;
+      const shard = this.#ring.selectorFor([slot]) as ShardSelector; // one slot: never empty
+      let informer: SharedIndexInformer<T>;
+      try {
+        informer = this.#options.informerFor(shard, slot);
+      } catch (err) {
+        void scope.spawn(`slot ${slot}`, () => Promise.reject(toError(err))); // fails the run: no silent gap in the cache
+        return;
+      }
+      for (const r of this.#registrations) r.attach(slot, informer);
+      const stop = new AbortController();
+      void scope.spawn(`slot ${slot}`, () => informer.run(stop.signal)); // stopped with its slot, or by run's end (below)
+      this.#slots.set(slot, { informer, stop });
+      changed = true;
+    }
+    if (changed) this.#notify();
+  }
+
+  #notify(): void {
+    const done = this.#changed;
+    this.#changed = signal();
+    done.resolve();
   }
 }

@@ -407,6 +407,7 @@ describe('Controller', () => {
     expect(r.seen).toHaveLength(4);
     f.ac.abort();
     await running;
+    await f.factory.shutdown(); // the informers' own stop (their grace timers) ends after the controller's
     expect(f.clock.pendingTimers()).toBe(0);
   });
 

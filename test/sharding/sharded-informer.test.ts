@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import type { KubeObject } from '../../src/core/index.js';
+import { SharedIndexInformer } from '../../src/informer/index.js';
 import { newListWatch } from '../../src/listwatch/index.js';
 import { InMemoryRingStore, ShardRing, ShardedInformer } from '../../src/sharding/index.js';
 import { startFakeApiServer } from '../../src/testing/index.js';
@@ -22,13 +23,11 @@ describe('ShardedInformer on a ShardRing', () => {
     const clock = new FakeClock();
     const store = new InMemoryRingStore();
     const replica = (identity: string) => {
-      const informer: ShardedInformer<KubeObject> = new ShardedInformer<KubeObject>({
-        selectorFor: (slot) => ring.selectorFor([slot])!,
-        listWatchFor: (shard) => newListWatch<KubeObject>(fake.kubeConfig, CONFIGMAPS, { shard, logger: false }),
-        informerOptions: { logger: false },
-        clock,
+      const ring = new ShardRing({ store, name: 'cms', identity, slots: SLOTS, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, logger: false });
+      const informer = new ShardedInformer<KubeObject>({
+        ring,
+        informerFor: (shard) => new SharedIndexInformer(newListWatch<KubeObject>(fake.kubeConfig, CONFIGMAPS, { shard, logger: false }), { logger: false, clock }),
       });
-      const ring = new ShardRing({ store, name: 'cms', identity, slots: SLOTS, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, logger: false, onSlotsChanged: (owned) => informer.setSlots(owned) });
       const stop = new AbortController();
       const running = Promise.all([informer.run(stop.signal), ring.run(stop.signal)]);
       cleanups.push(async () => {
