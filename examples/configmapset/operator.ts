@@ -35,6 +35,7 @@ import {
 } from '../../src/operations/index.js';
 import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet, type ConfigMapSetCondition, type ConfigMapSetStatus } from './crd.js';
 import type { ExternalRegistry, RegistryRecord } from './registry.js';
+import type { ShardRing } from '../../src/sharding/index.js';
 
 /** The ConfigMap a set keeps for one of its names: `<set>-<name>`. */
 export const configMapName = (setName: string, name: string): string => `${setName}-${name}`;
@@ -102,6 +103,20 @@ export interface ConfigMapSetOperatorOptions {
   informerOptions?: SharedInformerFactoryOptions['informerOptions'];
   /** More controller options (`clock`, `onError`, deadlines). Default: the controller's. */
   controller?: Pick<ControllerOptions, 'clock' | 'onError' | 'observeTimeoutMs' | 'reconcileTimeoutMs' | 'debounceMs'>;
+  /**
+   * Run as one replica of a sharded operator on this ring (docs/sharding.md): the sets and their
+   * ConfigMaps are cached per owned slot (give the ring `field: 'namespace'` so a set's ConfigMaps share
+   * its slot), only the sets of owned slots are reconciled, and the ring runs with the operator (stopped
+   * after the controller drained). There are no drift audits then: an audit compares a whole cache with
+   * a list. The registry must be shared by the replicas (`DirectoryRegistry`). Default: not sharded.
+   */
+  sharded?: ShardRing;
+  /** Told of every event the informers deliver (an add, update or delete of a set or a ConfigMap). Default: nothing. */
+  onInformerEvent?: () => void;
+  /** Told when a reconcile of a set starts and ends (an ownership log). Default: nothing. */
+  onReconcile?: (key: string, phase: 'start' | 'end') => void;
+  /** The informers' connections go through this agent (see `SharedInformerFactoryOptions.agent`). Default: the KubeConfig's. */
+  agent?: SharedInformerFactoryOptions['agent'];
   /** The `fieldManager` of every write. Default `'configmapset-operator'`. */
   fieldManager?: string;
   /** Time between drift audits of its two caches, in ms. Default 600 000 (10 minutes). */
@@ -164,6 +179,8 @@ export class ConfigMapSetOperator {
   };
   #started = false;
   #manager: Manager | undefined;
+  readonly #ring: ShardRing | undefined;
+  readonly #onReconcile: ConfigMapSetOperatorOptions['onReconcile'];
   readonly #logger: LoggerOption | undefined;
   readonly #metricsRegistration: InformerMetricsRegistration;
   /**
@@ -188,16 +205,23 @@ export class ConfigMapSetOperator {
       transform: stripManagedFields,
       logger: options.logger,
       informerOptions: options.informerOptions,
+      agent: options.agent,
     });
     this.#logger = options.logger;
-    this.controller = Controller.for(this.factory, configMapSets, { predicates: [predicates.anyOf(predicates.generationChanged, finalizersChanged)] })
-      .owns(resources.configmaps)
+    this.#ring = options.sharded;
+    this.#onReconcile = options.onReconcile;
+    // Counting is a predicate that passes everything: predicates see each event of their resource once.
+    const seen = options.onInformerEvent;
+    const counting = <R>(): Array<Predicate<R>> => (seen === undefined ? [] : [() => (seen(), true)]);
+    this.controller = Controller.for(this.factory, configMapSets, { predicates: [...counting<ConfigMapSet>(), predicates.anyOf(predicates.generationChanged, finalizersChanged)] })
+      .owns(resources.configmaps, { predicates: counting<ConfigMap>() })
       .build((_key, ctx) => this.#reconcile(ctx), {
         name: 'configmapsets',
         concurrency: options.concurrency ?? 2,
         logger: options.logger,
         metricsProvider: prometheusControllerMetricsProvider(promClient, { registry: this.metrics }),
         ...options.controller,
+        sharded: options.sharded,
       });
     this.events = new EventRecorder(kubeConfig, { reportingController: 'examples.kube-informer.dev/configmapset-operator', logger: options.logger });
     const audit = (resource: typeof configMapSets | typeof resources.configmaps): DriftAudit =>
@@ -208,8 +232,9 @@ export class ConfigMapSetOperator {
         repair: true,
         logger: options.logger,
       });
-    this.audits = [audit(configMapSets), audit(resources.configmaps)];
-    this.#metricsRegistration = registerInformerMetrics(promClient, this.factory, { registry: this.metrics, audits: this.audits });
+    this.audits = options.sharded === undefined ? [audit(configMapSets), audit(resources.configmaps)] : [];
+    const rings = options.sharded === undefined ? [] : [options.sharded];
+    this.#metricsRegistration = registerInformerMetrics(promClient, this.factory, { registry: this.metrics, audits: this.audits, rings });
   }
 
   /**
@@ -222,9 +247,12 @@ export class ConfigMapSetOperator {
   async run(signal: AbortSignal, leaderElection?: RunWhileLeadingOptions, probes?: { port: number; host?: string }): Promise<void> {
     if (this.#started) throw new Error('ConfigMapSetOperator.run was called already: create a new operator to run again');
     this.#started = true;
-    // The recorder and the audits run in every replica and stop after the controller drained.
-    const runnables = [this.events, ...this.audits];
-    const manager = new Manager(this.factory, { controllers: [this.controller], runnables, leaderElection, probes, metrics: this.metrics, logger: this.#logger });
+    // The recorder, the audits and the shard ring run in every replica and stop after the controller
+    // drained (the ring releases its slots only then).
+    const ring = this.#ring;
+    const runnables = [this.events, ...this.audits, ...(ring === undefined ? [] : [{ name: `shard ring ${ring.identity}`, run: (s: AbortSignal) => ring.run(s) }])];
+    const rings = ring === undefined ? undefined : [ring];
+    const manager = new Manager(this.factory, { controllers: [this.controller], runnables, leaderElection, probes, rings, metrics: this.metrics, logger: this.#logger });
     this.#manager = manager;
     try {
       await manager.run(signal);
@@ -253,7 +281,16 @@ export class ConfigMapSetOperator {
     };
   }
 
-  #reconcile(ctx: ReconcileContext<ConfigMapSet>): Promise<Action> {
+  async #reconcile(ctx: ReconcileContext<ConfigMapSet>): Promise<Action> {
+    this.#onReconcile?.(ctx.key, 'start');
+    try {
+      return await this.#finalize(ctx);
+    } finally {
+      this.#onReconcile?.(ctx.key, 'end');
+    }
+  }
+
+  #finalize(ctx: ReconcileContext<ConfigMapSet>): Promise<Action> {
     // finalizer() records both of its patches with ctx.wrote (read-your-writes); this client only counts them.
     const counted: Pick<ResourceClient<ConfigMapSet>, 'patch'> = {
       patch: async (name, namespace, patch, type, signal) => {

@@ -1,9 +1,9 @@
-// The "external system" of the ConfigMapSet operator: a registry outside Kubernetes (a JSON file) that must be cleaned up.
+// The "external system" of the ConfigMapSet operator: a registry outside Kubernetes (a JSON file, or a directory of them) that must be cleaned up.
 //
 // Not run on its own: the operator writes a record per set while the set lives and removes it in its
 // finalizer's cleanup. Nothing in Kubernetes garbage-collects it: forget the cleanup and it leaks.
 
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -107,5 +107,61 @@ export class FileRegistry implements ExternalRegistry {
     const temp = `${this.path}.${process.pid}.${++this.#writes}.tmp`;
     await writeFile(temp, `${JSON.stringify(records, null, 2)}\n`, { signal });
     await rename(temp, this.path);
+  }
+}
+
+/**
+ * An {@link ExternalRegistry} with one JSON file per record in a directory, for replicas of a sharded
+ * operator in separate processes. They need no lock between them: a record belongs to one set, and the
+ * shard ring lets one replica at a time reconcile a set — the guarantee this registry leans on (a
+ * second writer of one record would be the ring's bug, and the ownership log of the sharded test
+ * would show it). A write goes to a temporary file renamed over the record.
+ */
+export class DirectoryRegistry implements ExternalRegistry {
+  /** The directory (created on the first write; a missing directory is an empty registry). */
+  readonly dir: string;
+  #writes = 0;
+
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  async get(key: string, signal?: AbortSignal): Promise<RegistryRecord | undefined> {
+    return readRecord(this.#path(key), signal);
+  }
+
+  async put(key: string, record: RegistryRecord, signal?: AbortSignal): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const temp = `${this.#path(key)}.${process.pid}.${++this.#writes}.tmp`;
+    await writeFile(temp, `${JSON.stringify({ ...record, configMaps: [...record.configMaps] })}\n`, { signal });
+    await rename(temp, this.#path(key));
+  }
+
+  async remove(key: string, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    await rm(this.#path(key), { force: true });
+  }
+
+  async all(signal?: AbortSignal): Promise<Record<string, RegistryRecord>> {
+    const names = await readdir(this.dir).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)));
+    const records: Record<string, RegistryRecord> = {};
+    for (const name of names.filter((n) => n.endsWith('.json'))) {
+      const record = await readRecord(join(this.dir, name), signal);
+      if (record !== undefined) records[decodeURIComponent(name.slice(0, -'.json'.length))] = record;
+    }
+    return records;
+  }
+
+  #path(key: string): string {
+    return join(this.dir, `${encodeURIComponent(key)}.json`);
+  }
+}
+
+async function readRecord(path: string, signal: AbortSignal | undefined): Promise<RegistryRecord | undefined> {
+  try {
+    return JSON.parse(await readFile(path, { encoding: 'utf8', signal })) as RegistryRecord;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
   }
 }

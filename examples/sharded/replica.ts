@@ -11,14 +11,13 @@
 // list/create/update Leases there.
 
 import { appendFileSync } from 'node:fs';
-import https from 'node:https';
-import type net from 'node:net';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { DeepReadonly, KubeObject } from '../../src/core/index.js';
 import { newListWatch } from '../../src/listwatch/index.js';
 import { resources, SharedIndexInformer } from '../../src/index.js';
 import { LeaseRingStore, ShardRing, ShardedInformer } from '../../src/sharding/index.js';
+import { CountingAgent } from '../lib/counting-agent.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,23 +43,7 @@ const log = (entry: Record<string, unknown>): void => {
 };
 
 // One connection pool for every slot's list and watch, counting the bytes the server sent on it.
-const tls: https.RequestOptions = {};
-await kc.applyToHTTPSOptions(tls);
-let closedBytes = 0;
-const sockets = new Set<net.Socket>();
-class CountingAgent extends https.Agent {
-  override createConnection(...args: Parameters<https.Agent['createConnection']>): ReturnType<https.Agent['createConnection']> {
-    const socket = super.createConnection(...args) as net.Socket;
-    sockets.add(socket);
-    socket.once('close', () => {
-      closedBytes += socket.bytesRead;
-      sockets.delete(socket);
-    });
-    return socket;
-  }
-}
-const agent = new CountingAgent({ keepAlive: true, ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: tls.rejectUnauthorized });
-const bytesRead = (): number => closedBytes + [...sockets].reduce((n, s) => n + s.bytesRead, 0);
+const agent = await CountingAgent.for(kc);
 
 const store = new LeaseRingStore(kc, { namespace, ring: 'sharded-example', leaseDurationSeconds: Math.ceil(leaseMs / 1000) });
 const ring = new ShardRing({
@@ -113,7 +96,7 @@ informer.addEventHandler({ onAdd: enqueue, onUpdate: (_old, obj) => enqueue(obj)
 const stop = new AbortController();
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
 const status = setInterval(() => {
-  process.stdout.write(`${JSON.stringify({ identity, owned: ring.ownedSlots(), cached: informer.list().length, events, bytes: bytesRead(), reconciles })}\n`);
+  process.stdout.write(`${JSON.stringify({ identity, owned: ring.ownedSlots(), cached: informer.list().length, events, bytes: agent.bytesRead(), reconciles })}\n`);
 }, 1000);
 await Promise.all([ring.run(stop.signal), informer.run(stop.signal)]);
 clearInterval(status);

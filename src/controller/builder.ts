@@ -3,7 +3,8 @@
 import { validateGroupVersionResource, validateOptions, InvalidOptionError } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
-import type { Controller, ControllerOptions, ControllerSpec, Reconciler, WatchSpec } from './controller.js';
+import type { Controller, ControllerOptions, ControllerSpec, Reconciler } from './controller.js';
+import type { WatchSpec } from './sources.js';
 import type { SourceRole } from './sharded.js';
 import { controllerOwnerKey, refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';

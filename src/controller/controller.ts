@@ -8,16 +8,16 @@ import type { ResourceDescriptor } from '../core/resources.js';
 import type { DeepReadonly } from '../core/types.js';
 import { InformerStoppedError } from '../informer/errors.js';
 import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
-import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
+import type { SharedInformerRegistration } from '../informer/handler.js';
 import { NamespaceIndex } from '../store/types.js';
 import { ControllerBuilder, type WatchOptions } from './builder.js';
 import { ControllerMetrics, type ControllerMetricsProvider } from './metrics.js';
-import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type Source, type SourceInformer } from './context.js';
-import { NotStartedError, ReconcileTimeoutError } from './errors.js';
-import { controllerOwnerKey, unwrapTombstone } from './mapping.js';
-import type { ChangeEvent, Predicate } from './predicates.js';
+import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type SourceInformer } from './context.js';
+import { ReconcileTimeoutError } from './errors.js';
+import { controllerOwnerKey } from './mapping.js';
 import { Action as Actions, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
-import { followsShard, ShardedSources, ShardGate, type SourceRole } from './sharded.js';
+import { followsShard, ShardedSources, ShardGate } from './sharded.js';
+import { checkInformers, sourceHandler, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
 
 /**
@@ -78,20 +78,6 @@ export interface ControllerOptions {
    */
   sharded?: ShardRing;
 }
-
-/** A watched resource as the {@link ControllerBuilder} describes it. */
-export interface WatchSpec {
-  /** `for` (the primary), `owns` or `watches`. */
-  readonly role: SourceRole;
-  readonly resource: ResourceDescriptor<unknown>;
-  /** The primary keys an object concerns. */
-  readonly keys: (obj: unknown) => string[];
-  /** All must pass for an event to count. */
-  readonly predicates: ReadonlyArray<Predicate<unknown>>;
-}
-
-/** A watched resource with the informer of the current run. */
-interface WatchSource extends WatchSpec, Source {}
 
 /** What a {@link ControllerBuilder} hands to the controller it builds. */
 export interface ControllerSpec<T> {
@@ -211,7 +197,7 @@ export class Controller<T> {
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.#scheduler !== undefined) throw new AlreadyStartedError(`Controller ${this.#name}`);
-    this.#checkInformers();
+    checkInformers(this.#name, this.#shared);
     if (signal.aborted) return;
     const o = this.#spec.options;
     const ring = o.sharded;
@@ -236,7 +222,7 @@ export class Controller<T> {
       stop.abort(err);
     };
     const registrations = this.#sources.map(
-      (source) => [source, source.informer.addEventHandler(this.#handler(source, scheduler), { name: `controller ${this.#name}` })] as const,
+      (source) => [source, source.informer.addEventHandler(sourceHandler(source, (key) => scheduler.schedule(key)), { name: `controller ${this.#name}` })] as const,
     );
     const factoryEnded = this.#shared.some((i) => i !== undefined) ? this.#watchFactory(runSignal, signal, fail) : Promise.resolve();
     const shardsEnded = shards?.run(runSignal).catch((err: unknown) => fail(new InformerStoppedError(`controller ${this.#name}: a sharded informer failed`, { cause: err })));
@@ -291,20 +277,6 @@ export class Controller<T> {
     return this.#spec.sources.map((s, i) => ({ ...s, informer: this.#shared[i] ?? (shards?.informerOf(s.resource) as SourceInformer) }));
   }
 
-  #checkInformers(): void {
-    const informers = this.#shared.filter((i) => i !== undefined);
-    const stopped = informers.find((i) => i.isStopped());
-    if (stopped !== undefined) {
-      throw new InformerStoppedError(`controller ${this.#name}: informer ${stopped.name} has stopped; create a new factory and controller`);
-    }
-    const idle = informers.filter((i) => !i.isStarted()).map((i) => i.name);
-    if (idle.length > 0) {
-      throw new NotStartedError(
-        `controller ${this.#name}: informer${idle.length > 1 ? 's' : ''} ${[...new Set(idle)].join(', ')} not started; call factory.start(signal) before controller.run(signal)`,
-      );
-    }
-  }
-
   /** Ends the run with `INFORMER_STOPPED` when the factory stops (fails, or its own signal aborts) first. */
   async #watchFactory(runSignal: AbortSignal, signal: AbortSignal, fail: (err: Error) => void): Promise<void> {
     try {
@@ -321,33 +293,6 @@ export class Controller<T> {
     } catch (err) {
       if (!runSignal.aborted) fail(toError(err));
     }
-  }
-
-  #handler(source: WatchSource, scheduler: ReconcileScheduler): ResourceEventHandler<unknown> {
-    const enqueue = (event: ChangeEvent<unknown>): void => {
-      for (const predicate of source.predicates) if (!predicate(event)) return;
-      for (const key of source.keys(event.object)) if (key !== '') scheduler.schedule(key);
-      if (event.type === 'update') for (const key of source.keys(event.oldObject)) if (key !== '') scheduler.schedule(key);
-    };
-    if (source.predicates.length === 0) {
-      // No predicate to show the event to: only keys (the hot path of most primaries).
-      const schedule = (obj: unknown): void => {
-        for (const key of source.keys(obj)) if (key !== '') scheduler.schedule(key);
-      };
-      return {
-        onAdd: schedule,
-        onUpdate: (oldObject, object) => {
-          schedule(object);
-          schedule(oldObject);
-        },
-        onDelete: (obj) => schedule(unwrapTombstone(obj)),
-      };
-    }
-    return {
-      onAdd: (object) => enqueue({ type: 'add', object }),
-      onUpdate: (oldObject, object) => enqueue({ type: 'update', object, oldObject }),
-      onDelete: (obj) => enqueue({ type: 'delete', object: unwrapTombstone(obj) }),
-    };
   }
 
   /**

@@ -1,5 +1,6 @@
 // SharedInformerFactory: one informer per resource, shared by every caller, started and synced together.
 
+import type http from 'node:http';
 import type { ShardSelector } from '../core/shard-selector.js';
 import { abortableWait } from '../core/abort.js';
 import type { LoggerOption } from '../core/log.js';
@@ -51,6 +52,12 @@ export interface SharedInformerFactoryOptions {
    * rejected). Default: none — see the warning on `start`.
    */
   onError?: (resource: string, err: Error) => void;
+  /**
+   * Every list and watch goes through this agent (a shared pool, a proxy agent, one that counts
+   * bytes) instead of one built from the KubeConfig's TLS settings — see `NewListWatchOptions.agent`.
+   * Default: none.
+   */
+  agent?: http.Agent;
   /** Builds the ListerWatcher of a resource. Default: `newListWatch(kubeConfig, gvr, { namespace, ... })`. */
   listWatchFor?: (gvr: GroupVersionResource) => ListerWatcher<unknown>;
 }
@@ -114,6 +121,7 @@ export class SharedInformerFactory {
       informerOptions: 'object',
       onError: 'function',
       listWatchFor: 'function',
+      agent: 'object',
     });
     for (const [key, ms] of Object.entries(options.customResync ?? {})) {
       validateOptions('SharedInformerFactory', { [`customResync['${key}']`]: ms }, { [`customResync['${key}']`]: 'duration' });
@@ -308,7 +316,7 @@ export class SharedInformerFactory {
 
   #listWatch(gvr: GroupVersionResource, shard: ShardSelector | undefined): ListerWatcher<unknown> {
     if (this.#options.listWatchFor !== undefined) return this.#options.listWatchFor(gvr);
-    const { namespace, labelSelector, fieldSelector, logger } = this.#options;
-    return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, { namespace, labelSelector, fieldSelector, shard, logger });
+    const { namespace, labelSelector, fieldSelector, logger, agent } = this.#options;
+    return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, { namespace, labelSelector, fieldSelector, shard, logger, agent });
   }
 }

@@ -50,10 +50,11 @@ export interface NewListWatchOptions {
   /**
    * Only this shard of the collection: sent as `shardSelector` on every list and watch (Kubernetes
    * 1.36+, alpha feature gate `ShardedListAndWatch`; build it with `shardSelector`/`evenShard` from
-   * `kube-informer/sharding`). Each list's `metadata.shardInfo` is checked; a server that did not apply
-   * it gets the shard filtered on the client, with one warning (see docs/sharding.md). Watch events are
-   * filtered on the client until a list showed the server applies it, so a streaming list (no list) is
-   * always filtered here too, and never warns. Default: none.
+   * `kube-informer/sharding`). Each list's `metadata.shardInfo` is checked (an echo of another selector
+   * is refused). Until a list echoed it, lists and watch events are filtered on the client too, and the
+   * first object outside the shard — proof that the server ignored the parameter — gives one warning
+   * (see docs/sharding.md). kube-apiserver v1.37 filters custom resources without echoing: they are
+   * filtered twice, quietly. Default: none.
    */
   shard?: ShardSelector;
   /** Where the one warning of a shard filtered on the client goes; `false` for none. Default `console`. */
@@ -154,7 +155,12 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
       this.#base.shardSelector = text;
       // BOOKMARK and ERROR events carry no object of the collection. An object cannot leave its shard:
       // uid and namespace never change, so a kept ADDED is never followed by a dropped MODIFIED.
-      const keep = (event: WatchEvent<unknown>): boolean => event.type === 'BOOKMARK' || event.type === 'ERROR' || matches(event.object);
+      // A dropped event is the server's object outside the shard: proof that it ignored the selector.
+      const keep = (event: WatchEvent<unknown>): boolean => {
+        if (event.type === 'BOOKMARK' || event.type === 'ERROR' || matches(event.object)) return true;
+        this.#ignoredBy(`watch ${this.path}`);
+        return false;
+      };
       this.#shard = { text, matches, keep };
     }
   }
@@ -215,7 +221,9 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
 
   /**
    * A sharded list: the server echoed the selector (it filtered), echoed another one (refused: that
-   * is not the shard asked for), or none (it ignored the parameter: filtered here, with one warning).
+   * is not the shard asked for), or none. No echo is no proof: kube-apiserver v1.37 filters custom
+   * resources without echoing (their lists are unstructured), so the items are filtered here and the
+   * warning comes only when one of them is outside the shard — the server ignored the parameter.
    */
   #checkShard(list: ObjectList<unknown>, what: string): void {
     const shard = this.#shard!;
@@ -227,15 +235,20 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
     if (echoed !== undefined) {
       throw new ResponseDecodeError('shard-mismatch', `${what}: the server applied another shard selector than the one sent (${shard.text})`, echoed);
     }
-    if (this.#serverShards !== false) {
-      this.#serverShards = false;
-      this.#logger.warn(
-        `${what}: the server did not apply the shard selector (feature gate ShardedListAndWatch off, or a server older than 1.36); ` +
-          'filtering the shard on the client from now on: every object is still sent and decoded',
-      );
-      publish(channels.shardFallback, { path: this.path, selector: shard.text });
-    }
-    list.items = list.items.filter(shard.matches);
+    const kept = list.items.filter(shard.matches);
+    if (kept.length < list.items.length) this.#ignoredBy(what);
+    list.items = kept;
+  }
+
+  /** The server sent an object outside the shard: it ignores the selector. Warns once. */
+  #ignoredBy(what: string): void {
+    if (this.#serverShards === false) return;
+    this.#serverShards = false;
+    this.#logger.warn(
+      `${what}: the server sent objects outside the shard selector (feature gate ShardedListAndWatch off, or a server older than 1.36); ` +
+        'filtering the shard on the client from now on: every object is still sent and decoded',
+    );
+    publish(channels.shardFallback, { path: this.path, selector: this.#shard!.text });
   }
 }
 

@@ -3,8 +3,7 @@
 // every object is reconciled, and the ownership log never shows two replicas reconciling one object at
 // once — through a SIGKILL (its slots taken over within a lease duration and a sync) and a join.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,62 +12,22 @@ import { HASH_SPACE, shardHash } from '../../src/core/shard-selector.js';
 import { newListWatch } from '../../src/listwatch/index.js';
 import { newResourceClient, resources, type ResourceClient } from '../../src/index.js';
 import { freshNamespace, startRealApiServer, type RealApiServer } from './harness.js';
+import { ownershipOverlaps, reconciledKeys, ReplicaProcess, until, type ReplicaStatus } from './replicas.js';
 
 const OBJECTS = Number(process.env.SHARDED_OBJECTS ?? 30_000);
 const SLOTS = 48;
 const LEASE_MS = 6_000;
 
-interface Status {
-  identity: string;
-  owned: number[];
+interface Status extends ReplicaStatus {
   cached: number;
-  events: number;
-  bytes: number;
   reconciles: number;
 }
 
-class Replica {
-  readonly status: Status;
-  readonly logFile: string;
-  readonly child: ChildProcess;
-  exited = false;
-
-  constructor(readonly identity: string, kubeconfig: string, namespace: string, dir: string) {
-    this.logFile = join(dir, `${identity}.jsonl`);
-    this.status = { identity, owned: [], cached: 0, events: 0, bytes: 0, reconciles: 0 };
-    this.child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'examples/sharded/replica.ts', '--kubeconfig', kubeconfig, '--identity', identity, '--namespace', namespace, '--log', this.logFile, '--slots', String(SLOTS), '--lease-ms', String(LEASE_MS)],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let buffered = '';
-    this.child.stdout!.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString('utf8');
-      for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, nl);
-        if (line.startsWith('{"identity"')) Object.assign(this.status, JSON.parse(line) as Status);
-        else process.stderr.write(`${identity}: ${line}\n`);
-        buffered = buffered.slice(nl + 1);
-      }
-    });
-    this.child.once('exit', () => (this.exited = true));
+class Replica extends ReplicaProcess<Status> {
+  constructor(identity: string, kubeconfig: string, namespace: string, dir: string) {
+    const args = ['--kubeconfig', kubeconfig, '--namespace', namespace, '--slots', String(SLOTS), '--lease-ms', String(LEASE_MS)];
+    super(identity, 'examples/sharded/replica.ts', args, { dir, logFlag: '--log', initial: { cached: 0, reconciles: 0 } });
   }
-
-  entries(): Array<{ t: number; r: string; key?: string; p?: string }> {
-    if (!existsSync(this.logFile)) return [];
-    // Only whole lines: the replica may be appending the last one right now.
-    const text = readFileSync(this.logFile, 'utf8');
-    return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { t: number; r: string; key?: string; p?: string });
-  }
-}
-
-async function until(what: string, holds: () => boolean, timeoutMs: number): Promise<number> {
-  const start = Date.now();
-  while (!holds()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`not true after ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return Date.now() - start;
 }
 
 const slotOf = (uid: string): number => Number((BigInt(`0x${shardHash(uid)}`) * BigInt(SLOTS)) / HASH_SPACE);
@@ -105,8 +64,6 @@ describe('sharded replicas on the real kube-apiserver', () => {
     const kubeconfig = server.kubeConfigPath;
     for (const id of ['r1', 'r2', 'r3']) replicas.push(new Replica(id, kubeconfig, namespace, dir));
     const [r1, r2, r3] = replicas;
-    const reconciledKeys = (rs: Replica[], after = 0): Set<string> =>
-      new Set(rs.flatMap((r) => r.entries().filter((e) => e.p === 'e' && e.t >= after).map((e) => e.key!)));
 
     // 1. Three replicas: 16 slots each; every object cached by exactly one and reconciled.
     // (Status lines come once a second: wait for one that shows the whole cache.)
@@ -150,26 +107,8 @@ describe('sharded replicas on the real kube-apiserver', () => {
 
     // The ownership log: for each object, no two replicas' reconciles overlap in time (r2's open
     // reconciles end at its death).
-    const intervals = new Map<string, Array<{ r: string; s: number; e: number }>>();
-    for (const r of replicas) {
-      const open = new Map<string, number>();
-      for (const e of r.entries()) {
-        if (e.key === undefined) continue;
-        if (e.p === 's') open.set(e.key, e.t);
-        else if (e.p === 'e' && open.has(e.key)) {
-          (intervals.get(e.key) ?? intervals.set(e.key, []).get(e.key)!).push({ r: r.identity, s: open.get(e.key)!, e: e.t });
-          open.delete(e.key);
-        }
-      }
-      for (const [key, s] of open) (intervals.get(key) ?? intervals.set(key, []).get(key)!).push({ r: r.identity, s, e: r === r2 ? killedAt : Date.now() });
-    }
-    const overlaps: string[] = [];
-    for (const [key, list] of intervals) {
-      list.sort((a, b) => a.s - b.s);
-      for (let i = 1; i < list.length; i++) if (list[i].r !== list[i - 1].r && list[i].s < list[i - 1].e) overlaps.push(`${key}: ${list[i - 1].r} ${list[i].r}`);
-    }
+    const { overlaps, reconciles: reconcilesLogged } = ownershipOverlaps(replicas, (r) => (r === r2 ? killedAt : Date.now()));
     expect(overlaps).toEqual([]);
-    const reconcilesLogged = [...intervals.values()].reduce((n, l) => n + l.length, 0);
     process.stdout.write(`sharded replicas: ${OBJECTS} objects, ${SLOTS} slots; cached ${JSON.stringify(cachedAtStart)}; burst of 3000 updates received ${JSON.stringify(received)} events, ${JSON.stringify(bytes)} bytes; SIGKILL takeover ${takeover} ms (lease ${LEASE_MS} ms); ${reconcilesLogged} reconciles logged, 0 overlaps\n`);
     for (const r of replicas) if (!r.exited) r.child.kill('SIGTERM');
     await until('replicas exited', () => replicas.every((r) => r.exited), 30_000);

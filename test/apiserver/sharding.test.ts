@@ -233,7 +233,7 @@ describe('sharded list and watch on a kube-apiserver with the ShardedListAndWatc
       }
       expect(items.map(keyOf).sort()).toEqual(all.filter(inShard).map(keyOf).sort());
       expect(logger.warnings).toHaveLength(1);
-      expect(logger.warnings[0]).toMatch(/did not apply the shard selector \(feature gate ShardedListAndWatch off/);
+      expect(logger.warnings[0]).toMatch(/sent objects outside the shard selector \(feature gate ShardedListAndWatch off/);
       expect(fallbacks).toEqual([{ path: `/api/v1/namespaces/${namespace}/configmaps`, selector: formatShardSelector(UNION) }]);
 
       const events: Array<WatchEvent<KubeObject>> = [];
@@ -273,7 +273,7 @@ describe('sharded list and watch on a kube-apiserver with the ShardedListAndWatc
       const expected = created.filter(inShard).map(keyOf);
       await eventually(() => expected.every((k) => informer.getStore().getByKey(k) !== undefined), 'the late objects of the shard');
       expect(informer.getStore().listKeys().sort()).toEqual((await list()).filter(inShard).map(keyOf).sort());
-      expect(logger.warnings.filter((w) => /did not apply the shard selector/.test(w))).toHaveLength(1);
+      expect(logger.warnings.filter((w) => /sent objects outside the shard selector/.test(w))).toHaveLength(1);
       expect(fallbacks).toHaveLength(1);
     } finally {
       ac.abort();

@@ -108,7 +108,7 @@ describe('newListWatch with a shard', () => {
     expect(first.items.length).toBeLessThan(80);
     expect(names(second.items)).toEqual(names(first.items));
     expect(logger.warnings).toHaveLength(1);
-    expect(logger.warnings[0]).toMatch(/did not apply the shard selector.*ShardedListAndWatch/);
+    expect(logger.warnings[0]).toMatch(/sent objects outside the shard selector.*ShardedListAndWatch/);
     expect(fallbacks).toEqual([{ path: '/api/v1/configmaps', selector: formatShardSelector(shard) }]);
 
     // The watch is filtered too.

@@ -9,6 +9,7 @@ import { entryMatcher } from '../selectors.js';
 import { decodeContinue, encodeContinue } from '../state-paging.js';
 import { partialContentType, statusBody, writeParts } from './http-util.js';
 import type { ResourceInfo } from './paths.js';
+import { isBuiltInResource } from './registry.js';
 import type { WatchPlan } from './watch.js';
 
 /** The parts of a request the list and watch handlers read. */
@@ -135,8 +136,10 @@ export async function serveList(
   const page = state.page(ri.stateKey, { namespace: cr.namespace, atRv, after, limit, filter: matcher });
   const meta: Record<string, unknown> = { resourceVersion: String(page.rv) };
   const shard = requestShard(cr);
-  // The server echoes the selector it applied (its own formatting of the parsed ranges).
-  if (shard !== undefined) meta.shardInfo = { selector: shard.echo };
+  // The server echoes the selector it applied (its own formatting of the parsed ranges) — on built-in
+  // resources only: kube-apiserver v1.37 filters custom resources too, but their lists are unstructured,
+  // which has no shardInfo to set, so the echo is missing.
+  if (shard !== undefined && isBuiltInResource(ri)) meta.shardInfo = { selector: shard.echo };
   if (page.nextAfter !== undefined) {
     meta.continue = encodeContinue({ rv: page.rv, after: page.nextAfter });
     if (matcher === undefined) meta.remainingItemCount = page.remaining;

@@ -14,6 +14,11 @@ export function notServedError(message: string = NOT_SERVED_MESSAGE): ApiStatusE
   return new ApiStatusError(404, message, { reason: 'NotFound', status: statusBody(404, message, 'NotFound', {}) });
 }
 
+/** Whether `group/version/resource` is one of {@link BUILT_IN_RESOURCES} (else: a custom resource, served from unstructured objects). */
+export function isBuiltInResource(ri: { group: string; version: string; resource: string }): boolean {
+  return BUILT_IN_KEYS.has(`${ri.group}/${ri.version}/${ri.resource}`);
+}
+
 /** The state key CustomResourceDefinitions are stored under. */
 export const CRD_STATE_KEY = 'customresourcedefinitions.apiextensions.k8s.io';
 
@@ -49,6 +54,8 @@ export const BUILT_IN_RESOURCES: ReadonlyArray<readonly [string, string, string,
   ['apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false],
   ['storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false],
 ];
+
+const BUILT_IN_KEYS = new Set(BUILT_IN_RESOURCES.map(([g, v, r]) => `${g}/${v}/${r}`));
 
 /** `widgets` → `Widget`, `policies` → `Policy`, `classes` → `Class`. */
 export function inferKind(resource: string): string {

@@ -1,0 +1,74 @@
+// The controller's sources: the resources it watches as the builder describes them, the handler that
+// turns their events into primary keys, and the check that their informers run.
+
+import type { ResourceDescriptor } from '../core/resources.js';
+import { InformerStoppedError } from '../informer/errors.js';
+import type { ResourceEventHandler } from '../informer/handler.js';
+import type { Source, SourceInformer } from './context.js';
+import { NotStartedError } from './errors.js';
+import { unwrapTombstone } from './mapping.js';
+import type { ChangeEvent, Predicate } from './predicates.js';
+import type { SourceRole } from './sharded.js';
+
+/** A watched resource as the {@link ControllerBuilder} describes it. */
+export interface WatchSpec {
+  /** `for` (the primary), `owns` or `watches`. */
+  readonly role: SourceRole;
+  readonly resource: ResourceDescriptor<unknown>;
+  /** The primary keys an object concerns. */
+  readonly keys: (obj: unknown) => string[];
+  /** All must pass for an event to count. */
+  readonly predicates: ReadonlyArray<Predicate<unknown>>;
+}
+
+/** A watched resource with the informer of the current run. */
+export interface WatchSource extends WatchSpec, Source {}
+
+/**
+ * The handler the controller adds to a source's informer: each event that passes the source's
+ * predicates becomes the primary keys it concerns (both states of an update), handed to `schedule`.
+ */
+export function sourceHandler(source: WatchSource, schedule: (key: string) => void): ResourceEventHandler<unknown> {
+  const enqueue = (event: ChangeEvent<unknown>): void => {
+    for (const predicate of source.predicates) if (!predicate(event)) return;
+    for (const key of source.keys(event.object)) if (key !== '') schedule(key);
+    if (event.type === 'update') for (const key of source.keys(event.oldObject)) if (key !== '') schedule(key);
+  };
+  if (source.predicates.length === 0) {
+    // No predicate to show the event to: only keys (the hot path of most primaries).
+    const scheduleKeys = (obj: unknown): void => {
+      for (const key of source.keys(obj)) if (key !== '') schedule(key);
+    };
+    return {
+      onAdd: scheduleKeys,
+      onUpdate: (oldObject, object) => {
+        scheduleKeys(object);
+        scheduleKeys(oldObject);
+      },
+      onDelete: (obj) => scheduleKeys(unwrapTombstone(obj)),
+    };
+  }
+  return {
+    onAdd: (object) => enqueue({ type: 'add', object }),
+    onUpdate: (oldObject, object) => enqueue({ type: 'update', object, oldObject }),
+    onDelete: (obj) => enqueue({ type: 'delete', object: unwrapTombstone(obj) }),
+  };
+}
+
+/**
+ * Throws `INFORMER_STOPPED` when one of the factory's informers of a controller has stopped, and
+ * `NOT_STARTED` when one was never started (the factory was not started before `controller.run`).
+ */
+export function checkInformers(name: string, shared: ReadonlyArray<SourceInformer | undefined>): void {
+  const informers = shared.filter((i) => i !== undefined);
+  const stopped = informers.find((i) => i.isStopped());
+  if (stopped !== undefined) {
+    throw new InformerStoppedError(`controller ${name}: informer ${stopped.name} has stopped; create a new factory and controller`);
+  }
+  const idle = informers.filter((i) => !i.isStarted()).map((i) => i.name);
+  if (idle.length > 0) {
+    throw new NotStartedError(
+      `controller ${name}: informer${idle.length > 1 ? 's' : ''} ${[...new Set(idle)].join(', ')} not started; call factory.start(signal) before controller.run(signal)`,
+    );
+  }
+}
