@@ -1,6 +1,6 @@
 // Liveness, readiness and metrics endpoints: a handler to mount in your own node:http server, or a small server of its own.
 
-import type { ShardRingHealth } from '../sharding/ring.js';
+import type { ShardRingHealth } from '../sharding/ring-options.js';
 import type { HasShardRingHealth } from './informer-metrics.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -17,7 +17,8 @@ export {
   type ShardSelector,
 } from '../core/shard-selector.js';
 
-export { ShardRing, type ShardRingHealth, type ShardRingOptions } from './ring.js';
+export { ShardRing } from './ring.js';
+export type { ShardRingHealth, ShardRingOptions } from './ring-options.js';
 export { assignSlots } from './assign.js';
 export { InMemoryRingStore, LeaseRingStore, RING_LABEL, RingConflictError, type LeaseRingStoreOptions, type RingLease, type RingStore } from './store.js';
 export { ShardedInformer, type ShardedIndexer, type ShardedInformerOptions } from './sharded-informer.js';

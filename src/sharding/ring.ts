@@ -2,64 +2,18 @@
 // Each period a replica renews its member Lease, reads the ring's Leases, computes who should hold
 // which slot from the live members, and steps every slot's state machine (slot.ts). See docs/sharding.md.
 
-import { ABORTED, TIMED_OUT, callWithTimeout } from '../core/abort.js';
+import { setMaxListeners } from 'node:events';
+import { ABORTED, ChildAbort, TIMED_OUT, callWithTimeout } from '../core/abort.js';
 import { AbortedError, AlreadyStartedError, ErrorCodes, KubeInformerError } from '../core/errors.js';
 import { realClock, sleep, type Clock, type ClockTimer } from '../core/clock.js';
-import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
+import { RateLimitedLog, resolveLogger, type Logger } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { HASH_SPACE, evenRange, shardFieldValue, shardHash, shardSelector, type HashRange, type ShardField, type ShardSelector } from '../core/shard-selector.js';
 import { channels, publish } from '../observability/channels.js';
 import { assignSlots } from './assign.js';
 import { IDLE, slotOwned, stepSlot, type SlotEffect, type SlotEvent, type SlotState } from './slot.js';
+import type { ShardRingHealth, ShardRingOptions } from './ring-options.js';
 import { RingConflictError, type RingLease, type RingStore } from './store.js';
-
-/** Options of {@link ShardRing}. */
-export interface ShardRingOptions {
-  /** Where the ring's Leases live: a `LeaseRingStore` (Kubernetes) or an `InMemoryRingStore` (tests). */
-  store: RingStore;
-  /** The ring's name: prefixes its Lease names. Required. */
-  name: string;
-  /** This replica's identity, unique among the replicas and per process (e.g. the pod name). Required. */
-  identity: string;
-  /** Slots the hash space is split into; fixed for the life of the ring. Default 64. */
-  slots?: number;
-  /** The field objects are hashed by. Default `'uid'`. */
-  field?: ShardField;
-  /** How long a slot or member Lease counts as held without a renewal observed, in ms. Default 15 000. */
-  leaseDurationMs?: number;
-  /** How long a replica keeps a slot without a successful renewal; must be < `leaseDurationMs`. Default 10 000. */
-  renewDeadlineMs?: number;
-  /** The period of renewals and rebalancing, in ms; must be < `renewDeadlineMs`. Default 2 000. */
-  retryPeriodMs?: number;
-  /** How long stopping waits for the work of held slots before releasing them anyway, in ms. Default 10 000. */
-  stopGraceMs?: number;
-  /** Called (synchronously, must not throw) when the set of owned slots changed. Default: none. */
-  onSlotsChanged?: (owned: readonly number[]) => void;
-  /** Time and timers. Default `realClock`. */
-  clock?: Clock;
-  /** Where failures to reach the store are logged. Default `console`. */
-  logger?: LoggerOption;
-}
-
-/** What a ring reports about itself. */
-export interface ShardRingHealth {
-  /** The ring's name. */
-  readonly name: string;
-  /** This replica's identity. */
-  readonly identity: string;
-  /** Live members as last seen, this replica included, sorted. */
-  readonly members: readonly string[];
-  /** Slots whose new work this replica may start now. */
-  readonly owned: readonly number[];
-  /** Slots held but being handed over (their work is draining), or being claimed or released. */
-  readonly pendingHandovers: readonly number[];
-  /** Clock time of the last change of the owned set; undefined before the first. */
-  readonly lastRebalanceAt: number | undefined;
-  /** Milliseconds since that change; undefined before the first. */
-  readonly msSinceLastRebalance: number | undefined;
-  /** Periods in a row whose read of the ring failed. */
-  readonly failuresInARow: number;
-}
 
 interface Observed {
   version: string;
@@ -82,6 +36,8 @@ export class ShardRing {
   readonly #timing: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number; stopGraceMs: number };
   readonly #clock: Clock;
   readonly #log: Logger;
+  /** Failed reads of the store: the first at once, then one line per interval with a count. */
+  readonly #readFailures: RateLimitedLog;
   readonly #onSlotsChanged: ((owned: readonly number[]) => void) | undefined;
   #slots: SlotState[];
   readonly #inFlight: number[];
@@ -120,6 +76,7 @@ export class ShardRing {
     this.#timing = { leaseDurationMs, renewDeadlineMs, retryPeriodMs, stopGraceMs: options.stopGraceMs ?? 10_000 };
     this.#clock = options.clock ?? realClock;
     this.#log = resolveLogger(options.logger);
+    this.#readFailures = new RateLimitedLog(this.#log, this.#clock);
     this.#onSlotsChanged = options.onSlotsChanged;
     this.#slots = new Array<SlotState>(this.#slotCount).fill(IDLE);
     this.#inFlight = new Array<number>(this.#slotCount).fill(0);
@@ -168,12 +125,16 @@ export class ShardRing {
    * taken): work of the slot must stop. A fresh signal after each abort.
    */
   signalFor(slot: number): AbortSignal {
-    return this.#fences[slot].signal;
+    return this.#fences[this.#checkSlot('signalFor', slot)].signal;
   }
 
-  /** Counts `work` as in flight on `slot` until it settles; a slot handed over waits for it. Returns `work`. */
+  /**
+   * Counts `work` as in flight on `slot` until it settles; a slot handed over waits for it. Returns
+   * `work`. Throws `INVALID_OPTION` for a slot that is not an integer in `[0, slots)`, as `signalFor`
+   * does (`owns` answers false for one).
+   */
   track<V>(slot: number, work: Promise<V>): Promise<V> {
-    this.#inFlight[slot]++;
+    this.#inFlight[this.#checkSlot('track', slot)]++;
     const done = (): void => {
       this.#inFlight[slot]--;
       if (this.#inFlight[slot] === 0) this.#wakeDrain?.();
@@ -213,17 +174,30 @@ export class ShardRing {
   async run(signal: AbortSignal): Promise<void> {
     if (this.#running) throw new AlreadyStartedError(`shard ring ${this.#name}`);
     this.#running = true;
-    this.#opParent = signal;
+    // One listener on the caller's signal; the store calls of a period (one per held slot, at once)
+    // listen on this child, whose listener limit fits them.
+    const op = new ChildAbort(signal);
+    setMaxListeners(this.#slotCount + 16, op.signal);
+    this.#opParent = op.signal;
     try {
       while (!signal.aborted) {
         await this.#period(true);
         if (!(await sleep(this.#clock, this.#timing.retryPeriodMs, signal))) break;
       }
       this.#opParent = new AbortController().signal; // the handover's writes must go out
+      setMaxListeners(this.#slotCount + 16, this.#opParent);
       await this.#leave();
     } finally {
+      op.dispose();
       this.#running = false;
     }
+  }
+
+  #checkSlot(what: string, slot: number): number {
+    if (!Number.isInteger(slot) || slot < 0 || slot >= this.#slotCount) {
+      throw new InvalidOptionError(`shard ring ${this.#name}: ${what}(${String(slot)}): a slot is an integer in [0, ${this.#slotCount})`);
+    }
+    return slot;
   }
 
   #memberLease(identity: string): string {
@@ -239,10 +213,14 @@ export class ShardRing {
     let leases: Map<string, RingLease>;
     try {
       leases = new Map((await this.#list()).map((l) => [l.name, l]));
+      if (this.#failures > 0) {
+        this.#log.info(`shard ring ${this.#name}: reading the ring works again after ${this.#failures} failed reads`);
+        this.#readFailures.reset();
+      }
       this.#failures = 0;
     } catch (err) {
       this.#failures++;
-      this.#log.warn(`shard ring ${this.#name}: reading the ring failed (${this.#failures} in a row), slots not renewed: ${String(err)}`);
+      this.#readFailures.log('warn', 'read', `shard ring ${this.#name}: reading the ring failed (${this.#failures} in a row), slots not renewed: ${String(err)}`);
       this.#settle();
       return;
     }
@@ -254,7 +232,7 @@ export class ShardRing {
     }
     const expired = (name: string): boolean => now - (this.#observed.get(name)?.at ?? now) >= this.#timing.leaseDurationMs;
     const mine = leases.get(this.#memberLease(this.#identity));
-    if (staying) await this.#write(this.#memberLease(this.#identity), this.#identity, mine?.version).catch(() => false);
+    if (staying) await this.#write(this.#memberLease(this.#identity), this.#identity, mine?.version);
     const prefix = `${this.#name}-member-`;
     const members = [...leases.values()].filter((l) => l.name.startsWith(prefix) && l.holder !== '' && l.name !== this.#memberLease(this.#identity) && !expired(l.name)).map((l) => l.holder);
     if (staying) members.push(this.#identity);

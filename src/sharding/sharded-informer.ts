@@ -59,8 +59,8 @@ export interface ShardedIndexer<T> {
  * `shardSelector` (its objects arrive as adds with `isInInitialList`); a slot lost has its informer
  * stopped. A slot lost is **not** reported as deletes: its objects still exist, another replica owns
  * them now. Handlers added apply to every slot, present and future; reads span the owned slots.
- * `SharedInformerFactory.shardedForResource` makes one per resource and ring; `Controller`'s
- * `sharded` option uses it.
+ * `Controller`'s `sharded` option makes one per sharded resource, its slots'
+ * informers from `factory.newInformer(resource, { shard })`.
  *
  * Warning: each slot lists and watches on its own. On a server without the `ShardedListAndWatch` gate
  * every slot's list carries the whole collection (filtered on the client, with a warning): shard only
