@@ -73,8 +73,9 @@ export interface ControllerOptions {
    * namespaces; other resources are watched whole by the factory. Only primaries of owned slots whose
    * caches synced are reconciled — once each when a slot's caches synced — each under `ring.track` (a
    * slot is handed over only after its reconciles finished), its signal aborted when the slot is lost.
-   * Run the ring beside the controller (`ring.run(signal)`). The factory must not have a `shard` of its
-   * own nor a `listWatchFor`. Default: none (not sharded).
+   * Run the ring beside the controller (`ring.run(signal)`; once the caches synced, a warning says so if
+   * it is not running). The factory must have neither a `shard` nor a `listWatchFor`. Default: none
+   * (not sharded).
    */
   sharded?: ShardRing;
 }
@@ -232,6 +233,7 @@ export class Controller<T> {
       await this.#waitForSync(registrations.map(([, r]) => r), runSignal, fail);
       if (!runSignal.aborted) {
         this.#log.info(`controller ${this.#name}: caches synced; reconciling with up to ${o.concurrency ?? 1} at a time`);
+        if (ring?.running === false) this.#log.warn(`controller ${this.#name}: its shard ring is not running: this replica owns no slot and reconciles nothing (run ring.run(signal) beside it)`);
         this.#armResync();
         await scheduler.run(runSignal, this.#reconciler(scheduler, metrics, gate));
       }
@@ -396,4 +398,3 @@ export class Controller<T> {
     this.#resyncTimer = undefined;
   }
 }
-

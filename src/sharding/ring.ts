@@ -94,6 +94,11 @@ export class ShardRing {
     return this.#field;
   }
 
+  /** Whether `run` is in progress (only a running ring owns slots). */
+  get running(): boolean {
+    return this.#running;
+  }
+
   /** The slot an object belongs to: the top of its field's hash, scaled to the slot count. */
   slotOf(obj: unknown): number {
     return Number((BigInt(`0x${shardHash(shardFieldValue(obj, this.#field))}`) * BigInt(this.#slotCount)) / HASH_SPACE);

@@ -204,8 +204,9 @@ export class ShardedInformer<T> {
 
   /**
    * Follows the ring's owned slots until `signal` aborts, then stops every slot's informer and resolves.
-   * Rejects when a slot's informer fails (a handler threw), having stopped the others. Throws
-   * `ALREADY_STARTED`-like `INFORMER_STOPPED` when run a second time.
+   * Rejects when a slot's informer fails (a handler threw), having stopped the others, or when a slot's
+   * informer cannot be made (`informerFor` threw); rejects with `INFORMER_STOPPED` when run a second
+   * time (a sharded informer runs once, like a `SharedIndexInformer`).
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.#state !== 'new') throw new InformerStoppedError(`sharded informer ${this.#name} has run already; create a new one`);

@@ -2,17 +2,16 @@
 // goes out on every list and watch, the server's echo is checked, and a server that ignores it (the
 // ShardedListAndWatch gate off) gets the shard filtered on the client with one warning.
 
-import diagnosticsChannel from 'node:diagnostics_channel';
 import http from 'node:http';
 import type net from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { KubeObject, Logger } from '../../src/core/index.js';
 import { evenShard, formatShardSelector, shardMatcher, shardSelector } from '../../src/core/shard-selector.js';
 import { SharedInformerFactory } from '../../src/informer/index.js';
 import { ResponseDecodeError, newListWatch, type WatchEvent } from '../../src/listwatch/index.js';
-import { channelNames } from '../../src/observability/channels.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { until } from '../examples/helpers.js';
+import { useShardFallbacks } from '../sharding/helpers.js';
 import { kubeConfigFor, useCleanups } from './helpers.js';
 
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
@@ -36,13 +35,7 @@ const NAMESPACES = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'go
 
 const names = (items: KubeObject[]): string[] => items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
 
-const fallbacks: unknown[] = [];
-const onFallback = (m: unknown): void => void fallbacks.push(m);
-beforeEach(() => {
-  fallbacks.length = 0;
-  diagnosticsChannel.subscribe(channelNames.shardFallback, onFallback);
-});
-afterEach(() => diagnosticsChannel.unsubscribe(channelNames.shardFallback, onFallback));
+const fallbacks = useShardFallbacks();
 
 describe('newListWatch with a shard', () => {
   it('four even shards partition the collection; each list echoes its selector; the request carries it', async () => {

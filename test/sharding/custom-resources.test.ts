@@ -3,15 +3,14 @@
 // the fake API server does too. A missing echo is no proof that the server ignored the selector: the
 // client filters quietly, and warns only once an object outside the shard arrives (gate off).
 
-import diagnosticsChannel from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject, Logger } from '../../src/core/index.js';
 import { newListWatch } from '../../src/listwatch/index.js';
-import { channelNames } from '../../src/observability/channels.js';
 import { evenShard, shardMatcher } from '../../src/sharding/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { until } from '../examples/helpers.js';
 import { useCleanups } from '../listwatch/helpers.js';
+import { useShardFallbacks } from './helpers.js';
 
 const WIDGETS = { group: 'example.com', version: 'v1', resource: 'widgets', kind: 'Widget', namespaced: true };
 const { cleanups } = useCleanups();
@@ -24,18 +23,12 @@ async function widgets(options: Parameters<typeof startFakeApiServer>[0]): Promi
   return fake;
 }
 
-/** Warnings logged and fallback messages published while `run` runs. */
-async function observed(run: (logger: Logger) => Promise<void>): Promise<{ warnings: string[]; fallbacks: unknown[] }> {
+const fallbacks = useShardFallbacks();
+
+/** A logger that keeps its warnings. */
+function recording(): Logger & { warnings: string[] } {
   const warnings: string[] = [];
-  const fallbacks: unknown[] = [];
-  const onMessage = (message: unknown): void => void fallbacks.push(message);
-  diagnosticsChannel.subscribe(channelNames.shardFallback, onMessage);
-  try {
-    await run({ debug() {}, info() {}, warn: (m) => void warnings.push(m), error: (m) => void warnings.push(m) });
-  } finally {
-    diagnosticsChannel.unsubscribe(channelNames.shardFallback, onMessage);
-  }
-  return { warnings, fallbacks };
+  return { warnings, debug() {}, info() {}, warn: (m) => void warnings.push(m), error: (m) => void warnings.push(m) };
 }
 
 async function shardOf(fake: FakeApiServer, logger: Logger): Promise<{ listed: string[]; watched: string[]; expected: { listed: string[]; watched: string[] } }> {
@@ -67,20 +60,21 @@ describe('a shard of a custom resource', () => {
     const body = (await raw.json()) as { metadata: Record<string, unknown>; items: unknown[] };
     expect(body.metadata.shardInfo).toBeUndefined(); // as kube-apiserver v1.37.2 answers a custom resource
     expect(body.items.length).toBeLessThan(60);
-    let result: Awaited<ReturnType<typeof shardOf>> | undefined;
-    const seen = await observed(async (logger) => void (result = await shardOf(fake, logger)));
-    expect(result!.listed).toEqual(result!.expected.listed);
-    expect(result!.watched).toEqual(result!.expected.watched);
-    expect(seen).toEqual({ warnings: [], fallbacks: [] });
+    const logger = recording();
+    const result = await shardOf(fake, logger);
+    expect(result.listed).toEqual(result.expected.listed);
+    expect(result.watched).toEqual(result.expected.watched);
+    expect(logger.warnings).toEqual([]);
+    expect(fallbacks).toEqual([]);
   });
 
   it('the gate off: the first object outside the shard gives the one warning, and the shard is still exact', async () => {
     const fake = await widgets({ shardedListAndWatch: false });
-    let result: Awaited<ReturnType<typeof shardOf>> | undefined;
-    const seen = await observed(async (logger) => void (result = await shardOf(fake, logger)));
-    expect(result!.listed).toEqual(result!.expected.listed);
-    expect(result!.watched).toEqual(result!.expected.watched);
-    expect(seen.warnings).toEqual([expect.stringMatching(/^list \/apis\/example\.com\/v1\/widgets\?shardSelector=.*: the server sent objects outside the shard selector/)]);
-    expect(seen.fallbacks).toHaveLength(1);
+    const logger = recording();
+    const result = await shardOf(fake, logger);
+    expect(result.listed).toEqual(result.expected.listed);
+    expect(result.watched).toEqual(result.expected.watched);
+    expect(logger.warnings).toEqual([expect.stringMatching(/^list \/apis\/example\.com\/v1\/widgets\?shardSelector=.*: the server sent objects outside the shard selector/)]);
+    expect(fallbacks).toHaveLength(1);
   });
 });

@@ -4,17 +4,16 @@
 // before any list. (test/listwatch/shard.test.ts has the basics: even shards, the echo check, a
 // mismatched echo, namespace shards.)
 
-import diagnosticsChannel from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { KubeObject, Logger } from '../../src/core/index.js';
 import { SharedInformerFactory } from '../../src/informer/index.js';
 import { newListWatch, type WatchEvent } from '../../src/listwatch/index.js';
-import { channelNames } from '../../src/observability/channels.js';
 import { evenShard, formatShardSelector, parseShardSelector, shardMatcher, shardSelector, type ShardSelector } from '../../src/sharding/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { until } from '../examples/helpers.js';
 import { useCleanups } from '../listwatch/helpers.js';
+import { useShardFallbacks } from './helpers.js';
 
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
 const { cleanups } = useCleanups();
@@ -53,13 +52,7 @@ async function eventually(cond: () => boolean, what: string): Promise<void> {
 
 const keys = (items: readonly KubeObject[]): string[] => items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
 
-const fallbacks: unknown[] = [];
-const onFallback = (m: unknown): void => void fallbacks.push(m);
-beforeEach(() => {
-  fallbacks.length = 0;
-  diagnosticsChannel.subscribe(channelNames.shardFallback, onFallback);
-});
-afterEach(() => diagnosticsChannel.unsubscribe(channelNames.shardFallback, onFallback));
+const fallbacks = useShardFallbacks();
 
 describe('the fake API server answers shardSelector as kube-apiserver v1.37.2 does', () => {
   it('echoes the String() the server parser made of every input both parsers accept; refuses what it refuses with a reasonless 500', async () => {

@@ -7,41 +7,14 @@
 // control — a replica that takes slots without waiting for them to expire — must be caught.
 
 import { describe, expect, it } from 'vitest';
-import { FakeClock, type Clock, type ClockTimer } from '../../src/core/clock.js';
+import { FakeClock, type Clock } from '../../src/core/clock.js';
 import { seededRandom } from '../../src/testing/random.js';
 import { ShardRing } from '../../src/sharding/ring.js';
 import { InMemoryRingStore, type RingLease, type RingStore } from '../../src/sharding/store.js';
+import { ReplicaClock } from './helpers.js';
 
 const SLOTS = 16;
 const TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, stopGraceMs: 8_000 };
-
-/** A replica's view of time: a rate, and a freeze that holds its timers back (the process is paused). */
-class ReplicaClock implements Clock {
-  readonly #base: FakeClock;
-  readonly #rate: number;
-  readonly #origin: number;
-  frozen = false;
-  readonly #held: Array<() => void> = [];
-
-  constructor(base: FakeClock, rate: number) {
-    this.#base = base;
-    this.#rate = rate;
-    this.#origin = base.now();
-  }
-  now(): number {
-    return this.#origin + (this.#base.now() - this.#origin) * this.#rate;
-  }
-  setTimeout(callback: () => void, delayMs: number): ClockTimer {
-    return this.#base.setTimeout(() => (this.frozen ? this.#held.push(callback) : callback()), Math.max(0, delayMs) / this.#rate);
-  }
-  clearTimeout(timer: ClockTimer): void {
-    this.#base.clearTimeout(timer);
-  }
-  thaw(): void {
-    this.frozen = false;
-    for (const cb of this.#held.splice(0)) cb();
-  }
-}
 
 /** The shared store as one replica reaches it: each call takes a random 0–400 ms on its clock. */
 class SlowStore implements RingStore {

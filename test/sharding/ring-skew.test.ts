@@ -7,35 +7,13 @@
 // refused by the constructor, and a slow clock is that same mistake in real time.
 
 import { describe, expect, it } from 'vitest';
-import { FakeClock, type Clock, type ClockTimer } from '../../src/core/clock.js';
+import { FakeClock } from '../../src/core/clock.js';
 import { InvalidOptionError } from '../../src/core/options.js';
 import { InMemoryRingStore, ShardRing } from '../../src/sharding/index.js';
-import { CuttableStore } from './helpers.js';
+import { CuttableStore, ReplicaClock } from './helpers.js';
 
 const SLOTS = 8;
 const TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
-
-/** A replica's clock running at `rate` clock-ms per real ms (the shared FakeClock is real time). */
-class RateClock implements Clock {
-  readonly #base: FakeClock;
-  readonly #rate: number;
-  readonly #origin: number;
-
-  constructor(base: FakeClock, rate: number) {
-    this.#base = base;
-    this.#rate = rate;
-    this.#origin = base.now();
-  }
-  now(): number {
-    return this.#origin + (this.#base.now() - this.#origin) * this.#rate;
-  }
-  setTimeout(callback: () => void, delayMs: number): ClockTimer {
-    return this.#base.setTimeout(callback, Math.max(0, delayMs) / this.#rate);
-  }
-  clearTimeout(timer: ClockTimer): void {
-    this.#base.clearTimeout(timer);
-  }
-}
 
 interface Outcome {
   /** The first moment (ms after the cut) two replicas owned one slot, if any. */
@@ -56,7 +34,7 @@ async function cutOff(rateA: number, rateB: number, joinAfterMs: number, cutAfte
   const storeA = new CuttableStore(shared);
   const stop = new AbortController();
   const ring = (identity: string, store: CuttableStore | InMemoryRingStore, rate: number): ShardRing => {
-    const r = new ShardRing({ store, name: 'skew', identity, slots: SLOTS, ...TIMING, clock: new RateClock(clock, rate), logger: false });
+    const r = new ShardRing({ store, name: 'skew', identity, slots: SLOTS, ...TIMING, clock: new ReplicaClock(clock, rate), logger: false });
     void r.run(stop.signal);
     return r;
   };

@@ -11,6 +11,8 @@ import { resources, SharedInformerFactory } from '../../src/index.js';
 import { InMemoryRingStore, ShardRing, type ShardRingOptions } from '../../src/sharding/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { useCleanups } from '../listwatch/helpers.js';
+import { memoryLog } from '../controller/fixture.js';
+import { until } from '../examples/helpers.js';
 import { settle } from './helpers.js';
 
 const { cleanups } = useCleanups();
@@ -125,4 +127,19 @@ describe('a sharded controller caches only its slots', () => {
     await settle(clock, 'run rejected', () => settled);
     expect(await outcome).toMatchObject({ code: 'API_STATUS', statusCode: 403 });
   }, 60_000);
+
+  it('says so when its ring is not running (it would own no slot and reconcile nothing)', async () => {
+    const fake = await startFakeApiServer();
+    cleanups.push(() => fake.close());
+    seed(fake, 2, 0);
+    const log = memoryLog();
+    const ring = new ShardRing({ ...TIMING, store: new InMemoryRingStore(), name: 'parents', identity: 'a', clock: new FakeClock() });
+    const factory = new SharedInformerFactory(fake.kubeConfig, { logger: false });
+    const controller = Controller.for(factory, resources.configmaps).build(async () => Action.done(), { name: 'parents', sharded: ring, logger: log.logger });
+    const stop = new AbortController();
+    const running = controller.run(stop.signal);
+    await until(() => log.lines.some((l) => l.startsWith('warn: controller parents: its shard ring is not running')), 'the warning');
+    stop.abort();
+    await running;
+  });
 });
