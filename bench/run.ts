@@ -17,6 +17,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, type BenchArgs } from './lib/args.js';
+import { buildBench } from './lib/build.js';
 import { runControllerPhase } from './lib/controller-phase.js';
 import { runRealPhase } from './lib/real-phase.js';
 import { benchDir, CONTENDERS, startContender, startServer } from './lib/processes.js';
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
     return;
   }
   const started = Date.now();
+  buildBench(log);
   const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
   const merged = args.merge === undefined ? undefined : (JSON.parse(readFileSync(args.merge, 'utf8')) as BenchResults);
   const fakePhases = args.phases.some((p) => p === 'sync' || p === 'big' || p === 'steady');

@@ -1,16 +1,12 @@
 // The controller phase of `npm run bench`: bench/controller.bench.ts compiled with tsc and run by plain node, and its section of docs/benchmarks.md.
 //
-// Why compiled: users run the published JavaScript. tsx's loader wraps every function it compiles in a
-// naming helper (esbuild's keepNames), which taxes code that makes closures per call — the runtime
-// more than the hand-written loop — and would measure the loader, not the library.
+// Why compiled: see bench/lib/build.ts.
 
-import { execFileSync, spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import type { ControllerBenchResult } from '../controller.bench.js';
 import type { SideName } from './controller-sides.js';
 import { median } from './controller-sides.js';
-import { benchDir } from './processes.js';
+import { buildBench, compiled } from './build.js';
 import { fmt } from './stats.js';
 
 /** The controller section of a results file. */
@@ -23,14 +19,10 @@ export interface ControllerSection {
 
 /** Compiles the repository with tsc into `.cache/bench-build` and runs the controller benchmark there; resolves with its JSON line. */
 export async function runControllerPhase(options: { keys: number; reps: number; rate: number; seconds: number }, log: (msg: string) => void): Promise<ControllerBenchResult> {
-  const root = join(benchDir, '..');
-  const out = join(root, '.cache', 'bench-build');
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  log('controller: compiling with tsc into .cache/bench-build');
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', out, '--rootDir', root, '--noEmit', 'false', '--declaration', 'false', '--sourceMap', 'false', '--incremental', 'false'], { stdio: 'inherit' });
+  buildBench((msg) => log(`controller: ${msg}`));
   const args = ['--keys', options.keys, '--reps', options.reps, '--rate', options.rate, '--seconds', options.seconds].map(String);
   log(`controller: node bench/controller.bench.js ${args.join(' ')} --json`);
-  const child = spawn(process.execPath, [join(out, 'bench', 'controller.bench.js'), ...args, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [compiled('controller.bench.ts'), ...args, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { compiled } from './build.js';
 import type { ContenderConfig, ContenderId, ContenderLine, LoadResult, ServerCommand } from './protocol.js';
 
 /** bench/ */
@@ -104,12 +105,13 @@ export function startContender(cfg: ContenderConfig, profile: boolean): Contende
   } else {
     const node = ['--expose-gc', '--max-old-space-size=8192'];
     if (profile) {
-      // One directory per child: every thread (main, tsx's loader worker) writes its own profile.
+      // One directory per child: every thread writes its own profile.
       const dir = join(benchDir, 'results', 'profiles', `${cfg.id}-${cfg.mode}-${cfg.pods}-${Date.now()}`);
       mkdirSync(dir, { recursive: true });
       node.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
     }
-    node.push('--import', 'tsx', join(benchDir, 'contenders', `${spec.program}.ts`), JSON.stringify(cfg));
+    // Compiled, as users run it (bench/lib/build.ts); the caller built it once with buildBench().
+    node.push(compiled(`contenders/${spec.program}.ts`), JSON.stringify(cfg));
     child = spawn(process.execPath, node, { stdio: ['pipe', 'pipe', 'inherit'] });
   }
   const lines: ContenderLine[] = [];

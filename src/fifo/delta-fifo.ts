@@ -202,7 +202,7 @@ export class DeltaFIFO<T> {
     const isInInitialList = !this.hasSynced();
     let result: ReturnType<PopProcessFunc<T>>;
     try {
-      result = process(deltas, isInInitialList);
+      result = process(deltas, isInInitialList, key);
     } catch (err) {
       this.#popped();
       throw err;

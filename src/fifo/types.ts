@@ -38,10 +38,12 @@ export interface KeyListerGetter<T> {
 
 /**
  * The function `pop` hands one key's deltas to. `isInInitialList` is true while the queue has not yet
- * synced, i.e. for the items of the first `replace`. May be async; a throw or a rejection makes `pop`
- * reject with that very error.
+ * synced, i.e. for the items of the first `replace`; `key` is the deltas' key as the queue's key
+ * function computed it (pass it on to {@link processDeltas} when the store keys objects the same way,
+ * and the store finds the object without computing its key again). May be async; a throw or a
+ * rejection makes `pop` reject with that very error.
  */
-export type PopProcessFunc<T> = (deltas: Deltas<T>, isInInitialList: boolean) => void | Promise<void>;
+export type PopProcessFunc<T> = (deltas: Deltas<T>, isInInitialList: boolean, key: string) => void | Promise<void>;
 
 /** Options of {@link DeltaFIFO}. */
 export interface DeltaFIFOOptions<T> {

@@ -9,6 +9,7 @@ import { channels, publish } from '../observability/channels.js';
 import { isFifoClosedError } from '../fifo/errors.js';
 import type { DeltaFIFO } from '../fifo/delta-fifo.js';
 import type { Delta, Deltas, PopProcessFunc } from '../fifo/types.js';
+import { IndexedStore, putByKey } from '../store/store.js';
 import type { Store } from '../store/types.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import { Reflector } from '../reflector/reflector.js';
@@ -53,6 +54,7 @@ function applyDelta<T>(
   store: Store<T>,
   delta: Delta<T>,
   isInInitialList: boolean,
+  key: string | undefined,
 ): void | Promise<void> {
   if (delta.type === 'Deleted') {
     store.delete(delta.object);
@@ -63,12 +65,16 @@ function applyDelta<T>(
     // Only a Deleted delta may carry a tombstone; anything else is a queue bug, not user data.
     throw new TypeError(`a ${delta.type} delta carried a DeletedFinalStateUnknown for ${obj.key}`);
   }
-  const old = store.get(obj);
-  if (old !== undefined) {
-    store.update(obj);
-    return handler.onUpdate(old, obj, isSyncDelta(delta, old, obj));
+  let old: T | undefined;
+  if (key !== undefined && store instanceof IndexedStore) {
+    // One lookup and one write with the queue's key, instead of building and hashing it twice.
+    old = putByKey(store as IndexedStore<T>, key, obj);
+  } else {
+    old = store.get(obj);
+    if (old !== undefined) store.update(obj);
+    else store.add(obj);
   }
-  store.add(obj);
+  if (old !== undefined) return handler.onUpdate(old, obj, isSyncDelta(delta, old, obj));
   return handler.onAdd(obj, isInInitialList);
 }
 
@@ -78,18 +84,33 @@ function applyDelta<T>(
  * the key and an add otherwise; `Deleted` removes it. Handlers therefore always see the store already
  * updated. Runs synchronously while every callback is synchronous; returns a promise as soon as one
  * returns a promise. A throw (from the store or a handler) stops the remaining deltas of the batch.
+ *
+ * `key`, when given, is the deltas' key under the store's own key function (what a `DeltaFIFO` with
+ * the same key function hands its `PopProcessFunc`): a store made by `newStore`/`newIndexer` then
+ * looks the object up and writes it without computing the key again. Default: computed by the store.
  */
 export function processDeltas<T>(
   handler: DeltaHandler<T>,
   store: Store<T>,
   deltas: Deltas<T>,
   isInInitialList: boolean,
-  from = 0,
+  key?: string,
+): void | Promise<void> {
+  return processFrom(handler, store, deltas, isInInitialList, key, 0);
+}
+
+function processFrom<T>(
+  handler: DeltaHandler<T>,
+  store: Store<T>,
+  deltas: Deltas<T>,
+  isInInitialList: boolean,
+  key: string | undefined,
+  from: number,
 ): void | Promise<void> {
   for (let i = from; i < deltas.length; i++) {
-    const result = applyDelta(handler, store, deltas[i], isInInitialList);
+    const result = applyDelta(handler, store, deltas[i], isInInitialList, key);
     if (isThenable(result)) {
-      return Promise.resolve(result).then(() => processDeltas(handler, store, deltas, isInInitialList, i + 1));
+      return Promise.resolve(result).then(() => processFrom(handler, store, deltas, isInInitialList, key, i + 1));
     }
   }
 }
@@ -253,10 +274,10 @@ class ProcessController<T> implements ReflectorController {
   async #processLoop(signal: AbortSignal): Promise<void> {
     const queue = this.#config.queue;
     const process = this.#config.process;
-    const guarded: PopProcessFunc<T> = (deltas, isInInitialList) => {
+    const guarded: PopProcessFunc<T> = (deltas, isInInitialList, key) => {
       // Items still queued when the controller stops are dropped, not processed.
       if (signal.aborted) return;
-      return process(deltas, isInInitialList);
+      return process(deltas, isInInitialList, key);
     };
     while (!signal.aborted) {
       // What is queued is drained without a promise per key; an empty queue is waited on.

@@ -236,6 +236,9 @@ export class ProcessorListener<T> {
 
   async #loop(): Promise<void> {
     let sinceYield = 0;
+    // The clock is read once per synchronous run of callbacks, not once per callback: a callback's
+    // in-flight time can only grow past a run's start while it awaits, and each await starts a new run.
+    let runStartedAt: number | undefined;
     while (!this.#stopped) {
       const n = this.#take();
       if (n === undefined) {
@@ -243,16 +246,19 @@ export class ProcessorListener<T> {
         await new Promise<void>((resolve) => {
           this.#wake = resolve;
         });
+        runStartedAt = undefined;
         continue;
       }
       let failed = false;
       let error: unknown;
-      this.#inFlightSince = this.#options.clock.now();
+      runStartedAt ??= this.#options.clock.now();
+      this.#inFlightSince = runStartedAt;
       try {
         const result = this.#call(n);
         if (result !== undefined) {
           sinceYield = 0;
           await result;
+          runStartedAt = undefined;
         }
       } catch (e) {
         failed = true;
@@ -268,6 +274,7 @@ export class ProcessorListener<T> {
       if (++sinceYield >= YIELD_EVERY) {
         sinceYield = 0;
         await Promise.resolve();
+        runStartedAt = undefined;
       }
     }
   }

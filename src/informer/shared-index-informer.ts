@@ -470,10 +470,14 @@ export class SharedIndexInformer<T> {
       listerWatcher: this.#lw,
       closeListerWatcher: false, // the informer closes it below, when it owns it
       name: this.#name,
-      process: (deltas, isInInitialList) =>
-        this.#options.errorPolicy === 'report'
-          ? this.#processReportingIndexErrors(deltas, isInInitialList)
-          : processDeltas(this.#deltaHandler, this.#indexer, deltas, isInInitialList),
+      // The queue's key is the indexer's when nothing transforms the objects: both key them by
+      // namespace/name (keyFunc above), but the queue keys an object before its transform, as client-go's.
+      process: (deltas, isInInitialList, key) => {
+        const indexerKey = this.#options.transform === undefined ? key : undefined;
+        return this.#options.errorPolicy === 'report'
+          ? this.#processReportingIndexErrors(deltas, isInInitialList, indexerKey)
+          : processDeltas(this.#deltaHandler, this.#indexer, deltas, isInInitialList, indexerKey);
+      },
       resyncPeriodMs: this.#resyncCheckPeriodMs,
       shouldResync: () => this.#processor.shouldResync(this.#clock.now()),
       clock: this.#clock,
@@ -535,10 +539,10 @@ export class SharedIndexInformer<T> {
    * skips only that delta: the store keeps the object's previous state (the failed write changed
    * nothing), the error goes to `onError`, and later deltas of the same key still apply.
    */
-  async #processReportingIndexErrors(deltas: Deltas<T>, isInInitialList: boolean): Promise<void> {
+  async #processReportingIndexErrors(deltas: Deltas<T>, isInInitialList: boolean, key: string | undefined): Promise<void> {
     for (const delta of deltas) {
       try {
-        await processDeltas(this.#deltaHandler, this.#indexer, [delta], isInInitialList);
+        await processDeltas(this.#deltaHandler, this.#indexer, [delta], isInInitialList, key);
       } catch (err) {
         if (!(err instanceof IndexFuncError)) throw err;
         publish(channels.informerHandlerError, { name: this.#name, error: err });

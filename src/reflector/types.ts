@@ -24,7 +24,11 @@ export interface ReflectorStore<T> {
   updateResourceVersion?(resourceVersion: string): void;
 }
 
-/** Read access to the objects already cached, so ADDED/MODIFIED older than the cached copy are rejected. */
+/**
+ * Read access to the objects already cached, so ADDED/MODIFIED older than the cached copy are rejected.
+ * Read only while the held version does not prove a change newer (a watch from `""`/`"0"`): the
+ * reflector's own writes are never newer than the version it holds.
+ */
 export interface KnownObjectsGetter<T> {
   /** The cached object with this key, or `undefined`. */
   getByKey(key: string): T | undefined;

@@ -9,6 +9,19 @@ import { IndexerConflictError, UnknownIndexError } from './errors.js';
 import { IndexState, type IndexValues } from './indices.js';
 import type { Indexer, Indexers, IndexFunc, Store } from './types.js';
 
+/** Set in IndexedStore's static block: the one way in to its keyed write (see {@link putByKey}). */
+let put: <T>(store: IndexedStore<T>, key: string, obj: T) => T | undefined;
+
+/**
+ * Stores `obj` under `key` — which the caller computed with the store's own key function — and returns
+ * the object it replaced (`undefined` for an add). Internal (not exported from the package): the
+ * informer's delta processing, which has the key from its DeltaFIFO, so the key is not built and
+ * hashed again for the read and again for the write.
+ */
+export function putByKey<T>(store: IndexedStore<T>, key: string, obj: T): T | undefined {
+  return put(store, key, obj);
+}
+
 /**
  * The store behind {@link newStore} and {@link newIndexer}: a map from key to object plus any number
  * of secondary indices. Semantics are client-go's (`cache.NewIndexer` over its thread-safe store):
@@ -27,6 +40,10 @@ import type { Indexer, Indexers, IndexFunc, Store } from './types.js';
  * Warning: objects are stored and returned by reference. Never mutate one you got from a store.
  */
 export class IndexedStore<T> implements Indexer<T> {
+  static {
+    put = (store, key, obj) => store.#put(key, obj);
+  }
+
   #keyFunc: KeyFunc<T>;
   #items = new Map<string, T>();
   #indices: IndexState<T>[] = [];
@@ -197,20 +214,32 @@ export class IndexedStore<T> implements Indexer<T> {
 
   #upsert(obj: T): void {
     const key = this.#keyOf(obj);
-    const indices = this.#indices;
-    const n = indices.length;
-    if (n !== 0) {
-      const stored = this.#items.get(key); // objects are never undefined: a key function rejects that
-      if (n === 1) {
-        indices[0].set(key, stored, indices[0].compute(key, obj));
-      } else {
-        const vals = new Array<IndexValues>(n);
-        for (let i = 0; i < n; i++) vals[i] = indices[i].compute(key, obj);
-        for (let i = 0; i < n; i++) indices[i].set(key, stored, vals[i]);
-      }
-    }
+    this.#reindex(key, obj, this.#indices.length === 0 ? undefined : this.#items.get(key));
     this.#items.set(key, obj);
     this.#track(obj);
+  }
+
+  /** {@link putByKey}: the write of #upsert with the key given, returning what it replaced. */
+  #put(key: string, obj: T): T | undefined {
+    const stored = this.#items.get(key);
+    this.#reindex(key, obj, stored);
+    this.#items.set(key, obj);
+    this.#track(obj);
+    return stored;
+  }
+
+  /** Moves `key` from `stored`'s index values to `obj`'s; every value is computed before any is set. */
+  #reindex(key: string, obj: T, stored: T | undefined): void {
+    const indices = this.#indices;
+    const n = indices.length;
+    if (n === 0) return;
+    if (n === 1) {
+      indices[0].set(key, stored, indices[0].compute(key, obj));
+      return;
+    }
+    const vals = new Array<IndexValues>(n);
+    for (let i = 0; i < n; i++) vals[i] = indices[i].compute(key, obj);
+    for (let i = 0; i < n; i++) indices[i].set(key, stored, vals[i]);
   }
 
   #track(obj: unknown): void {

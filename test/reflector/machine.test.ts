@@ -175,6 +175,14 @@ describe('the reflector state machine, the variants that decide each recovery', 
       ['410: the token expired, one unpaginated list', failed(gone()), 'refetching', ''],
       ['another token', { kind: 'page', page: podList('12', [], 'c2') }, 'paging', ''],
     ]],
+    'a watch from "0" (its synthetic ADDED events are not adopted)': [{ ...states.watching, session: { fromStart: false, sawNonAdded: false } } as State<Pod>, [
+      ['an ADDED older than the cached copy: rejected', event({ type: 'ADDED', object: pod('cached', '11') }), 'waiting·cycle', 'relist'],
+      ['an ADDED newer than the cached copy', event({ type: 'ADDED', object: pod('cached', '60') }), 'watching', ''],
+    ]],
+    'a watch after unadopted events newer than held': [{ ...states.watching, mem: { ...mem, versions: { held: '10', observed: '55', enabled: true } } } as State<Pod>, [
+      ['a change newer than held but older than the cached copy: rejected', event({ type: 'MODIFIED', object: pod('cached', '11') }), 'waiting·cycle', 'relist'],
+      ['a change newer than the cached copy', event({ type: 'MODIFIED', object: pod('cached', '60') }), 'watching', ''],
+    ]],
     'a watch request': [states.watchOpening, [
       ['connection refused: back off, re-watch', failed(connRefused()), 'waiting·watch', 'rewatch'],
       ['429: back off, re-watch', failed(new ApiStatusError(429, 'slow down')), 'waiting·watch', 'rewatch'],
@@ -184,7 +192,7 @@ describe('the reflector state machine, the variants that decide each recovery', 
     'a watch': [states.watching, [
       ['a change newer than held', event({ type: 'ADDED', object: pod('b', '11') }), 'watching', ''],
       ['a change at the held version: rejected', event({ type: 'DELETED', object: pod('b', '10') }), 'waiting·cycle', 'relist'],
-      ['a change older than the cached copy: rejected', event({ type: 'MODIFIED', object: pod('cached', '11') }), 'waiting·cycle', 'relist'],
+      ['a change newer than held: applied, the held version bounds every cached copy', event({ type: 'MODIFIED', object: pod('cached', '11') }), 'watching', ''],
       ['a bookmark', event(bookmark('20')), 'watching', ''],
       ['an older bookmark: rejected', event(bookmark('5')), 'waiting·cycle', 'relist'],
       ['an ERROR 410', event(statusEvent(410, 'Expired')), 'waiting·cycle', 'relist'],

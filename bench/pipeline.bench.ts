@@ -1,0 +1,234 @@
+// The informer's per-event cost over the raw floor, in one process, without a server: a watch body of
+// MODIFIED pod events read from memory by the raw loop and by SharedIndexInformer, alternately.
+//
+// Run: npm run build:bench && node .cache/bench-build/bench/pipeline.bench.js [events=50000] [pods=10000]
+// (compiled, as users run it: bench/lib/build.ts says why). Not part of npm test.
+//
+// `npm run bench` measures the same path end to end over HTTP, where the server shares the machine's
+// two cores with the client; this one leaves out the socket and the server, so the gap it shows is
+// the library's own: reflector, DeltaFIFO, indexer, processor and listeners. The raw side splits the
+// same chunks on "\n", parses each line and sets the object in a Map by namespace/name — what
+// bench/contenders/raw.ts does with a socket. Prints the median over alternating repetitions of
+// CPU µs per event (process.cpuUsage) and events per second, each side's ratio to raw, and the time
+// in GC. The `-pre` sides read the same events already parsed: compare `ki-1-pre` with `raw-pre` for
+// the informer's own cost per event (reflector, DeltaFIFO, indexer, processor, listener).
+// The fifth argument picks sides: `node … pipeline.bench.js 50000 10000 7 raw-pre,ki-1-pre`.
+
+import { Readable } from 'node:stream';
+import { GCProfiler } from 'node:v8';
+import { SharedIndexInformer, stripManagedFields } from '../src/informer/index.js';
+import { decodeWatchStream, type ListerWatcher, type WatchEvent } from '../src/listwatch/index.js';
+import { READ_READY } from '../src/listwatch/decoder.js';
+import type { KubeObject } from '../src/core/index.js';
+import { makePod } from './lib/pods.js';
+
+const EVENTS = Number(process.argv[2] ?? 50_000);
+const PODS = Number(process.argv[3] ?? 10_000);
+const REPETITIONS = Number(process.argv[4] ?? 7);
+/** Only these sides (comma-separated), e.g. to profile one under `node --cpu-prof`. */
+const ONLY = process.argv[5]?.split(',');
+const CHUNK = 65_536;
+const LIST_RV = 1000;
+
+
+function makeChunks(): Buffer[] {
+  const parts: Buffer[] = [];
+  for (let i = 0; i < EVENTS; i++) {
+    const pod = makePod(i % PODS);
+    const object = { ...pod, metadata: { ...pod.metadata, resourceVersion: String(LIST_RV + 1 + i) } };
+    parts.push(Buffer.from(`${JSON.stringify({ type: 'MODIFIED', object })}\n`));
+  }
+  const body = Buffer.concat(parts);
+  const out: Buffer[] = [];
+  for (let i = 0; i < body.length; i += CHUNK) out.push(body.subarray(i, i + CHUNK));
+  return out;
+}
+
+/** The list both sides start from (the informer's cache must hold the pods the events modify). */
+function listBody(): string {
+  const items = Array.from({ length: PODS }, (_, i) => makePod(i));
+  return JSON.stringify({ apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: String(LIST_RV) }, items });
+}
+
+interface Sample {
+  cpuUs: number;
+  wallMs: number;
+  /** Time in garbage collection during the window (v8.GCProfiler). */
+  gcMs: number;
+  /** Scavenges (young-generation collections) during the window: a measure of what was allocated. */
+  scavenges: number;
+}
+
+let profiler: GCProfiler | undefined;
+
+/** Starts a measurement window (and a GC profiler for it). */
+function begin(): [NodeJS.CpuUsage, number] {
+  profiler = new GCProfiler();
+  profiler.start();
+  return [process.cpuUsage(), performance.now()];
+}
+
+async function raw(chunks: Buffer[], list: string): Promise<Sample> {
+  const cache = new Map<string, KubeObject>();
+  const key = (o: KubeObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
+  for (const item of (JSON.parse(list) as { items: KubeObject[] }).items) cache.set(key(item), item);
+  const [cpu, start] = begin();
+  let seen = 0;
+  let partial = '';
+  const stream = Readable.from(chunks);
+  stream.setEncoding('utf8');
+  for await (const chunk of stream as AsyncIterable<string>) {
+    const text = partial + chunk;
+    let from = 0;
+    let nl = text.indexOf('\n');
+    while (nl !== -1) {
+      const ev = JSON.parse(text.slice(from, nl)) as { type: string; object: KubeObject };
+      cache.set(key(ev.object), ev.object);
+      if (ev.type === 'MODIFIED') seen++;
+      from = nl + 1;
+      nl = text.indexOf('\n', from);
+    }
+    partial = text.slice(from);
+  }
+  if (seen !== EVENTS) throw new Error(`raw saw ${seen} events`);
+  return done(cpu, start);
+}
+
+/** The decoder alone, into a Map: separates the decoder's share of the gap from the informer's. */
+async function decoderOnly(chunks: Buffer[], list: string): Promise<Sample> {
+  const cache = new Map<string, KubeObject>();
+  const key = (o: KubeObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
+  for (const item of (JSON.parse(list) as { items: KubeObject[] }).items) cache.set(key(item), item);
+  const [cpu, start] = begin();
+  let seen = 0;
+  for await (const ev of decodeWatchStream<KubeObject>(Readable.from(chunks))) {
+    cache.set(key(ev.object), ev.object);
+    if (ev.type === 'MODIFIED') seen++;
+  }
+  if (seen !== EVENTS) throw new Error(`the decoder saw ${seen} events`);
+  return done(cpu, start);
+}
+
+function done(cpu: NodeJS.CpuUsage, start: number): Sample {
+  const used = process.cpuUsage(cpu);
+  const wallMs = performance.now() - start;
+  const gc = profiler?.stop();
+  const gcMs = (gc?.statistics ?? []).reduce((sum, s) => sum + s.cost, 0) / 1000;
+  const scavenges = (gc?.statistics ?? []).filter((s) => s.gcType === 'Scavenge').length;
+  return { cpuUs: used.user + used.system, wallMs, gcMs, scavenges };
+}
+
+/**
+ * The same events already parsed, handed out as the decoder hands them (a chunk's worth at a time
+ * through READ_READY, then a promise): the `-pre` sides measure the informer's own cost per event,
+ * without JSON.parse and the garbage of parsing.
+ */
+function preparsed(events: Array<WatchEvent<KubeObject>>): AsyncIterable<WatchEvent<KubeObject>> {
+  const perChunk = Math.max(1, Math.round(CHUNK / 5_100));
+  let i = 0;
+  const iterator = {
+    [READ_READY]: (): WatchEvent<KubeObject> | undefined => (i < events.length && i % perChunk !== 0 ? events[i++] : undefined),
+    next: (): Promise<IteratorResult<WatchEvent<KubeObject>>> =>
+      i < events.length ? Promise.resolve({ value: events[i++], done: false }) : new Promise<never>(() => {}),
+    return: (): Promise<IteratorResult<WatchEvent<KubeObject>>> => Promise.resolve({ value: undefined, done: true }),
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
+}
+
+async function rawPreparsed(events: Array<WatchEvent<KubeObject>>, list: string): Promise<Sample> {
+  const cache = new Map<string, KubeObject>();
+  const key = (o: KubeObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
+  for (const item of (JSON.parse(list) as { items: KubeObject[] }).items) cache.set(key(item), item);
+  const [cpu, start] = begin();
+  const it = preparsed(events)[Symbol.asyncIterator]() as AsyncIterator<WatchEvent<KubeObject>> & { [READ_READY](): WatchEvent<KubeObject> | undefined };
+  for (let seen = 0; seen < events.length; seen++) {
+    const ev = it[READ_READY]() ?? ((await it.next()).value as WatchEvent<KubeObject>);
+    cache.set(key(ev.object), ev.object);
+  }
+  return done(cpu, start);
+}
+
+async function informer(chunks: Buffer[], list: string, handlers: number, strip: boolean, events?: Array<WatchEvent<KubeObject>>): Promise<Sample> {
+  let opened = 0;
+  let cpu: NodeJS.CpuUsage = process.cpuUsage();
+  let start = 0;
+  let synced: Promise<unknown> = Promise.resolve();
+  const lw: ListerWatcher<KubeObject> = {
+    list: () => Promise.resolve(JSON.parse(list)),
+    // The burst starts once every handler had its initial adds: only the watch is measured.
+    watch: async (_options, signal) => {
+      if (opened++ > 0) return new Promise<never>(() => {}); // one burst; a later watch never opens
+      await synced;
+      [cpu, start] = begin();
+      if (events !== undefined) return preparsed(events);
+      return decodeWatchStream<KubeObject>(Readable.from(chunks), { signal }) as AsyncIterable<WatchEvent<KubeObject>>;
+    },
+  };
+  const inf = new SharedIndexInformer<KubeObject>(lw, { name: 'pipeline', transform: strip ? stripManagedFields : undefined, logger: QUIET });
+  const stop = new AbortController();
+  let finished: ((s: Sample) => void) | undefined;
+  const result = new Promise<Sample>((resolve) => (finished = resolve));
+  const counts = new Array<number>(handlers).fill(0);
+  let complete = 0;
+  const registrations = [];
+  for (let h = 0; h < handlers; h++) {
+    registrations.push(inf.addEventHandler({
+      onUpdate: () => {
+        if (++counts[h] === EVENTS && ++complete === handlers) finished!(done(cpu, start));
+      },
+    }));
+  }
+  synced = Promise.all([inf.whenSynced(), ...registrations.map((r) => r.whenSynced())]);
+  const running = inf.run(stop.signal);
+  const sample = await result;
+  stop.abort();
+  await running;
+  return sample;
+}
+
+const QUIET = { debug() {}, info() {}, warn() {}, error() {} };
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main(): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const chunks = makeChunks();
+  const list = listBody();
+  const events = chunks.length === 0 ? [] : (Buffer.concat(chunks).toString('utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as WatchEvent<KubeObject>));
+  const sides: Array<[string, () => Promise<Sample>]> = [
+    ['raw', () => raw(chunks, list)],
+    ['decoder', () => decoderOnly(chunks, list)],
+    ['ki-1', () => informer(chunks, list, 1, false)],
+    ['ki-3', () => informer(chunks, list, 3, false)],
+    ['ki-strip', () => informer(chunks, list, 1, true)],
+    ['raw-pre', () => rawPreparsed(events, list)],
+    ['ki-1-pre', () => informer(chunks, list, 1, false, events)],
+    ['ki-3-pre', () => informer(chunks, list, 3, false, events)],
+  ];
+  if (ONLY !== undefined) sides.splice(0, sides.length, ...sides.filter(([name]) => ONLY.includes(name)));
+  const samples = new Map<string, Sample[]>(sides.map(([name]) => [name, []]));
+  for (let r = -1; r < REPETITIONS; r++) {
+    for (const [name, run] of r % 2 === 0 ? sides : [...sides].reverse()) {
+      gc?.();
+      const s = await run();
+      if (r >= 0) samples.get(name)!.push(s); // r = -1 warms up
+    }
+  }
+  const medians = (name: string): { cpu: number; wall: number } => {
+    const xs = samples.get(name) ?? [];
+    return { cpu: median(xs.map((s) => s.cpuUs)), wall: median(xs.map((s) => s.wallMs)) };
+  };
+  console.log(`${EVENTS} MODIFIED events over ${PODS} pods, ${REPETITIONS} repetitions (medians; the -pre sides against raw-pre)`);
+  for (const [name, xs] of samples) {
+    const base = medians(name.endsWith('-pre') ? 'raw-pre' : 'raw');
+    const cpu = median(xs.map((s) => s.cpuUs));
+    const wall = median(xs.map((s) => s.wallMs));
+    const gc = median(xs.map((s) => s.gcMs));
+    const scavenges = median(xs.map((s) => s.scavenges));
+    const extra = ((cpu - base.cpu) / EVENTS).toFixed(2);
+    console.log(`${name.padEnd(9)} ${(cpu / EVENTS).toFixed(2).padStart(6)} µs CPU/event (+${extra}; base ÷ it ${(base.cpu / cpu).toFixed(3)})  ${Math.round((EVENTS / wall) * 1000).toLocaleString('en-US').padStart(7)} events/s (÷ base ${(base.wall / wall).toFixed(3)})  GC ${((gc * 1000) / EVENTS).toFixed(2)} µs/event in ${scavenges} scavenges`);
+  }
+}
+
+await main();
