@@ -27,6 +27,9 @@ const PODS = Number(process.argv[3] ?? 10_000);
 const REPETITIONS = Number(process.argv[4] ?? 7);
 /** Only these sides (comma-separated), e.g. to profile one under `node --cpu-prof`. */
 const ONLY = process.argv[5]?.split(',');
+/** Bytes per chunk of the watch body; `--chunk event` gives one event per chunk, as a slow writer's watch does. */
+const CHUNK_ARG = process.argv.indexOf('--chunk');
+const PER_EVENT = CHUNK_ARG > 0 && process.argv[CHUNK_ARG + 1] === 'event';
 const CHUNK = 65_536;
 const LIST_RV = 1000;
 
@@ -38,6 +41,7 @@ function makeChunks(): Buffer[] {
     const object = { ...pod, metadata: { ...pod.metadata, resourceVersion: String(LIST_RV + 1 + i) } };
     parts.push(Buffer.from(`${JSON.stringify({ type: 'MODIFIED', object })}\n`));
   }
+  if (PER_EVENT) return parts;
   const body = Buffer.concat(parts);
   const out: Buffer[] = [];
   for (let i = 0; i < body.length; i += CHUNK) out.push(body.subarray(i, i + CHUNK));
@@ -68,10 +72,16 @@ function begin(): [NodeJS.CpuUsage, number] {
   return [process.cpuUsage(), performance.now()];
 }
 
-async function raw(chunks: Buffer[], list: string): Promise<Sample> {
+/** The raw sides' cache, holding the listed pods, and their key. */
+function primed(list: string): { cache: Map<string, KubeObject>; key: (o: KubeObject) => string } {
   const cache = new Map<string, KubeObject>();
   const key = (o: KubeObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
   for (const item of (JSON.parse(list) as { items: KubeObject[] }).items) cache.set(key(item), item);
+  return { cache, key };
+}
+
+async function raw(chunks: Buffer[], list: string): Promise<Sample> {
+  const { cache, key } = primed(list);
   const [cpu, start] = begin();
   let seen = 0;
   let partial = '';
@@ -96,9 +106,7 @@ async function raw(chunks: Buffer[], list: string): Promise<Sample> {
 
 /** The decoder alone, into a Map: separates the decoder's share of the gap from the informer's. */
 async function decoderOnly(chunks: Buffer[], list: string): Promise<Sample> {
-  const cache = new Map<string, KubeObject>();
-  const key = (o: KubeObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
-  for (const item of (JSON.parse(list) as { items: KubeObject[] }).items) cache.set(key(item), item);
+  const { cache, key } = primed(list);
   const [cpu, start] = begin();
   let seen = 0;
   for await (const ev of decodeWatchStream<KubeObject>(Readable.from(chunks))) {
@@ -124,7 +132,7 @@ function done(cpu: NodeJS.CpuUsage, start: number): Sample {
  * without JSON.parse and the garbage of parsing.
  */
 function preparsed(events: Array<WatchEvent<KubeObject>>): AsyncIterable<WatchEvent<KubeObject>> {
-  const perChunk = Math.max(1, Math.round(CHUNK / 5_100));
+  const perChunk = PER_EVENT ? 1 : Math.max(1, Math.round(CHUNK / 5_100));
   let i = 0;
   const iterator = {
     [READ_READY]: (): WatchEvent<KubeObject> | undefined => (i < events.length && i % perChunk !== 0 ? events[i++] : undefined),
@@ -137,9 +145,7 @@ function preparsed(events: Array<WatchEvent<KubeObject>>): AsyncIterable<WatchEv
 }
 
 async function rawPreparsed(events: Array<WatchEvent<KubeObject>>, list: string): Promise<Sample> {
-  const cache = new Map<string, KubeObject>();
-  const key = (o: KubeObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
-  for (const item of (JSON.parse(list) as { items: KubeObject[] }).items) cache.set(key(item), item);
+  const { cache, key } = primed(list);
   const [cpu, start] = begin();
   const it = preparsed(events)[Symbol.asyncIterator]() as AsyncIterator<WatchEvent<KubeObject>> & { [READ_READY](): WatchEvent<KubeObject> | undefined };
   for (let seen = 0; seen < events.length; seen++) {

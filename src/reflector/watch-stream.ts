@@ -49,6 +49,10 @@ export class WatchStream<T> {
   #stopped = false;
   #endReason: WatchEndReason | undefined;
   #received = 0;
+  /** Ends the read in flight with ABORTED; set while a read waits (see #read). */
+  #abortRead: (() => void) | undefined;
+  /** The stream's one listener on its signal, for its whole life (not one per read). */
+  readonly #onAbort = (): void => this.#abortRead?.();
 
   constructor(deps: WatchDeps<T>, iterable: AsyncIterable<WatchEvent<T>>, abort: ChildAbort, parent: AbortSignal, idleLimitMs: number) {
     this.#iterator = iterable[Symbol.asyncIterator]();
@@ -62,6 +66,7 @@ export class WatchStream<T> {
     this.requestedTimeoutMs = Math.max(0, idleLimitMs - deps.idleMarginMs);
     this.startedAt = deps.clock.now();
     this.#lastActivity = this.startedAt;
+    abort.signal.addEventListener('abort', this.#onAbort, { once: true });
     this.#armIdleTimer(idleLimitMs);
   }
 
@@ -80,7 +85,7 @@ export class WatchStream<T> {
     if (this.#endReason !== undefined) return { done: true, reason: this.#reason() };
     let step: IteratorResult<WatchEvent<T>> | typeof ABORTED;
     try {
-      step = await raceAbort(this.#iterator.next(), this.#abort.signal);
+      step = await this.#read();
     } catch (err) {
       if (this.#abort.signal.aborted) return this.#end(this.#reason());
       this.#end('error');
@@ -106,6 +111,34 @@ export class WatchStream<T> {
     return event;
   }
 
+  /**
+   * The iterator's next result, or ABORTED as soon as the stream's signal aborts (an iterator that
+   * ignores its signal cannot hang the reflector) — raceAbort's contract without adding and removing
+   * a listener on the signal for every read, which costs more than the read when each event comes in
+   * its own chunk (a watch of a few hundred events per second).
+   */
+  #read(): Promise<IteratorResult<WatchEvent<T>> | typeof ABORTED> {
+    const pending = this.#iterator.next();
+    if (this.#abort.signal.aborted) {
+      pending.catch(() => undefined);
+      return Promise.resolve(ABORTED);
+    }
+    return new Promise((resolve, reject) => {
+      this.#abortRead = () => resolve(ABORTED);
+      pending.then(
+        (value) => {
+          this.#abortRead = undefined;
+          resolve(value);
+        },
+        (err: unknown) => {
+          // After an abort this rejects a promise already resolved: observed, and dropped.
+          this.#abortRead = undefined;
+          reject(err);
+        },
+      );
+    });
+  }
+
   /** Ends the stream from our side; idempotent. */
   stop(): void {
     this.#stopped = true;
@@ -124,7 +157,10 @@ export class WatchStream<T> {
       this.#endReason = reason;
       if (this.#idleTimer !== undefined) this.#clock.clearTimeout(this.#idleTimer);
       this.#idleTimer = undefined;
+      // Aborting the stream's signal ends a read in flight (#onAbort), then its listener goes.
       this.#abort.dispose();
+      this.#abort.signal.removeEventListener('abort', this.#onAbort);
+      this.#abortRead = undefined;
       try {
         this.#iterator.return?.()?.catch(() => undefined);
       } catch {

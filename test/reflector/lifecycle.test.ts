@@ -28,6 +28,34 @@ describe('Reflector lifecycle', () => {
     expect(h.store.ops).toEqual([]);
   });
 
+  it('ends a read the watch iterator never answers: on stop, on a relist request, and when it stalls', async () => {
+    // An iterator whose next() never settles and that ignores its signal: the stream's one abort
+    // listener (not a listener per read) must still end the read in flight.
+    class DeafWatch extends FakeWatch {
+      override attach(): void {}
+      override [Symbol.asyncIterator](): AsyncIterator<never> {
+        const stop = (): void => this.stop();
+        return { next: () => new Promise<never>(() => {}), return: () => (stop(), Promise.resolve({ value: undefined, done: true })) };
+      }
+    }
+    const deaf = (): FakeWatch => new DeafWatch();
+    const h = harness({ watchIdleMarginMs: 1000 });
+    h.lw.lists.push(podList('1', []), podList('2', []));
+    h.lw.watches.push(deaf, deaf, deaf);
+    h.start();
+    await settle();
+    expect(h.lw.watchRequests()).toHaveLength(1);
+    h.reflector.requestRelist();
+    await settle();
+    expect(h.lw.listRequests().map((o) => o.resourceVersion)).toEqual(['0', '']);
+    expect(h.lw.watchRequests()).toHaveLength(2);
+    const timeoutMs = (h.lw.watchRequests()[1].timeoutSeconds ?? 0) * 1000;
+    await h.clock.advance(timeoutMs + 1000);
+    expect(h.errors.map((e) => e.error.name)).toContain('WatchStalledError');
+    await h.stop();
+    expect(h.clock.pendingTimers()).toBe(0);
+  });
+
   it('resolves run() when aborted while the watch is connecting', async () => {
     const h = harness();
     h.lw.lists.push(podList('1', []));
