@@ -25,8 +25,6 @@ export function determineResyncPeriod(desiredMs: number, checkMs: number): numbe
 export class SharedProcessor<T> {
   /** listener → whether it is flagged "syncing" (receives sync notifications). */
   #listeners = new Map<ProcessorListener<T>, boolean>();
-  /** The listeners in order, for the per-event fan-out (no entry arrays from iterating the Map). */
-  #ordered: Array<ProcessorListener<T>> = [];
   /** The delivery loops, one task per listener; created by `run`. */
   #scope: TaskScope | undefined;
   #stopped = false;
@@ -39,7 +37,6 @@ export class SharedProcessor<T> {
 
   /** Adds a listener, flagged syncing; starts its loop when the processor is running. */
   addListener(listener: ProcessorListener<T>): void {
-    if (!this.#listeners.has(listener)) this.#ordered = [...this.#ordered, listener];
     this.#listeners.set(listener, true);
     if (this.isRunning()) this.#startLoop(listener);
   }
@@ -47,10 +44,7 @@ export class SharedProcessor<T> {
   /** Removes a listener and stops it; harmless for an unknown one. Returns whether it was present. */
   removeListener(listener: ProcessorListener<T>): boolean {
     const present = this.#listeners.delete(listener);
-    if (present) {
-      this.#ordered = this.#ordered.filter((l) => l !== listener);
-      listener.stop();
-    }
+    if (present) listener.stop();
     return present;
   }
 
@@ -59,11 +53,8 @@ export class SharedProcessor<T> {
    * unchanged object) only to listeners flagged syncing at the last resync check.
    */
   distribute(n: Notification<T>, isSync: boolean): void {
-    // No user code runs here (add only buffers), so the list cannot change during the fan-out.
-    const listeners = this.#ordered;
-    for (let i = 0; i < listeners.length; i++) {
-      const listener = listeners[i];
-      if (!isSync || this.#listeners.get(listener) === true) listener.add(n);
+    for (const [listener, syncing] of this.#listeners) {
+      if (!isSync || syncing) listener.add(n);
     }
   }
 
