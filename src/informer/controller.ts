@@ -87,7 +87,9 @@ function applyDelta<T>(
  *
  * `key`, when given, is the deltas' key under the store's own key function (what a `DeltaFIFO` with
  * the same key function hands its `PopProcessFunc`): a store made by `newStore`/`newIndexer` then
- * looks the object up and writes it without computing the key again. Default: computed by the store.
+ * looks the object up and writes it without computing the key again; its first such write checks the
+ * key against the store's key function and throws `INVALID_OPTION` when they differ. Default: computed
+ * by the store.
  */
 export function processDeltas<T>(
   handler: DeltaHandler<T>,

@@ -16,7 +16,8 @@ let put: <T>(store: IndexedStore<T>, key: string, obj: T) => T | undefined;
  * Stores `obj` under `key` — which the caller computed with the store's own key function — and returns
  * the object it replaced (`undefined` for an add). Internal (not exported from the package): the
  * informer's delta processing, which has the key from its DeltaFIFO, so the key is not built and
- * hashed again for the read and again for the write.
+ * hashed again for the read and again for the write. The first keyed write of a store checks the key
+ * against its key function and throws `INVALID_OPTION` when they differ (a store keyed another way).
  */
 export function putByKey<T>(store: IndexedStore<T>, key: string, obj: T): T | undefined {
   return put(store, key, obj);
@@ -49,6 +50,8 @@ export class IndexedStore<T> implements Indexer<T> {
   #indices: IndexState<T>[] = [];
   #byName = new Map<string, IndexState<T>>();
   #lastResourceVersion = '';
+  /** Whether a key given to putByKey has been checked against this store's key function yet. */
+  #givenKeyChecked = false;
 
   /**
    * @param keyFunc - computes each object's key (usually `deletionHandlingMetaNamespaceKeyFunc`)
@@ -221,6 +224,16 @@ export class IndexedStore<T> implements Indexer<T> {
 
   /** {@link putByKey}: the write of #upsert with the key given, returning what it replaced. */
   #put(key: string, obj: T): T | undefined {
+    if (!this.#givenKeyChecked) {
+      const own = this.#keyOf(obj);
+      if (own !== key) {
+        throw new InvalidOptionError(
+          `processDeltas was given the key ${JSON.stringify(key)} for an object this store keys as ${JSON.stringify(own)}: ` +
+            "pass the queue's key only to a store whose key function keys objects as the queue's does",
+        );
+      }
+      this.#givenKeyChecked = true;
+    }
     const stored = this.#items.get(key);
     this.#reindex(key, obj, stored);
     this.#items.set(key, obj);

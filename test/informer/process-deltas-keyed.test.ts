@@ -22,7 +22,7 @@ function recorder(): { history: string[]; handler: Parameters<typeof processDelt
 }
 
 describe('processDeltas with the key the queue computed', () => {
-  it('adds, updates and deletes as without it, with the store indexed, and never calls the key function for a write', () => {
+  it('adds, updates and deletes as without it, with the store indexed, calling the key function only to check the first key', () => {
     let keyCalls = 0;
     const keyFunc = (o: unknown): string => (keyCalls++, metaNamespaceKeyFunc(o));
     const store = newIndexer<Pod>(keyFunc, { app: (o) => [o.metadata.labels?.app ?? ''] });
@@ -31,7 +31,7 @@ describe('processDeltas with the key the queue computed', () => {
     const a2 = pod('a', { resourceVersion: '2', labels: { app: 'y' } });
     processDeltas(handler, store, [{ type: 'Added', object: a1 }, { type: 'Updated', object: a2 }], false, 'default/a');
     processDeltas(handler, store, [{ type: 'Replaced', object: a2 }], false, 'default/a');
-    expect(keyCalls).toBe(0);
+    expect(keyCalls).toBe(1);
     expect(history).toEqual(['add a@1', 'update a@1→2', 'update a@2→2 sync']);
     expect(store.getByKey('default/a')).toBe(a2);
     expect(store.byIndex('app', 'x')).toEqual([]);
@@ -39,6 +39,25 @@ describe('processDeltas with the key the queue computed', () => {
     processDeltas(handler, store, [{ type: 'Deleted', object: a2 }], false, 'default/a');
     expect(store.listKeys()).toEqual([]);
     expect(history.at(-1)).toBe('delete a');
+  });
+
+  it('refuses, at the first write, a key the store would not give the object (a store keyed another way)', () => {
+    // The mistake: a store keyed by uid handed the queue's namespace/name key. Silent, it would file the
+    // object under a key its own reads never find; it throws instead, so the controller's run() rejects.
+    const store = newIndexer<Pod>((o) => String((o as Pod).metadata.uid), {});
+    const { history, handler } = recorder();
+    const a = pod('a', { resourceVersion: '1', uid: 'u-1' });
+    let error: unknown;
+    try {
+      processDeltas(handler, store, [{ type: 'Added', object: a }], false, 'default/a');
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toMatchObject({ code: 'INVALID_OPTION' });
+    expect((error as Error).message).toContain('"default/a"');
+    expect((error as Error).message).toContain('"u-1"');
+    expect(store.listKeys()).toEqual([]);
+    expect(history).toEqual([]);
   });
 
   it('leaves the key to a store that is not one of ours (its key function may differ)', () => {
