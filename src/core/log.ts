@@ -3,19 +3,92 @@
 import type { Clock } from './clock.js';
 
 /**
- * Where the library writes what a person should see: the `{ debug, info, warn, error }` shape that
- * `console`, pino and winston loggers all fit. Each method receives one preformatted string.
+ * The fields of one log line, for the JSON log pipelines clusters run: `component` (`informer`,
+ * `controller`, `manager`, …), its `name`, and where they apply `controller`, `resource`, `key`,
+ * `reconcileID`, `attempt`, `code` (an error's stable code) and `error` (its message). A field whose
+ * value is `undefined` is left out.
+ */
+export interface LogFields {
+  readonly [field: string]: string | number | boolean | undefined;
+}
+
+/**
+ * Where the library writes what a person should see: the `{ debug, info, warn, error }` shape of
+ * `console` and winston. Each method receives a readable message and, as its second argument, the
+ * line's {@link LogFields} — winston's `(message, meta)` order, so a logger that takes one string
+ * still works (it ignores the fields). For pino or bunyan, whose order is `(fields, message)`, wrap
+ * the logger with {@link fieldsFirst}.
  */
 export interface Logger {
   /** Detail for debugging (syncs, recoveries). */
-  debug(message: string): void;
+  debug(message: string, fields?: LogFields): void;
   /** Normal but noteworthy events. */
-  info(message: string): void;
+  info(message: string, fields?: LogFields): void;
   /** A failure the library retries: something is wrong, and it may fix itself. */
-  warn(message: string): void;
+  warn(message: string, fields?: LogFields): void;
   /** A failure that stops something or makes a wait reject. */
-  error(message: string): void;
+  error(message: string, fields?: LogFields): void;
 }
+
+/** A logger whose methods take the fields first: pino's and bunyan's `(fields, message)` shape. */
+export interface FieldsFirstLogger {
+  /** `debug(fields, message)`. */
+  debug(fields: LogFields, message: string): void;
+  /** `info(fields, message)`. */
+  info(fields: LogFields, message: string): void;
+  /** `warn(fields, message)`. */
+  warn(fields: LogFields, message: string): void;
+  /** `error(fields, message)`. */
+  error(fields: LogFields, message: string): void;
+}
+
+/**
+ * Adapts a pino (or bunyan) logger to the `logger` option: each line becomes `target.level(fields,
+ * message)`, so the fields are the JSON line's keys.
+ *
+ * @example
+ * ```ts
+ * import pino from 'pino';
+ * const factory = new SharedInformerFactory(kc, { logger: fieldsFirst(pino()) });
+ * ```
+ */
+export function fieldsFirst(target: FieldsFirstLogger): Logger {
+  return {
+    debug: (message, fields) => target.debug(definedFields(fields), message),
+    info: (message, fields) => target.info(definedFields(fields), message),
+    warn: (message, fields) => target.warn(definedFields(fields), message),
+    error: (message, fields) => target.error(definedFields(fields), message),
+  };
+}
+
+function definedFields(fields: LogFields | undefined): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  if (fields !== undefined) for (const [k, v] of Object.entries(fields)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/**
+ * `message key=value …`: a line a person reads, with the fields after it in logfmt style (a value
+ * with a space, a quote or `=` is quoted). What the default console logger prints.
+ */
+export function formatLogLine(message: string, fields: LogFields | undefined): string {
+  if (fields === undefined) return message;
+  let out = message;
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) continue;
+    const text = String(v);
+    out += ` ${k}=${text === '' || /[\s"=]/.test(text) ? JSON.stringify(text) : text}`;
+  }
+  return out;
+}
+
+/** The default logger: `console`, each line as {@link formatLogLine} writes it. */
+export const consoleLogger: Logger = {
+  debug: (message, fields) => console.debug(formatLogLine(message, fields)),
+  info: (message, fields) => console.info(formatLogLine(message, fields)),
+  warn: (message, fields) => console.warn(formatLogLine(message, fields)),
+  error: (message, fields) => console.error(formatLogLine(message, fields)),
+};
 
 /** The `logger` option: a {@link Logger}, or `false` to print nothing. Default: `console`. */
 export type LoggerOption = Logger | false;
@@ -28,10 +101,10 @@ export const silentLogger: Logger = {
   error: () => {},
 };
 
-/** Resolves the `logger` option: `undefined` → `console`, `false` → {@link silentLogger}. */
+/** Resolves the `logger` option: `undefined` → {@link consoleLogger}, `false` → {@link silentLogger}. */
 export function resolveLogger(option: LoggerOption | undefined): Logger {
   if (option === false) return silentLogger;
-  return option ?? console;
+  return option ?? consoleLogger;
 }
 
 /** How often a repeating message is logged again, with a count, in ms: 30 000. */
@@ -61,8 +134,11 @@ export class RateLimitedLog {
     this.#intervalMs = intervalMs;
   }
 
-  /** Logs `message` at `level` unless `reason` was logged within the interval (then it is counted). */
-  log(level: keyof Logger, reason: string, message: string): void {
+  /**
+   * Logs `message` (with `fields`) at `level` unless `reason` was logged within the interval (then it
+   * is counted; the count goes into the next line's message and its `suppressed` field).
+   */
+  log(level: keyof Logger, reason: string, message: string, fields?: LogFields): void {
     const now = this.#clock.now();
     const entry = this.#entries.get(reason);
     if (entry !== undefined && now - entry.lastLoggedAt < this.#intervalMs) {
@@ -72,7 +148,8 @@ export class RateLimitedLog {
     const seconds = Math.round(this.#intervalMs / 1000);
     const more = entry !== undefined && entry.suppressed > 0 ? ` (and ${entry.suppressed} more like it in the last ${seconds} s)` : '';
     this.#entries.set(reason, { lastLoggedAt: now, suppressed: 0 });
-    this.#logger[level](`${message}${more}`);
+    const suppressed = entry !== undefined && entry.suppressed > 0 ? entry.suppressed : undefined;
+    this.#logger[level](`${message}${more}`, suppressed === undefined ? fields : { ...fields, suppressed });
   }
 
   /** Forgets every reason (or only those starting with `prefix`), so the next occurrence logs at once. */

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { parseFieldSelector } from '../../src/core/field-selector.js';
-import { RateLimitedLog, resolveLogger, silentLogger, type Logger } from '../../src/core/log.js';
+import { RateLimitedLog, consoleLogger, resolveLogger, silentLogger, type Logger } from '../../src/core/log.js';
 import { InvalidOptionError, validateGroupVersionResource, validateOptions } from '../../src/core/options.js';
 import { newListWatch } from '../../src/listwatch/index.js';
 
@@ -143,7 +143,7 @@ describe('RateLimitedLog', () => {
   });
 
   it('resolves the logger option: console by default, nothing with false', () => {
-    expect(resolveLogger(undefined)).toBe(console);
+    expect(resolveLogger(undefined)).toBe(consoleLogger);
     expect(resolveLogger(false)).toBe(silentLogger);
     const mine = recorder();
     expect(resolveLogger(mine)).toBe(mine);

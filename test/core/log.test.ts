@@ -1,0 +1,75 @@
+// Structured logs: the fields of a line, the console default's logfmt tail, and the pino adapter.
+
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
+import { RateLimitedLog, consoleLogger, fieldsFirst, formatLogLine, type LogFields, type Logger } from '../../src/core/log.js';
+
+function capture(): { lines: { level: string; message: string; fields?: LogFields }[]; logger: Logger } {
+  const lines: { level: string; message: string; fields?: LogFields }[] = [];
+  const at = (level: string) => (message: string, fields?: LogFields) => void lines.push({ level, message, fields });
+  return { lines, logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } };
+}
+
+describe('formatLogLine', () => {
+  it('appends the fields after the message as key=value, leaving undefined ones out', () => {
+    expect(formatLogLine('reconcile failed', { controller: 'sets', key: 'default/a', attempt: 2, code: undefined })).toBe(
+      'reconcile failed controller=sets key=default/a attempt=2',
+    );
+  });
+
+  it('quotes a value with a space, a quote, an equals sign, or nothing in it', () => {
+    expect(formatLogLine('m', { error: 'connect ECONNREFUSED 127.0.0.1:6443', q: 'a"b', eq: 'a=b', empty: '' })).toBe(
+      'm error="connect ECONNREFUSED 127.0.0.1:6443" q="a\\"b" eq="a=b" empty=""',
+    );
+  });
+
+  it('is the message alone without fields', () => {
+    expect(formatLogLine('manager stopped', undefined)).toBe('manager stopped');
+  });
+});
+
+describe('consoleLogger', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('prints one readable line per call at the matching console level', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    consoleLogger.warn('list failed', { component: 'informer', name: 'v1/pods' });
+    expect(warn).toHaveBeenCalledWith('list failed component=informer name=v1/pods');
+  });
+});
+
+describe('fieldsFirst', () => {
+  it('calls a pino-shaped logger with (fields, message), without undefined fields', () => {
+    const calls: unknown[][] = [];
+    const pinoLike = {
+      debug: (...a: unknown[]) => void calls.push(['debug', ...a]),
+      info: (...a: unknown[]) => void calls.push(['info', ...a]),
+      warn: (...a: unknown[]) => void calls.push(['warn', ...a]),
+      error: (...a: unknown[]) => void calls.push(['error', ...a]),
+    };
+    const logger = fieldsFirst(pinoLike);
+    logger.error('controller stopped', { controller: 'sets', code: 'HANDLER_FAILED', key: undefined });
+    logger.info('synced');
+    expect(calls).toEqual([
+      ['error', { controller: 'sets', code: 'HANDLER_FAILED' }, 'controller stopped'],
+      ['info', {}, 'synced'],
+    ]);
+  });
+});
+
+describe('RateLimitedLog with fields', () => {
+  it('passes the fields through, and the count of suppressed repeats as a field of the next line', async () => {
+    const { lines, logger } = capture();
+    const clock = new FakeClock();
+    const log = new RateLimitedLog(logger, clock, 1000);
+    log.log('warn', 'list:503', 'list failed', { name: 'v1/pods', code: 'API_STATUS' });
+    log.log('warn', 'list:503', 'list failed', { name: 'v1/pods', code: 'API_STATUS' });
+    log.log('warn', 'list:503', 'list failed', { name: 'v1/pods', code: 'API_STATUS' });
+    await clock.advance(1000);
+    log.log('warn', 'list:503', 'list failed', { name: 'v1/pods', code: 'API_STATUS' });
+    expect(lines).toEqual([
+      { level: 'warn', message: 'list failed', fields: { name: 'v1/pods', code: 'API_STATUS' } },
+      { level: 'warn', message: 'list failed (and 2 more like it in the last 1 s)', fields: { name: 'v1/pods', code: 'API_STATUS', suppressed: 2 } },
+    ]);
+  });
+});
