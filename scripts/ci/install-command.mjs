@@ -4,10 +4,15 @@
 // The commands are the lines of the guide that start with `npm install kube-informer`. A line may end in
 // a comment naming the Node versions it is for — `# Node 22.19 or later`, `# Node 20.19 to 22.18` —
 // and then the line whose range holds the version is the one; a guide with a single untagged line gives
-// that line to every Node. Exits 1, saying why, when the guide has no command for the version.
+// that line to every Node. Every such line of README.md must be one of the guide's. Exits 1, saying why, when the guide has
+// no command for the version or the README gives one the guide does not.
 import { readFileSync } from 'node:fs';
 
-const guide = new URL('../../docs/getting-started.md', import.meta.url);
+const installLines = (file) =>
+  readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8')
+    .split('\n')
+    .filter((l) => /^npm install kube-informer\b/.test(l))
+    .map((l) => l.trimEnd());
 const version = process.argv[2];
 if (!/^\d+\.\d+\.\d+$/.test(version ?? '')) {
   console.error('usage: node scripts/ci/install-command.mjs <node version, e.g. 20.19.6>');
@@ -21,9 +26,13 @@ const compare = (a, b) => {
 };
 const want = parse(version);
 
-const lines = readFileSync(guide, 'utf8')
-  .split('\n')
-  .filter((l) => /^npm install kube-informer\b/.test(l));
+const lines = installLines('docs/getting-started.md');
+const readme = installLines('README.md');
+const unchecked = readme.filter((l) => !lines.includes(l));
+if (unchecked.length > 0) {
+  console.error(`README.md gives install commands that docs/getting-started.md does not (so CI does not run them):\n${unchecked.join('\n')}`);
+  process.exit(1);
+}
 const commands = lines.map((line) => {
   const [command, comment = ''] = line.split(/\s+#\s*/, 2);
   const range = /Node (\d+\.\d+(?:\.\d+)?)(?: or later| to (\d+\.\d+(?:\.\d+)?))/.exec(comment);
