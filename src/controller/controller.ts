@@ -1,7 +1,7 @@
 // The controller: informer events → keys → the reconcile scheduler → reconcile(key, ctx), for as long as it runs.
 
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
-import { AlreadyStartedError, toError } from '../core/errors.js';
+import { AbortedError, AlreadyStartedError, toError } from '../core/errors.js';
 import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
@@ -12,10 +12,10 @@ import type { SharedInformerRegistration } from '../informer/handler.js';
 import { NamespaceIndex } from '../store/types.js';
 import { ControllerBuilder, type WatchOptions } from './builder.js';
 import { ControllerMetrics, type ControllerMetricsProvider } from './metrics.js';
-import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type SourceInformer } from './context.js';
-import { ReconcileTimeoutError } from './errors.js';
+import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type ReconcileReason, type SourceInformer } from './context.js';
+import { findCause, misuse, misuseIn, ReconcileTimeoutError, TerminalError } from './errors.js';
 import { controllerOwnerKey } from './mapping.js';
-import { Action as Actions, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
+import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
 import { followsShard, ShardedSources, ShardGate } from './sharded.js';
 import { checkInformers, sourceHandler, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
@@ -23,11 +23,30 @@ import { ShardRing } from '../sharding/ring.js';
 /**
  * Reconciles one primary: reads what it needs from the caches, makes the world match the primary's
  * spec, and says what comes next (an {@link Action}). Called with the key, never with an object
- * from an event. A throw or rejection goes to the error policy; it never stops the controller.
+ * from an event. Its outcomes (docs/controllers.md, "Outcomes"): an action (success, requeue); a
+ * throw or rejection goes to the error policy (retried with backoff); a `TerminalError` is logged and
+ * counted, not retried; a rejection after the controller's stop aborted `ctx.signal` is no failure
+ * (the key is reconciled at the next start); a programming error the runtime raises (`ctx.children`
+ * of a resource not owned, a result that is not an `Action`) stops the controller, as a throwing
+ * predicate does.
  */
 export type Reconciler<T> = (key: string, ctx: ReconcileContext<T>) => Promise<Action>;
 
 const DONE_ACTION: Action = Actions.done();
+const SCHEDULE_REASON: ReconcileReason = Object.freeze({ kind: 'schedule' });
+const RESYNC_REASON: ReconcileReason = Object.freeze({ kind: 'resync' });
+const SHARD_REASON: ReconcileReason = Object.freeze({ kind: 'shard' });
+
+/** Whether `error` is a {@link TerminalError}, or caused by one. */
+function isTerminal(error: unknown): boolean {
+  return findCause(error, (e) => e instanceof TerminalError) !== undefined;
+}
+
+/** The error's stable code, or its name. */
+function codeOf(error: Error): string {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : error.name;
+}
 
 /** Options of a {@link Controller} (the second argument of `build`). Durations are in ms. */
 export interface ControllerOptions {
@@ -102,10 +121,14 @@ export interface ControllerStats {
   readonly failing: number;
   /** Reconciles that returned an action. */
   readonly succeeded: number;
-  /** Reconciles that threw, rejected or timed out. */
+  /** Reconciles that threw, rejected or timed out (not those the stop interrupted). */
   readonly failed: number;
   /** Reconciles that ran past `reconcileTimeoutMs` (counted in `failed` too). */
   readonly timedOut: number;
+  /** Reconciles that failed with a `TerminalError`, not retried (counted in `failed` too). */
+  readonly terminal: number;
+  /** Reconciles that the controller's stop interrupted (they rejected after `ctx.signal` aborted): not failures. */
+  readonly stopped: number;
 }
 
 /**
@@ -143,7 +166,9 @@ export class Controller<T> {
   #writes: ObservedWrites;
   #scheduler: ReconcileScheduler | undefined;
   #resyncTimer: ClockTimer | undefined;
-  #counts = { succeeded: 0, failed: 0, timedOut: 0 };
+  #counts = { succeeded: 0, failed: 0, timedOut: 0, terminal: 0, stopped: 0 };
+  /** Why each requested key is due (`ctx.reason`), merged as the scheduler merges its requests. */
+  readonly #reasons = new Map<string, { reason: ReconcileReason; dueAt: number }>();
 
   /**
    * Starts describing a controller of `primary` on `factory`'s informers: chain `owns` and `watches`,
@@ -223,19 +248,21 @@ export class Controller<T> {
       stop.abort(err);
     };
     const registrations = this.#sources.map(
-      (source) => [source, source.informer.addEventHandler(sourceHandler(source, (key) => scheduler.schedule(key)), { name: `controller ${this.#name}` })] as const,
+      (source) =>
+        [source, source.informer.addEventHandler(sourceHandler(source, (key, reason) => this.#request(scheduler, key, reason)), { name: `controller ${this.#name}` })] as const,
     );
     const factoryEnded = this.#shared.some((i) => i !== undefined) ? this.#watchFactory(runSignal, signal, fail) : Promise.resolve();
     const shardsEnded = shards?.run(runSignal).catch((err: unknown) => fail(new InformerStoppedError(`controller ${this.#name}: a sharded informer failed`, { cause: err })));
     const gate = shards === undefined ? undefined : new ShardGate(ring as ShardRing, this.#sources[0].informer, shards);
-    const unfollow = gate?.follow((key) => scheduler.schedule(key), fail, runSignal);
+    const unfollow = gate?.follow((key) => this.#request(scheduler, key, SHARD_REASON), fail, runSignal);
     try {
       await this.#waitForSync(registrations.map(([, r]) => r), runSignal, fail);
       if (!runSignal.aborted) {
         this.#log.info(`controller ${this.#name}: caches synced; reconciling with up to ${o.concurrency ?? 1} at a time`);
         if (ring?.running === false) this.#log.warn(`controller ${this.#name}: its shard ring is not running: this replica owns no slot and reconciles nothing (run ring.run(signal) beside it)`);
         this.#armResync();
-        await scheduler.run(runSignal, this.#reconciler(scheduler, metrics, gate));
+        // It rejects for a programming error or a broken policy (logged where they are found): the run ends.
+        await scheduler.run(runSignal, this.#reconciler(scheduler, metrics, gate)).catch((err: unknown) => fail(toError(err)));
       }
     } finally {
       unfollow?.();
@@ -245,6 +272,7 @@ export class Controller<T> {
       stop.abort();
       await Promise.all([factoryEnded, shardsEnded]);
       this.#writes.clear();
+      this.#reasons.clear();
       this.#scheduler = undefined;
     }
     if (failure !== undefined) {
@@ -258,20 +286,54 @@ export class Controller<T> {
    * controller is not running this does nothing: every primary is reconciled when it starts.
    */
   schedule(key: string, request?: ScheduleRequest): void {
-    this.#scheduler?.schedule(key, request);
+    const scheduler = this.#scheduler;
+    if (scheduler === undefined) return;
+    scheduler.schedule(key, request);
+    const now = this.#clock.now();
+    this.#note(key, SCHEDULE_REASON, request?.runAt ?? now + (request?.delayMs ?? 0), true);
   }
 
   /** Requests a reconcile of every primary in the cache (what `resyncPeriodMs` does on a timer). */
   reconcileAll(): void {
     const scheduler = this.#scheduler;
     if (scheduler === undefined) return;
-    for (const key of this.#sources[0].informer.getIndexer().listKeys()) scheduler.schedule(key);
+    for (const key of this.#sources[0].informer.getIndexer().listKeys()) this.#request(scheduler, key, RESYNC_REASON);
   }
 
   /** Counts of queued, running and failing keys, and of reconcile outcomes. */
   stats(): ControllerStats {
     const s = this.#scheduler?.stats() ?? { queued: 0, running: 0, failing: 0 };
     return { active: this.#scheduler !== undefined, ...s, ...this.#counts };
+  }
+
+  /** Requests a reconcile of `key` now, for `reason`. */
+  #request(scheduler: ReconcileScheduler, key: string, reason: ReconcileReason): void {
+    scheduler.schedule(key);
+    this.#note(key, reason, this.#clock.now(), true);
+  }
+
+  /**
+   * Keeps `reason` for `key` when its request, due at `dueAt`, wins over the one pending — the
+   * scheduler's rule: the earlier due time wins (a tie keeps the first); with `debounceMs`, a request
+   * made by `schedule` (`debounced`) replaces one due at or after it and is due `debounceMs` later.
+   */
+  #note(key: string, reason: ReconcileReason, dueAt: number, debounced: boolean): void {
+    const old = this.#reasons.get(key);
+    const debounceMs = debounced ? (this.#spec.options.debounceMs ?? 0) : 0;
+    if (debounceMs > 0 ? old !== undefined && old.dueAt < dueAt : old !== undefined && old.dueAt <= dueAt) return;
+    if (old === undefined) this.#reasons.set(key, { reason, dueAt: dueAt + debounceMs });
+    else {
+      old.reason = reason;
+      old.dueAt = dueAt + debounceMs;
+    }
+  }
+
+  /** The reason of the request of `key` that is starting now (and forgets it). */
+  #takeReason(key: string): ReconcileReason {
+    const entry = this.#reasons.get(key);
+    if (entry === undefined) return SCHEDULE_REASON;
+    this.#reasons.delete(key);
+    return entry.reason;
   }
 
   /** The sources with the factory's informers, and `shards`' for the sources cached per slot. */
@@ -311,6 +373,7 @@ export class Controller<T> {
         watched = runSignal;
         runSignal.addEventListener('abort', () => live.forEach((l) => l.abort(runSignal.reason)), { once: true });
       }
+      const reason = this.#takeReason(key);
       // Sharded: a key of a slot this replica does not own is skipped (its owner reconciles it).
       const slot = gate?.ownedSlot(key);
       if (gate !== undefined && slot === undefined) return DONE_ACTION;
@@ -328,15 +391,29 @@ export class Controller<T> {
           : undefined;
       const startedAt = metrics.started();
       try {
-        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(key, lazy, scheduler.attempts(key)));
-        const action = await (slot === undefined ? reconcile() : gate!.run(slot, lazy, reconcile));
+        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(key, lazy, scheduler.attempts(key), reason));
+        const action = checkAction(await (slot === undefined ? reconcile() : gate!.run(slot, lazy, reconcile)));
         if (timedOut !== undefined) throw timedOut;
         this.#counts.succeeded++;
         metrics.ended(startedAt, action);
+        if (action.kind === 'requeueAfter') this.#note(key, { kind: 'requeue', afterMs: action.ms }, this.#clock.now() + action.ms, false);
         return action;
       } catch (err) {
-        metrics.ended(startedAt, undefined);
-        throw timedOut !== undefined && !runSignal.aborted ? timedOut : err;
+        if (runSignal.aborted) {
+          // The stop aborted ctx.signal: whatever the reconcile rejects with now is the stop's doing, not a
+          // failure. The scheduler keeps the key (an abort of its signal); the next run reconciles it.
+          this.#counts.stopped++;
+          metrics.ended(startedAt, 'stopped');
+          this.#log.debug(`controller ${this.#name}: the reconcile of ${key} was interrupted by the stop: ${toError(err).message}`);
+          throw new AbortedError(`controller ${this.#name}: the reconcile of ${key} was interrupted by the stop`, { cause: runSignal.reason });
+        }
+        const mistake = misuseIn(err);
+        metrics.ended(startedAt, mistake === undefined && isTerminal(err) ? 'terminal' : 'error');
+        if (mistake !== undefined) {
+          this.#counts.failed++;
+          this.#log.error(`controller ${this.#name}: the reconcile of ${key} misused the runtime (${codeOf(mistake)}): ${mistake.message}; stopping the controller`);
+        }
+        throw timedOut ?? err;
       } finally {
         live.delete(lazy);
         if (timer !== undefined) this.#clock.clearTimeout(timer);
@@ -351,9 +428,9 @@ export class Controller<T> {
     return error;
   }
 
-  #context(key: string, lazy: LazySignal, attempt: number): ReconcileContext<T> {
+  #context(key: string, lazy: LazySignal, attempt: number, reason: ReconcileReason): ReconcileContext<T> {
     const object = this.#sources[0].informer.getIndexer().getByKey(key) as DeepReadonly<T> | undefined;
-    return new ReconcileCtx<T>(key, object, lazy, attempt, this.#log, this.#childrenOf, this.#writes);
+    return new ReconcileCtx<T>(key, object, lazy, attempt, reason, this.#log, this.#childrenOf, this.#writes);
   }
 
   readonly #childrenOf = <C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> =>
@@ -362,26 +439,34 @@ export class Controller<T> {
   #children<C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> {
     const source = this.#sources.find((s) => s.role === 'owns' && s.resource === resource);
     if (source === undefined) {
-      throw new InvalidOptionError(`controller ${this.#name}: ctx.children(${gvrKey(resource)}) needs the resource to be owned (builder.owns)`);
+      throw misuse(new InvalidOptionError(`controller ${this.#name}: ctx.children(${gvrKey(resource)}) needs the resource to be owned (builder.owns)`));
     }
     const indexer = source.informer.getIndexer();
     const candidates = this.#spec.primary.namespaced ? indexer.byIndex(NamespaceIndex, namespace) : indexer.list();
     return candidates.filter((obj) => controllerOwnerKey(obj, this.#spec.primary) === key) as Array<DeepReadonly<C>>;
   }
 
+  /** What follows a failed reconcile (the scheduler's `onError`; a stop and a programming error never reach it). */
   #onError(key: string, error: Error, attempt: number): Action {
     this.#counts.failed++;
+    if (isTerminal(error)) {
+      this.#counts.terminal++;
+      this.#log.error(`controller ${this.#name}: reconcile of ${key} failed terminally (attempt ${attempt}): ${error.message}; not retrying until the next change`);
+      return Actions.awaitChange();
+    }
     let action: Action;
     try {
-      action = this.#policy(key, error, attempt);
+      action = checkAction(this.#policy(key, error, attempt));
     } catch (policyError) {
-      this.#log.error(`controller ${this.#name}: the error policy threw for ${key} (${toError(policyError).message}); using the default backoff`);
+      // The one fallback for a broken policy (a bare ReconcileScheduler stops instead).
+      this.#log.error(`controller ${this.#name}: the error policy failed for ${key} (${toError(policyError).message}); using the default backoff`);
       action = this.#defaultPolicy(key, error, attempt);
     }
     if (!(error instanceof ReconcileTimeoutError)) {
       const next = action.kind === 'requeueAfter' ? `retrying in ${action.ms} ms` : 'not retrying until the next change';
       this.#log.warn(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.message}; ${next}`);
     }
+    if (action.kind === 'requeueAfter') this.#note(key, { kind: 'retry', error }, this.#clock.now() + action.ms, false);
     return action;
   }
 

@@ -38,3 +38,52 @@ export class NotStartedError extends KubeInformerError {
     this.name = 'NotStartedError';
   }
 }
+
+/**
+ * An error a reconcile throws (or rejects with) to say retrying will not help — the primary's spec is
+ * invalid, a dependency it names does not exist — as controller-runtime's `reconcile.TerminalError`
+ * (code `RECONCILE_TERMINAL`). The controller logs it as an error, counts it in `stats().failed` and
+ * `stats().terminal` and in `controller_runtime_terminal_reconcile_errors_total`, and does not retry
+ * the key: it is reconciled again when something it watches changes (or a resync, a `schedule`). The
+ * error policy is not asked. Found in the `cause` chain too, so a wrapped one counts.
+ *
+ * @example
+ * ```ts
+ * if (ctx.object.spec.replicas < 0) throw new TerminalError(`spec.replicas must be ≥ 0`);
+ * ```
+ */
+export class TerminalError extends KubeInformerError {
+  /** `message` says why retrying will not help; `options.cause` keeps the error behind it. */
+  constructor(message: string, options?: KubeInformerErrorOptions) {
+    super(ErrorCodes.RECONCILE_TERMINAL, message, options);
+    this.name = 'TerminalError';
+  }
+}
+
+/** The first error of `error`'s `cause` chain (itself included) that `test` accepts, or undefined. */
+export function findCause(error: unknown, test: (e: unknown) => boolean): unknown {
+  let e = error;
+  for (let depth = 0; depth < 16 && e !== undefined && e !== null; depth++) {
+    if (test(e)) return e;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+const misuses = new WeakSet<object>();
+
+/**
+ * Marks `error` as raised by the runtime for a programming mistake of a reconciler (`ctx.children` of
+ * a resource not owned, `ctx.wrote` of a resource not watched, a result that is not an `Action`), and
+ * returns it. A reconcile that fails with such an error (or one caused by it) stops the controller.
+ * @internal
+ */
+export function misuse<E extends Error>(error: E): E {
+  misuses.add(error);
+  return error;
+}
+
+/** The error of `error`'s `cause` chain that {@link misuse} marked, or undefined. @internal */
+export function misuseIn(error: unknown): Error | undefined {
+  return findCause(error, (e) => typeof e === 'object' && misuses.has(e as object)) as Error | undefined;
+}
