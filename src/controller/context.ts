@@ -9,7 +9,7 @@ import type { ResourceDescriptor } from '../core/resources.js';
 import type { DeepReadonly } from '../core/types.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
 import type { AddEventHandlerOptions } from '../informer/options.js';
-import { misuse } from './errors.js';
+import { misuse } from './outcomes.js';
 
 /**
  * Why a reconcile runs (`ctx.reason`): the request that made the key due. Requests for one key merge

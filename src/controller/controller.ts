@@ -13,8 +13,10 @@ import { NamespaceIndex } from '../store/types.js';
 import { ControllerBuilder, type WatchOptions } from './builder.js';
 import { ControllerMetrics, type ControllerMetricsProvider } from './metrics.js';
 import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type ReconcileReason, type SourceInformer } from './context.js';
-import { findCause, misuse, misuseIn, ReconcileTimeoutError, TerminalError } from './errors.js';
+import { ReconcileTimeoutError } from './errors.js';
+import { codeOf, isTerminal, misuse, misuseIn } from './outcomes.js';
 import { controllerOwnerKey } from './mapping.js';
+import { ReconcileReasons, RESYNC_REASON, SCHEDULE_REASON, SHARD_REASON } from './reasons.js';
 import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
 import { followsShard, ShardedSources, ShardGate } from './sharded.js';
 import { checkInformers, sourceHandler, type WatchSource, type WatchSpec } from './sources.js';
@@ -33,20 +35,7 @@ import { ShardRing } from '../sharding/ring.js';
 export type Reconciler<T> = (key: string, ctx: ReconcileContext<T>) => Promise<Action>;
 
 const DONE_ACTION: Action = Actions.done();
-const SCHEDULE_REASON: ReconcileReason = Object.freeze({ kind: 'schedule' });
-const RESYNC_REASON: ReconcileReason = Object.freeze({ kind: 'resync' });
-const SHARD_REASON: ReconcileReason = Object.freeze({ kind: 'shard' });
 
-/** Whether `error` is a {@link TerminalError}, or caused by one. */
-function isTerminal(error: unknown): boolean {
-  return findCause(error, (e) => e instanceof TerminalError) !== undefined;
-}
-
-/** The error's stable code, or its name. */
-function codeOf(error: Error): string {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' ? code : error.name;
-}
 
 /** Options of a {@link Controller} (the second argument of `build`). Durations are in ms. */
 export interface ControllerOptions {
@@ -59,7 +48,11 @@ export interface ControllerOptions {
   concurrency?: number;
   /** Hold a key's request until its changes stopped for this long (see `ReconcileSchedulerOptions.debounceMs`). Default `0`. */
   debounceMs?: number;
-  /** What follows a failed reconcile. Default {@link exponentialBackoff}`()`: 5 ms doubling to 1000 s per key. */
+  /**
+   * What follows a failed reconcile. Default {@link exponentialBackoff}`()`: 5 ms doubling to 1000 s per
+   * key. Not asked for a `TerminalError` (never retried). A policy that throws or returns something
+   * that is not an {@link Action} is logged and the default used.
+   */
   onError?: ReconcileErrorPolicy;
   /** Reconcile every primary in the cache this often, whatever changed. Default `0` (never). */
   resyncPeriodMs?: number;
@@ -147,7 +140,9 @@ export interface ControllerStats {
  * `factory.waitForCacheSync` gives it), when the factory stops or an informer fails while it runs
  * (`INFORMER_STOPPED`, the failure as `cause`), and at once with `NOT_STARTED` when the factory has
  * not been started. A failing reconcile never makes it reject (incident 1's lesson is the other way:
- * handler errors are loud — here they are logged and retried, and counted in `stats()`).
+ * handler errors are loud — here they are logged and retried, and counted in `stats()`), except a
+ * programming error the runtime raises (`ctx.children` of a resource not owned, a result that is not
+ * an `Action`): that is logged and `run` rejects with it, after the same orderly stop.
  */
 export class Controller<T> {
   readonly #spec: ControllerSpec<T>;
@@ -167,8 +162,8 @@ export class Controller<T> {
   #scheduler: ReconcileScheduler | undefined;
   #resyncTimer: ClockTimer | undefined;
   #counts = { succeeded: 0, failed: 0, timedOut: 0, terminal: 0, stopped: 0 };
-  /** Why each requested key is due (`ctx.reason`), merged as the scheduler merges its requests. */
-  readonly #reasons = new Map<string, { reason: ReconcileReason; dueAt: number }>();
+  /** Why each requested key is due (`ctx.reason`). */
+  readonly #reasons: ReconcileReasons;
 
   /**
    * Starts describing a controller of `primary` on `factory`'s informers: chain `owns` and `watches`,
@@ -205,6 +200,7 @@ export class Controller<T> {
     this.#observeTimeoutMs = o.observeTimeoutMs ?? 10_000;
     this.#resyncMs = o.resyncPeriodMs ?? 0;
     this.#policy = o.onError ?? this.#defaultPolicy;
+    this.#reasons = new ReconcileReasons(o.debounceMs ?? 0);
     const ring = o.sharded;
     if (ring !== undefined && !(ring instanceof ShardRing)) throw new InvalidOptionError(`Controller: option sharded must be a ShardRing, got ${String(ring)}`);
     this.#shared = spec.sources.map((s) => (followsShard(ring, spec.primary, s.role, s.resource) ? undefined : spec.factory.forResource(s.resource)));
@@ -290,7 +286,7 @@ export class Controller<T> {
     if (scheduler === undefined) return;
     scheduler.schedule(key, request);
     const now = this.#clock.now();
-    this.#note(key, SCHEDULE_REASON, request?.runAt ?? now + (request?.delayMs ?? 0), true);
+    this.#reasons.note(key, SCHEDULE_REASON, request?.runAt ?? now + (request?.delayMs ?? 0), true);
   }
 
   /** Requests a reconcile of every primary in the cache (what `resyncPeriodMs` does on a timer). */
@@ -309,31 +305,7 @@ export class Controller<T> {
   /** Requests a reconcile of `key` now, for `reason`. */
   #request(scheduler: ReconcileScheduler, key: string, reason: ReconcileReason): void {
     scheduler.schedule(key);
-    this.#note(key, reason, this.#clock.now(), true);
-  }
-
-  /**
-   * Keeps `reason` for `key` when its request, due at `dueAt`, wins over the one pending — the
-   * scheduler's rule: the earlier due time wins (a tie keeps the first); with `debounceMs`, a request
-   * made by `schedule` (`debounced`) replaces one due at or after it and is due `debounceMs` later.
-   */
-  #note(key: string, reason: ReconcileReason, dueAt: number, debounced: boolean): void {
-    const old = this.#reasons.get(key);
-    const debounceMs = debounced ? (this.#spec.options.debounceMs ?? 0) : 0;
-    if (debounceMs > 0 ? old !== undefined && old.dueAt < dueAt : old !== undefined && old.dueAt <= dueAt) return;
-    if (old === undefined) this.#reasons.set(key, { reason, dueAt: dueAt + debounceMs });
-    else {
-      old.reason = reason;
-      old.dueAt = dueAt + debounceMs;
-    }
-  }
-
-  /** The reason of the request of `key` that is starting now (and forgets it). */
-  #takeReason(key: string): ReconcileReason {
-    const entry = this.#reasons.get(key);
-    if (entry === undefined) return SCHEDULE_REASON;
-    this.#reasons.delete(key);
-    return entry.reason;
+    this.#reasons.note(key, reason, this.#clock.now(), true);
   }
 
   /** The sources with the factory's informers, and `shards`' for the sources cached per slot. */
@@ -373,7 +345,7 @@ export class Controller<T> {
         watched = runSignal;
         runSignal.addEventListener('abort', () => live.forEach((l) => l.abort(runSignal.reason)), { once: true });
       }
-      const reason = this.#takeReason(key);
+      const reason = this.#reasons.take(key);
       // Sharded: a key of a slot this replica does not own is skipped (its owner reconciles it).
       const slot = gate?.ownedSlot(key);
       if (gate !== undefined && slot === undefined) return DONE_ACTION;
@@ -396,7 +368,7 @@ export class Controller<T> {
         if (timedOut !== undefined) throw timedOut;
         this.#counts.succeeded++;
         metrics.ended(startedAt, action);
-        if (action.kind === 'requeueAfter') this.#note(key, { kind: 'requeue', afterMs: action.ms }, this.#clock.now() + action.ms, false);
+        if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'requeue', afterMs: action.ms }, this.#clock.now() + action.ms, false);
         return action;
       } catch (err) {
         if (runSignal.aborted) {
@@ -466,7 +438,7 @@ export class Controller<T> {
       const next = action.kind === 'requeueAfter' ? `retrying in ${action.ms} ms` : 'not retrying until the next change';
       this.#log.warn(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.message}; ${next}`);
     }
-    if (action.kind === 'requeueAfter') this.#note(key, { kind: 'retry', error }, this.#clock.now() + action.ms, false);
+    if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'retry', error }, this.#clock.now() + action.ms, false);
     return action;
   }
 

@@ -59,31 +59,3 @@ export class TerminalError extends KubeInformerError {
     this.name = 'TerminalError';
   }
 }
-
-/** The first error of `error`'s `cause` chain (itself included) that `test` accepts, or undefined. */
-export function findCause(error: unknown, test: (e: unknown) => boolean): unknown {
-  let e = error;
-  for (let depth = 0; depth < 16 && e !== undefined && e !== null; depth++) {
-    if (test(e)) return e;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-const misuses = new WeakSet<object>();
-
-/**
- * Marks `error` as raised by the runtime for a programming mistake of a reconciler (`ctx.children` of
- * a resource not owned, `ctx.wrote` of a resource not watched, a result that is not an `Action`), and
- * returns it. A reconcile that fails with such an error (or one caused by it) stops the controller.
- * @internal
- */
-export function misuse<E extends Error>(error: E): E {
-  misuses.add(error);
-  return error;
-}
-
-/** The error of `error`'s `cause` chain that {@link misuse} marked, or undefined. @internal */
-export function misuseIn(error: unknown): Error | undefined {
-  return findCause(error, (e) => typeof e === 'object' && misuses.has(e as object)) as Error | undefined;
-}

@@ -5,7 +5,7 @@ import { AlreadyStartedError, toError } from '../core/errors.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { isAbortOf, TaskScope } from '../core/task-scope.js';
 import { DelayHeap } from '../workqueue/heap.js';
-import { misuse, misuseIn } from './errors.js';
+import { misuse, misuseIn } from './outcomes.js';
 import { QueueMetrics, type WorkQueueMetricsProvider } from '../workqueue/metrics.js';
 
 /**
