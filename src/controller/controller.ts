@@ -27,8 +27,8 @@ import { ShardRing } from '../sharding/ring.js';
  * spec, and says what comes next (an {@link Action}). Called with the key, never with an object
  * from an event. Its outcomes (docs/controllers.md, "Outcomes"): an action (success, requeue); a
  * throw or rejection goes to the error policy (retried with backoff); a `TerminalError` is logged and
- * counted, not retried; a rejection after the controller's stop aborted `ctx.signal` is no failure
- * (the key is reconciled at the next start); a programming error the runtime raises (`ctx.children`
+ * counted, not retried; a rejection after the controller's stop (or the loss of the key's slot)
+ * aborted `ctx.signal` is no failure (the key is reconciled at the next start, or by its new owner); a programming error the runtime raises (`ctx.children`
  * of a resource not owned, a result that is not an `Action`) stops the controller, as a throwing
  * predicate does.
  */
@@ -120,7 +120,10 @@ export interface ControllerStats {
   readonly timedOut: number;
   /** Reconciles that failed with a `TerminalError`, not retried (counted in `failed` too). */
   readonly terminal: number;
-  /** Reconciles that the controller's stop interrupted (they rejected after `ctx.signal` aborted): not failures. */
+  /**
+   * Reconciles that the controller's stop (or, sharded, the loss of their slot) interrupted — they
+   * rejected after `ctx.signal` aborted: not failures, not retried.
+   */
   readonly stopped: number;
 }
 
@@ -371,12 +374,16 @@ export class Controller<T> {
         if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'requeue', afterMs: action.ms }, this.#clock.now() + action.ms, false);
         return action;
       } catch (err) {
-        if (runSignal.aborted) {
-          // The stop aborted ctx.signal: whatever the reconcile rejects with now is the stop's doing, not a
-          // failure. The scheduler keeps the key (an abort of its signal); the next run reconciles it.
+        const slotLost = slot !== undefined && this.#spec.options.sharded?.owns(slot) === false;
+        if (runSignal.aborted || slotLost) {
+          // The stop (or the loss of the key's slot) aborted ctx.signal: whatever the reconcile rejects with
+          // now is its doing, not a failure. On a stop the scheduler keeps the key (an abort of its signal)
+          // for the next run; a lost slot's key is its new owner's.
           this.#counts.stopped++;
           metrics.ended(startedAt, 'stopped');
-          this.#log.debug(`controller ${this.#name}: the reconcile of ${key} was interrupted by the stop: ${toError(err).message}`);
+          const by = slotLost ? `the loss of slot ${slot}` : 'the stop';
+          this.#log.debug(`controller ${this.#name}: the reconcile of ${key} was interrupted by ${by}: ${toError(err).message}`);
+          if (!runSignal.aborted) return DONE_ACTION;
           throw new AbortedError(`controller ${this.#name}: the reconcile of ${key} was interrupted by the stop`, { cause: runSignal.reason });
         }
         const mistake = misuseIn(err);
