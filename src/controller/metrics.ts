@@ -12,7 +12,7 @@ export type ReconcileResult = 'success' | 'requeue_after' | 'error';
  * `TerminalError` (`terminal`: an error that is not retried), or `stopped` (interrupted by the
  * controller's stop: no result counted).
  */
-export type ReconcileEnd = Action | 'error' | 'terminal' | 'stopped';
+type ReconcileEnd = Action | 'error' | 'terminal' | 'stopped';
 
 /**
  * Creates the metrics of one controller (its `name`); each method is called once per run of the
