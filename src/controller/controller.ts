@@ -28,14 +28,13 @@ import { ShardRing } from '../sharding/ring.js';
  * from an event. Its outcomes (docs/controllers.md, "Outcomes"): an action (success, requeue); a
  * throw or rejection goes to the error policy (retried with backoff); a `TerminalError` is logged and
  * counted, not retried; a rejection after the controller's stop (or the loss of the key's slot)
- * aborted `ctx.signal` is no failure (the key is reconciled at the next start, or by its new owner); a programming error the runtime raises (`ctx.children`
- * of a resource not owned, a result that is not an `Action`) stops the controller, as a throwing
- * predicate does.
+ * aborted `ctx.signal` is no failure (the key is reconciled at the next start, or by its new owner);
+ * a programming error the runtime raises (`ctx.children` of a resource not owned, a result that is
+ * not an `Action`) stops the controller, as a throwing predicate does.
  */
 export type Reconciler<T> = (key: string, ctx: ReconcileContext<T>) => Promise<Action>;
 
 const DONE_ACTION: Action = Actions.done();
-
 
 /** Options of a {@link Controller} (the second argument of `build`). Durations are in ms. */
 export interface ControllerOptions {
@@ -387,12 +386,16 @@ export class Controller<T> {
           throw new AbortedError(`controller ${this.#name}: the reconcile of ${key} was interrupted by the stop`, { cause: runSignal.reason });
         }
         const mistake = misuseIn(err);
-        metrics.ended(startedAt, mistake === undefined && isTerminal(err) ? 'terminal' : 'error');
         if (mistake !== undefined) {
+          // The scheduler stops on it (it never reaches #onError): count and say it here.
           this.#counts.failed++;
+          metrics.ended(startedAt, 'error');
           this.#log.error(`controller ${this.#name}: the reconcile of ${key} misused the runtime (${codeOf(mistake)}): ${mistake.message}; stopping the controller`);
+          throw err;
         }
-        throw timedOut ?? err;
+        const failure = timedOut ?? err;
+        metrics.ended(startedAt, isTerminal(failure) ? 'terminal' : 'error');
+        throw failure;
       } finally {
         live.delete(lazy);
         if (timer !== undefined) this.#clock.clearTimeout(timer);
