@@ -5,8 +5,8 @@ import { AlreadyStartedError, toError } from '../core/errors.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { isAbortOf, TaskScope } from '../core/task-scope.js';
 import { DelayHeap } from '../workqueue/heap.js';
-import { misuse, misuseIn } from './outcomes.js';
 import { QueueMetrics, type WorkQueueMetricsProvider } from '../workqueue/metrics.js';
+import { misuse, misuseIn } from './outcomes.js';
 
 /**
  * What a reconcile asks for next: `done` (nothing until the key is scheduled again), `requeueAfter`
