@@ -67,6 +67,7 @@ export {
   runWhileLeading,
   finalizer,
   ReconcileTimeoutError,
+  TerminalError,
   NotStartedError,
 } from './controller/index.js';
 export type {
@@ -77,6 +78,7 @@ export type {
   ReconcileResult,
   Reconciler,
   ReconcileContext,
+  ReconcileReason,
   ReconcileErrorPolicy,
   ExponentialBackoffOptions,
   WatchOptions,

@@ -14,6 +14,7 @@ import {
   resources,
   SharedInformerFactory,
   stripManagedFields,
+  TerminalError,
   type ControllerOptions,
   type ControllerStats,
   type DeepReadonly,
@@ -325,6 +326,9 @@ export class ConfigMapSetOperator {
         try {
           record(ctx, await this.#configMaps.create(desired, signal));
         } catch (err) {
+          // 422: the API refuses the ConfigMap (a name past 253 characters, data past 1 MiB): only a change
+          // of the set can fix that, so no retry with backoff — the set's next change reconciles it.
+          if (statusCode(err) === 422) throw new TerminalError(`ConfigMap ${ctx.namespace}/${name} of ${ctx.key} is invalid`, { cause: err });
           // Someone else's ConfigMap has that name: never take it over; say so in the status.
           if (statusCode(err) !== 409) throw err;
           taken.push(name);

@@ -1,7 +1,7 @@
 // The controller: informer events → keys → the reconcile scheduler → reconcile(key, ctx), for as long as it runs.
 
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
-import { AlreadyStartedError, toError } from '../core/errors.js';
+import { AbortedError, AlreadyStartedError, toError } from '../core/errors.js';
 import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
@@ -12,10 +12,12 @@ import type { SharedInformerRegistration } from '../informer/handler.js';
 import { NamespaceIndex } from '../store/types.js';
 import { ControllerBuilder, type WatchOptions } from './builder.js';
 import { ControllerMetrics, type ControllerMetricsProvider } from './metrics.js';
-import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type SourceInformer } from './context.js';
+import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type ReconcileReason, type SourceInformer } from './context.js';
 import { ReconcileTimeoutError } from './errors.js';
+import { codeOf, isTerminal, misuse, misuseIn } from './outcomes.js';
 import { controllerOwnerKey } from './mapping.js';
-import { Action as Actions, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
+import { ReconcileReasons, RESYNC_REASON, SCHEDULE_REASON, SHARD_REASON } from './reasons.js';
+import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
 import { followsShard, ShardedSources, ShardGate } from './sharded.js';
 import { checkInformers, sourceHandler, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
@@ -23,7 +25,12 @@ import { ShardRing } from '../sharding/ring.js';
 /**
  * Reconciles one primary: reads what it needs from the caches, makes the world match the primary's
  * spec, and says what comes next (an {@link Action}). Called with the key, never with an object
- * from an event. A throw or rejection goes to the error policy; it never stops the controller.
+ * from an event. Its outcomes (docs/controllers.md, "Outcomes"): an action (success, requeue); a
+ * throw or rejection goes to the error policy (retried with backoff); a `TerminalError` is logged and
+ * counted, not retried; a rejection after the controller's stop (or the loss of the key's slot)
+ * aborted `ctx.signal` is no failure (the key is reconciled at the next start, or by its new owner);
+ * a programming error the runtime raises (`ctx.children` of a resource not owned, a result that is
+ * not an `Action`) stops the controller, as a throwing predicate does.
  */
 export type Reconciler<T> = (key: string, ctx: ReconcileContext<T>) => Promise<Action>;
 
@@ -40,7 +47,11 @@ export interface ControllerOptions {
   concurrency?: number;
   /** Hold a key's request until its changes stopped for this long (see `ReconcileSchedulerOptions.debounceMs`). Default `0`. */
   debounceMs?: number;
-  /** What follows a failed reconcile. Default {@link exponentialBackoff}`()`: 5 ms doubling to 1000 s per key. */
+  /**
+   * What follows a failed reconcile. Default {@link exponentialBackoff}`()`: 5 ms doubling to 1000 s per
+   * key. Not asked for a `TerminalError` (never retried). A policy that throws or returns something
+   * that is not an {@link Action} is logged and the default used.
+   */
   onError?: ReconcileErrorPolicy;
   /** Reconcile every primary in the cache this often, whatever changed. Default `0` (never). */
   resyncPeriodMs?: number;
@@ -102,10 +113,17 @@ export interface ControllerStats {
   readonly failing: number;
   /** Reconciles that returned an action. */
   readonly succeeded: number;
-  /** Reconciles that threw, rejected or timed out. */
+  /** Reconciles that threw, rejected or timed out (not those the stop interrupted). */
   readonly failed: number;
   /** Reconciles that ran past `reconcileTimeoutMs` (counted in `failed` too). */
   readonly timedOut: number;
+  /** Reconciles that failed with a `TerminalError`, not retried (counted in `failed` too). */
+  readonly terminal: number;
+  /**
+   * Reconciles that the controller's stop (or, sharded, the loss of their slot) interrupted — they
+   * rejected after `ctx.signal` aborted: not failures, not retried.
+   */
+  readonly stopped: number;
 }
 
 /**
@@ -124,7 +142,9 @@ export interface ControllerStats {
  * `factory.waitForCacheSync` gives it), when the factory stops or an informer fails while it runs
  * (`INFORMER_STOPPED`, the failure as `cause`), and at once with `NOT_STARTED` when the factory has
  * not been started. A failing reconcile never makes it reject (incident 1's lesson is the other way:
- * handler errors are loud — here they are logged and retried, and counted in `stats()`).
+ * handler errors are loud — here they are logged and retried, and counted in `stats()`), except a
+ * programming error the runtime raises (`ctx.children` of a resource not owned, a result that is not
+ * an `Action`): that is logged and `run` rejects with it, after the same orderly stop.
  */
 export class Controller<T> {
   readonly #spec: ControllerSpec<T>;
@@ -143,7 +163,9 @@ export class Controller<T> {
   #writes: ObservedWrites;
   #scheduler: ReconcileScheduler | undefined;
   #resyncTimer: ClockTimer | undefined;
-  #counts = { succeeded: 0, failed: 0, timedOut: 0 };
+  #counts = { succeeded: 0, failed: 0, timedOut: 0, terminal: 0, stopped: 0 };
+  /** Why each requested key is due (`ctx.reason`). */
+  readonly #reasons: ReconcileReasons;
 
   /**
    * Starts describing a controller of `primary` on `factory`'s informers: chain `owns` and `watches`,
@@ -180,6 +202,7 @@ export class Controller<T> {
     this.#observeTimeoutMs = o.observeTimeoutMs ?? 10_000;
     this.#resyncMs = o.resyncPeriodMs ?? 0;
     this.#policy = o.onError ?? this.#defaultPolicy;
+    this.#reasons = new ReconcileReasons(o.debounceMs ?? 0);
     const ring = o.sharded;
     if (ring !== undefined && !(ring instanceof ShardRing)) throw new InvalidOptionError(`Controller: option sharded must be a ShardRing, got ${String(ring)}`);
     this.#shared = spec.sources.map((s) => (followsShard(ring, spec.primary, s.role, s.resource) ? undefined : spec.factory.forResource(s.resource)));
@@ -223,19 +246,21 @@ export class Controller<T> {
       stop.abort(err);
     };
     const registrations = this.#sources.map(
-      (source) => [source, source.informer.addEventHandler(sourceHandler(source, (key) => scheduler.schedule(key)), { name: `controller ${this.#name}` })] as const,
+      (source) =>
+        [source, source.informer.addEventHandler(sourceHandler(source, (key, reason) => this.#request(scheduler, key, reason)), { name: `controller ${this.#name}` })] as const,
     );
     const factoryEnded = this.#shared.some((i) => i !== undefined) ? this.#watchFactory(runSignal, signal, fail) : Promise.resolve();
     const shardsEnded = shards?.run(runSignal).catch((err: unknown) => fail(new InformerStoppedError(`controller ${this.#name}: a sharded informer failed`, { cause: err })));
     const gate = shards === undefined ? undefined : new ShardGate(ring as ShardRing, this.#sources[0].informer, shards);
-    const unfollow = gate?.follow((key) => scheduler.schedule(key), fail, runSignal);
+    const unfollow = gate?.follow((key) => this.#request(scheduler, key, SHARD_REASON), fail, runSignal);
     try {
       await this.#waitForSync(registrations.map(([, r]) => r), runSignal, fail);
       if (!runSignal.aborted) {
         this.#log.info(`controller ${this.#name}: caches synced; reconciling with up to ${o.concurrency ?? 1} at a time`);
         if (ring?.running === false) this.#log.warn(`controller ${this.#name}: its shard ring is not running: this replica owns no slot and reconciles nothing (run ring.run(signal) beside it)`);
         this.#armResync();
-        await scheduler.run(runSignal, this.#reconciler(scheduler, metrics, gate));
+        // It rejects for a programming error or a broken policy (logged where they are found): the run ends.
+        await scheduler.run(runSignal, this.#reconciler(scheduler, metrics, gate)).catch((err: unknown) => fail(toError(err)));
       }
     } finally {
       unfollow?.();
@@ -245,6 +270,7 @@ export class Controller<T> {
       stop.abort();
       await Promise.all([factoryEnded, shardsEnded]);
       this.#writes.clear();
+      this.#reasons.clear();
       this.#scheduler = undefined;
     }
     if (failure !== undefined) {
@@ -258,20 +284,30 @@ export class Controller<T> {
    * controller is not running this does nothing: every primary is reconciled when it starts.
    */
   schedule(key: string, request?: ScheduleRequest): void {
-    this.#scheduler?.schedule(key, request);
+    const scheduler = this.#scheduler;
+    if (scheduler === undefined) return;
+    scheduler.schedule(key, request);
+    const now = this.#clock.now();
+    this.#reasons.note(key, SCHEDULE_REASON, request?.runAt ?? now + (request?.delayMs ?? 0), true);
   }
 
   /** Requests a reconcile of every primary in the cache (what `resyncPeriodMs` does on a timer). */
   reconcileAll(): void {
     const scheduler = this.#scheduler;
     if (scheduler === undefined) return;
-    for (const key of this.#sources[0].informer.getIndexer().listKeys()) scheduler.schedule(key);
+    for (const key of this.#sources[0].informer.getIndexer().listKeys()) this.#request(scheduler, key, RESYNC_REASON);
   }
 
   /** Counts of queued, running and failing keys, and of reconcile outcomes. */
   stats(): ControllerStats {
     const s = this.#scheduler?.stats() ?? { queued: 0, running: 0, failing: 0 };
     return { active: this.#scheduler !== undefined, ...s, ...this.#counts };
+  }
+
+  /** Requests a reconcile of `key` now, for `reason`. */
+  #request(scheduler: ReconcileScheduler, key: string, reason: ReconcileReason): void {
+    scheduler.schedule(key);
+    this.#reasons.note(key, reason, this.#clock.now(), true);
   }
 
   /** The sources with the factory's informers, and `shards`' for the sources cached per slot. */
@@ -311,6 +347,7 @@ export class Controller<T> {
         watched = runSignal;
         runSignal.addEventListener('abort', () => live.forEach((l) => l.abort(runSignal.reason)), { once: true });
       }
+      const reason = this.#reasons.take(key);
       // Sharded: a key of a slot this replica does not own is skipped (its owner reconciles it).
       const slot = gate?.ownedSlot(key);
       if (gate !== undefined && slot === undefined) return DONE_ACTION;
@@ -328,15 +365,37 @@ export class Controller<T> {
           : undefined;
       const startedAt = metrics.started();
       try {
-        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(key, lazy, scheduler.attempts(key)));
-        const action = await (slot === undefined ? reconcile() : gate!.run(slot, lazy, reconcile));
+        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(key, lazy, scheduler.attempts(key), reason));
+        const action = checkAction(await (slot === undefined ? reconcile() : gate!.run(slot, lazy, reconcile)));
         if (timedOut !== undefined) throw timedOut;
         this.#counts.succeeded++;
         metrics.ended(startedAt, action);
+        if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'requeue', afterMs: action.ms }, this.#clock.now() + action.ms, false);
         return action;
       } catch (err) {
-        metrics.ended(startedAt, undefined);
-        throw timedOut !== undefined && !runSignal.aborted ? timedOut : err;
+        const slotLost = slot !== undefined && this.#spec.options.sharded?.owns(slot) === false;
+        if (runSignal.aborted || slotLost) {
+          // The stop (or the loss of the key's slot) aborted ctx.signal: whatever the reconcile rejects with
+          // now is its doing, not a failure. On a stop the scheduler keeps the key (an abort of its signal)
+          // for the next run; a lost slot's key is its new owner's.
+          this.#counts.stopped++;
+          metrics.ended(startedAt, 'stopped');
+          const by = slotLost ? `the loss of slot ${slot}` : 'the stop';
+          this.#log.debug(`controller ${this.#name}: the reconcile of ${key} was interrupted by ${by}: ${toError(err).message}`);
+          if (!runSignal.aborted) return DONE_ACTION;
+          throw new AbortedError(`controller ${this.#name}: the reconcile of ${key} was interrupted by the stop`, { cause: runSignal.reason });
+        }
+        const mistake = misuseIn(err);
+        if (mistake !== undefined) {
+          // The scheduler stops on it (it never reaches #onError): count and say it here.
+          this.#counts.failed++;
+          metrics.ended(startedAt, 'error');
+          this.#log.error(`controller ${this.#name}: the reconcile of ${key} misused the runtime (${codeOf(mistake)}): ${mistake.message}; stopping the controller`);
+          throw err;
+        }
+        const failure = timedOut ?? err;
+        metrics.ended(startedAt, isTerminal(failure) ? 'terminal' : 'error');
+        throw failure;
       } finally {
         live.delete(lazy);
         if (timer !== undefined) this.#clock.clearTimeout(timer);
@@ -351,9 +410,9 @@ export class Controller<T> {
     return error;
   }
 
-  #context(key: string, lazy: LazySignal, attempt: number): ReconcileContext<T> {
+  #context(key: string, lazy: LazySignal, attempt: number, reason: ReconcileReason): ReconcileContext<T> {
     const object = this.#sources[0].informer.getIndexer().getByKey(key) as DeepReadonly<T> | undefined;
-    return new ReconcileCtx<T>(key, object, lazy, attempt, this.#log, this.#childrenOf, this.#writes);
+    return new ReconcileCtx<T>(key, object, lazy, attempt, reason, this.#log, this.#childrenOf, this.#writes);
   }
 
   readonly #childrenOf = <C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> =>
@@ -362,26 +421,34 @@ export class Controller<T> {
   #children<C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> {
     const source = this.#sources.find((s) => s.role === 'owns' && s.resource === resource);
     if (source === undefined) {
-      throw new InvalidOptionError(`controller ${this.#name}: ctx.children(${gvrKey(resource)}) needs the resource to be owned (builder.owns)`);
+      throw misuse(new InvalidOptionError(`controller ${this.#name}: ctx.children(${gvrKey(resource)}) needs the resource to be owned (builder.owns)`));
     }
     const indexer = source.informer.getIndexer();
     const candidates = this.#spec.primary.namespaced ? indexer.byIndex(NamespaceIndex, namespace) : indexer.list();
     return candidates.filter((obj) => controllerOwnerKey(obj, this.#spec.primary) === key) as Array<DeepReadonly<C>>;
   }
 
+  /** What follows a failed reconcile (the scheduler's `onError`; a stop and a programming error never reach it). */
   #onError(key: string, error: Error, attempt: number): Action {
     this.#counts.failed++;
+    if (isTerminal(error)) {
+      this.#counts.terminal++;
+      this.#log.error(`controller ${this.#name}: reconcile of ${key} failed terminally (attempt ${attempt}): ${error.message}; not retrying until the next change`);
+      return Actions.awaitChange();
+    }
     let action: Action;
     try {
-      action = this.#policy(key, error, attempt);
+      action = checkAction(this.#policy(key, error, attempt));
     } catch (policyError) {
-      this.#log.error(`controller ${this.#name}: the error policy threw for ${key} (${toError(policyError).message}); using the default backoff`);
+      // The one fallback for a broken policy (a bare ReconcileScheduler stops instead).
+      this.#log.error(`controller ${this.#name}: the error policy failed for ${key} (${toError(policyError).message}); using the default backoff`);
       action = this.#defaultPolicy(key, error, attempt);
     }
     if (!(error instanceof ReconcileTimeoutError)) {
       const next = action.kind === 'requeueAfter' ? `retrying in ${action.ms} ms` : 'not retrying until the next change';
       this.#log.warn(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.message}; ${next}`);
     }
+    if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'retry', error }, this.#clock.now() + action.ms, false);
     return action;
   }
 

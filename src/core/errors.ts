@@ -68,6 +68,11 @@ export const ErrorCodes = {
   PENDING_FAULTS: 'PENDING_FAULTS',
   /** A reconcile ran past the controller's `reconcileTimeoutMs`: its signal was aborted and it counts as failed. */
   RECONCILE_TIMEOUT: 'RECONCILE_TIMEOUT',
+  /**
+   * A reconcile failed for good (a `TerminalError`): counted and logged, not retried until the key is
+   * requested again.
+   */
+  RECONCILE_TERMINAL: 'RECONCILE_TERMINAL',
   /** Adding or removing a finalizer failed: another writer changed the list, or the write was refused. */
   FINALIZER_PATCH_FAILED: 'FINALIZER_PATCH_FAILED',
   /** Something was run before what it depends on was started (a controller before its informer factory). */

@@ -84,7 +84,7 @@ describe('the published package', () => {
     expect(existsSync(join(scratch, 'app/node_modules/kube-informer/docs/getting-started.md'))).toBe(true);
   });
 
-  it('imports every entry point from the installed tarball; the root names at most 60 runtime values', () => {
+  it('imports every entry point from the installed tarball; the root names at most 61 runtime values', () => {
     const script = [
       "const root = await import('kube-informer');",
       "const cache = await import('kube-informer/cache');",
@@ -105,7 +105,7 @@ describe('the published package', () => {
     const out = run(process.execPath, ['--input-type=module', '-e', script], join(scratch, 'app'));
     const counts = JSON.parse(out.trim()) as { root: number; testing: number };
     expect(counts.root).toBeGreaterThan(10);
-    expect(counts.root).toBeLessThanOrEqual(60);
+    expect(counts.root).toBeLessThanOrEqual(61);
     expect(counts.testing).toBeGreaterThan(0);
   });
 
