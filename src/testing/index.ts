@@ -31,12 +31,11 @@ export {
   expiredError,
   tooLargeError,
   type ChangeType,
-  type StoredEntry,
   type StateChange,
   type ResourceStateOptions,
   type StateWriteOptions,
 } from './resource-state.js';
-export type { PageOptions, PageResult } from './state-paging.js';
+export type { PageOptions, PageResult, StoredEntry } from './state-paging.js';
 export { labelSelectorPredicate, fieldSelectorPredicate, type ObjectPredicate } from './selectors.js';
 export {
   FakeApiServer,

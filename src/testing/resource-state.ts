@@ -3,30 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import { ApiStatusError } from '../core/errors.js';
 import type { KubeObject, ObjectMeta } from '../core/types.js';
-import { mergeSortedKeys, sortedKeys, pageEntries, type PageOptions, type PageResult } from './state-paging.js';
+import { mergeSortedKeys, sortedKeys, pageEntries, type PageOptions, type PageResult, type StoredEntry } from './state-paging.js';
 import { statusBody } from './status.js';
+
+export type { StoredEntry };
 
 /** The kind of change a {@link StateChange} records (the watch event type it becomes). */
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
-
-/**
- * One stored version of an object. `json` is the object serialized once, with the resourceVersion the
- * change gave it; every copy handed out is parsed from it, so nothing outside can change the store.
- */
-export interface StoredEntry {
-  /** `namespace/name`, or `name` for a cluster-scoped object. */
-  readonly key: string;
-  /** `metadata.namespace`, `''` when cluster-scoped. */
-  readonly namespace: string;
-  /** `metadata.name`. */
-  readonly name: string;
-  /** The resourceVersion this version was written at. */
-  readonly rv: number;
-  /** The object as JSON (serialized once per change). */
-  readonly json: string;
-  /** A private parsed copy of the metadata, for selectors and preconditions. Never hand it out. */
-  readonly meta: Readonly<ObjectMeta>;
-}
 
 /** One recorded change: what became the watch event at `rv`. */
 export interface StateChange {
