@@ -3,7 +3,6 @@
 
 import { validateGroupVersionResource, validateOptions, InvalidOptionError } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
-import { refKey } from './mapping.js';
 import type { Predicate } from './predicates.js';
 
 /** Options of one watched resource (`for`, `owns`, `watches`). */
@@ -29,10 +28,4 @@ export function checkWatchOptions(owner: string, options: { predicates?: unknown
   if (options.predicates !== undefined && (!Array.isArray(options.predicates) || options.predicates.some((p: unknown) => typeof p !== 'function'))) {
     throw new InvalidOptionError(`${owner}: option predicates must be an array of functions`);
   }
-}
-
-/** The key of a primary object (`for`): `namespace/name`, or `name`. */
-export function keyOf(obj: unknown): string {
-  const m = (obj as { metadata?: { name?: string; namespace?: string } } | null)?.metadata;
-  return refKey({ name: m?.name ?? '', namespace: m?.namespace });
 }

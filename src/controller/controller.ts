@@ -2,6 +2,7 @@
 
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
 import { AlreadyStartedError, toError } from '../core/errors.js';
+import { keyOf } from '../core/keys.js';
 import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
@@ -10,7 +11,7 @@ import { InformerStoppedError } from '../informer/errors.js';
 import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
 import type { SharedInformerRegistration } from '../informer/handler.js';
 import { NamespaceIndex } from '../store/types.js';
-import { checkResource, checkWatchOptions, keyOf, type WatchOptions } from './builder.js';
+import { checkResource, checkWatchOptions, type WatchOptions } from './builder.js';
 import { ControllerMetrics, type ControllerMetricsProvider } from './metrics.js';
 import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type SourceInformer } from './context.js';
 import { ReconcileTimeoutError } from './errors.js';
@@ -432,7 +433,7 @@ export class ControllerBuilder<T> {
     this.#factory = factory;
     this.#primary = primary;
     this.#create = create;
-    this.#add('for', primary, (obj) => [keyOf(obj)], options);
+    this.#add('for', primary, (obj) => [keyOf(obj) ?? ''], options);
   }
 
   /**

@@ -26,7 +26,6 @@ export {
 } from './fake-controller-source.js';
 export {
   ResourceState,
-  objectKey,
   statusError,
   expiredError,
   tooLargeError,
@@ -62,4 +61,3 @@ export type {
   SequenceFault,
 } from './fake-api-server/faults.js';
 export type { RequestRecord } from './fake-api-server/routes.js';
-export { applyMergePatch, applyJsonPatch } from './fake-api-server/patch.js';

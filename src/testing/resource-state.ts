@@ -2,6 +2,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { ApiStatusError } from '../core/errors.js';
+import { namespacedKey } from '../core/keys.js';
 import type { KubeObject, ObjectMeta } from '../core/types.js';
 import { mergeSortedKeys, sortedKeys, pageEntries, type PageOptions, type PageResult, type StoredEntry } from './state-paging.js';
 import { statusBody } from './status.js';
@@ -60,11 +61,6 @@ interface ResourceSlot {
   readonly listeners: Set<(change: StateChange) => void>;
 }
 
-/** `namespace/name` or `name`: the key objects are stored under. */
-export function objectKey(namespace: string, name: string): string {
-  return namespace ? `${namespace}/${name}` : name;
-}
-
 /**
  * The state behind both fakes: objects per resource keyed by namespace/name, a global integer
  * resourceVersion that every change bumps and writes into the stored object's metadata, a bounded
@@ -97,7 +93,7 @@ export class ResourceState {
 
   /** The stored version of one object, or undefined. */
   get(resource: string, namespace: string, name: string): StoredEntry | undefined {
-    return this.#slots.get(resource)?.objects.get(objectKey(namespace, name));
+    return this.#slots.get(resource)?.objects.get(namespacedKey(namespace, name));
   }
 
   /** How many objects `resource` holds. */
@@ -114,7 +110,7 @@ export class ResourceState {
   create(resource: string, obj: KubeObject, options: StateWriteOptions = {}): StoredEntry {
     const slot = this.#slot(resource);
     const { namespace, name } = identity(obj);
-    const key = objectKey(namespace, name);
+    const key = namespacedKey(namespace, name);
     if (slot.objects.has(key)) {
       throw statusError(409, 'AlreadyExists', `${resource} "${name}" already exists`, resource, name);
     }
@@ -126,7 +122,7 @@ export class ResourceState {
   update(resource: string, obj: KubeObject, options: StateWriteOptions = {}): StoredEntry {
     const slot = this.#slot(resource);
     const { namespace, name } = identity(obj);
-    const key = objectKey(namespace, name);
+    const key = namespacedKey(namespace, name);
     const prev = slot.objects.get(key);
     if (prev === undefined) {
       if (options.allowCreate) return this.create(resource, obj, options);
@@ -147,7 +143,7 @@ export class ResourceState {
     options: StateWriteOptions & { finalState?: KubeObject } = {},
   ): StoredEntry {
     const slot = this.#slot(resource);
-    const key = objectKey(namespace, name);
+    const key = namespacedKey(namespace, name);
     const prev = slot.objects.get(key);
     if (prev === undefined) throw statusError(404, 'NotFound', `${resource} "${name}" not found`, resource, name);
     checkPreconditions(resource, prev, options);

@@ -1,11 +1,13 @@
 // The import table (CONTRIBUTING.md, .dependency-cruiser.cjs) is enforced: `npm run lint` fails on an
-// import against a row, a side door, a file circle or a folder without a row — checked on a small tree.
+// import against a row, a side door, a file circle or a folder without a row (checked on a small tree),
+// and on an `export *` in an entry point.
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ESLint, Linter } from 'eslint';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..'); // src/ itself is checked by `npm run lint`
@@ -88,5 +90,25 @@ describe('the import table check', () => {
     }));
     expect(bad.violations).toEqual(['import-table-runtime: src/runtime/index.ts -> src/store/index.ts']);
     expect(bad.status).not.toBe(0);
+  });
+});
+
+describe('entry points name what they export', () => {
+  it('lint refuses `export *` in every entry point of package.json', async () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    const entries = Object.values(pkg.exports)
+      .map((t) => (typeof t === 'object' && t !== null ? (t as { default?: string }).default : undefined))
+      .filter((t): t is string => t?.startsWith('./dist/') === true)
+      .map((t) => t.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts'));
+    expect(entries).toContain('src/cache.ts');
+    expect(entries).toContain('src/operations/index.ts');
+    const eslint = new ESLint({ cwd: root });
+    const linter = new Linter();
+    for (const entry of entries) {
+      const config = (await eslint.calculateConfigForFile(entry)) as { rules: Record<string, Linter.RuleEntry> };
+      const rule = config.rules['no-restricted-syntax'];
+      const messages = linter.verify("export * from './x.js';\nexport { y } from './y.js';\n", { rules: { 'no-restricted-syntax': rule } });
+      expect(messages.map((m) => `${entry}:${m.line}`), entry).toEqual([`${entry}:1`]);
+    }
   });
 });
