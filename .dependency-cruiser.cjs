@@ -3,7 +3,7 @@
 // Three rules, each over every file in src/:
 // - the table: a room imports only the rooms in its row (ROWS below — CONTRIBUTING.md's table says the same);
 // - no side door: a file of another room is imported only if that room's index.ts re-exports it (the
-//   room's contract), or it is listed in SHARED_INTERNALS;
+//   room's contract), or it is listed in SHARED_INTERNALS; CONTRACTS narrows that for some pairs;
 // - no file circle: no import cycle, type-only imports included.
 // An import that cannot be resolved is an error too, so a broken resolver cannot make the check pass.
 'use strict';
@@ -43,6 +43,14 @@ const ROWS = {
 const SHARED_INTERNALS = {
   // The scheduler's keyed delayed queue is built on the work queue's heap.
   workqueue: ['heap.ts'],
+};
+
+/**
+ * Narrower doors for some pairs of rooms: room -> (imported room -> the only files it may import
+ * there). The reflector depends on the ListerWatcher contract, never on the transport or the decoder.
+ */
+const CONTRACTS = {
+  reflector: { listwatch: ['index.ts', 'types.ts', 'errors.ts'] },
 };
 
 /** The package's entry points at the top of src/ (they import room barrels only). */
@@ -86,6 +94,17 @@ function forbiddenRules(baseDir) {
       to: { path: `^src/${room}/`, pathNot: `^src/${room}/(${doors.map(esc).join('|')})$` },
     });
   }
+  for (const [room, targets] of Object.entries(CONTRACTS)) {
+    for (const [target, files] of Object.entries(targets)) {
+      rules.push({
+        name: `contract-${room}-${target}`,
+        comment: `${room}/ imports ${target}/ only through ${files.join(', ')}`,
+        severity: 'error',
+        from: { path: `^src/${room}/` },
+        to: { path: `^src/${target}/`, pathNot: `^src/${target}/(${files.map(esc).join('|')})$` },
+      });
+    }
+  }
   rules.push(
     {
       name: 'unknown-room',
@@ -120,7 +139,8 @@ function forbiddenRules(baseDir) {
 }
 
 module.exports = {
-  forbidden: forbiddenRules(__dirname),
+  // The tree checked is the one in the working directory (npm runs scripts from the package root).
+  forbidden: forbiddenRules(process.cwd()),
   options: {
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '^(node_modules|dist)/' },

@@ -48,17 +48,20 @@ function project(files: Record<string, string>): string {
 const barrel = (name: string): string => `export const ${name} = 1;\n`;
 
 describe('the import table check', () => {
-  it('fails on an import against the table, a side door, a file circle and a folder without a row', () => {
+  it('fails on an import against the table, a side door, a contract bypassed, a file circle and a folder without a row', () => {
     const dir = project({
       'core/index.ts': barrel('core'),
       'informer/index.ts': barrel('informer'),
-      'listwatch/index.ts': "export { types } from './types.js';\n",
+      'listwatch/index.ts': "export { types } from './types.js';\nexport { decode } from './decoder.js';\n",
+      'listwatch/decoder.ts': barrel('decode'),
       'listwatch/types.ts': barrel('types'),
       'listwatch/chunk-source.ts': barrel('chunks'),
       // fifo/'s row is core (and runtime): the informer assembles the fifo, never the other way.
       'fifo/delta-fifo.ts': "import { informer } from '../informer/index.js';\nexport const fifo = informer;\n",
       // chunk-source.ts is not re-exported by listwatch's index.ts (the contract).
       'reflector/watch-stream.ts': "import { chunks } from '../listwatch/chunk-source.js';\nexport const stream = chunks;\n",
+      // decoder.ts is a door of listwatch, but the reflector reads only the ListerWatcher contract.
+      'reflector/driver.ts': "import { decode } from '../listwatch/decoder.js';\nimport { types } from '../listwatch/types.js';\nexport const driver = decode + types;\n",
       'store/a.ts': "import { b } from './b.js';\nexport const a = (): number => b();\n",
       'store/b.ts': "import { a } from './a.js';\nexport const b = (): number => a();\n",
       'newroom/x.ts': "import { core } from '../core/index.js';\nexport const x = core;\n",
@@ -70,6 +73,8 @@ describe('the import table check', () => {
     const found = violations;
     expect(found).toContain('import-table-fifo: src/fifo/delta-fifo.ts -> src/informer/index.ts');
     expect(found).toContain('no-side-door-listwatch: src/reflector/watch-stream.ts -> src/listwatch/chunk-source.ts');
+    expect(found).toContain('contract-reflector-listwatch: src/reflector/driver.ts -> src/listwatch/decoder.ts');
+    expect(found.filter((f) => f.endsWith('-> src/listwatch/types.ts'))).toEqual([]);
     expect(found).toContain('no-circular: src/store/a.ts -> src/store/b.ts');
     expect(found).toContain('unknown-room: src/newroom/x.ts -> src/core/index.ts');
     expect(found.filter((f) => f.includes('src/informer/uses.ts'))).toEqual([]);
