@@ -1,4 +1,4 @@
-// The controller: informer events → keys → the reconcile scheduler → reconcile(key, ctx), for as long as it runs.
+// The controller: informer events → keys → the reconcile scheduler → reconcile(key, ctx), for as long as it runs; and its builder (one file: `Controller.for` and `build` name each other).
 
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
 import { AlreadyStartedError, toError } from '../core/errors.js';
