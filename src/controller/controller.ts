@@ -2,7 +2,6 @@
 
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
 import { AlreadyStartedError, toError } from '../core/errors.js';
-import { keyOf } from '../core/keys.js';
 import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
@@ -11,14 +10,17 @@ import { InformerStoppedError } from '../informer/errors.js';
 import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
 import type { SharedInformerRegistration } from '../informer/handler.js';
 import { NamespaceIndex } from '../store/types.js';
+import { keyOf } from '../core/keys.js';
 import { checkResource, checkWatchOptions, type WatchOptions } from './builder.js';
+import { refKey, type MapFunc } from './mapping.js';
+import type { Predicate } from './predicates.js';
+import type { SourceRole } from './sharded.js';
 import { ControllerMetrics, type ControllerMetricsProvider } from './metrics.js';
 import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type SourceInformer } from './context.js';
 import { ReconcileTimeoutError } from './errors.js';
-import { controllerOwnerKey, refKey, type MapFunc } from './mapping.js';
-import type { Predicate } from './predicates.js';
+import { controllerOwnerKey } from './mapping.js';
 import { Action as Actions, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
-import { followsShard, ShardedSources, ShardGate, type SourceRole } from './sharded.js';
+import { followsShard, ShardedSources, ShardGate } from './sharded.js';
 import { checkInformers, sourceHandler, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
 
