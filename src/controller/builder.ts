@@ -14,18 +14,19 @@ export interface WatchOptions<T> {
   predicates?: ReadonlyArray<Predicate<T>>;
 }
 
-/** Checks a watched resource (`for`, `owns`, `watches`): a group/version/resource with kind and `namespaced`. */
-export function checkResource(owner: string, resource: ResourceDescriptor<unknown>): void {
+function checkResource(owner: string, resource: ResourceDescriptor<unknown>): void {
   validateGroupVersionResource(owner, resource);
   if (typeof resource.kind !== 'string' || resource.kind === '' || typeof resource.namespaced !== 'boolean') {
     throw new InvalidOptionError(`${owner}: the resource must be a ResourceDescriptor with kind and namespaced (see resources.pods), got ${JSON.stringify(resource)}`);
   }
 }
 
-/** Checks the {@link WatchOptions} of one watched resource. */
-export function checkWatchOptions(owner: string, options: { predicates?: unknown }): void {
+function checkWatchOptions(owner: string, options: { predicates?: unknown }): void {
   validateOptions(owner, options, {});
   if (options.predicates !== undefined && (!Array.isArray(options.predicates) || options.predicates.some((p: unknown) => typeof p !== 'function'))) {
     throw new InvalidOptionError(`${owner}: option predicates must be an array of functions`);
   }
 }
+
+/** The checks of `Controller.for`, `owns` and `watches` (ControllerBuilder, in controller.ts): the resource, then its options. */
+export { checkResource, checkWatchOptions };
