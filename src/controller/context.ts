@@ -6,7 +6,7 @@ import { AbortedError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { InvalidOptionError } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
-import type { DeepReadonly } from '../core/types.js';
+import { groupOf, type DeepReadonly } from '../core/types.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
 import type { AddEventHandlerOptions } from '../informer/options.js';
 import { misuse } from './outcomes.js';
@@ -133,11 +133,6 @@ interface WrittenMeta {
   apiVersion?: string;
   kind?: string;
   metadata?: { name?: string; namespace?: string; resourceVersion?: string };
-}
-
-function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash === -1 ? '' : apiVersion.slice(0, slash);
 }
 
 /**

@@ -12,3 +12,5 @@ export * from './options.js';
 export * from './log.js';
 export * from './task-scope.js';
 export * from './resources.js';
+export * from './abort.js';
+export * from './shard-selector.js';

@@ -4,7 +4,7 @@ import { abortableWait } from '../core/abort.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { TaskScope } from '../core/task-scope.js';
 import { RateLimitedLog, resolveLogger } from '../core/log.js';
-import { deletionHandlingMetaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
+import { deletionHandlingMetaNamespaceKeyFunc, keyOf, type KeyFunc } from '../core/keys.js';
 import { channels, publish } from '../observability/channels.js';
 import { DeltaFIFO } from '../fifo/delta-fifo.js';
 import type { ListerWatcher } from '../listwatch/types.js';
@@ -43,13 +43,6 @@ import type { ReflectorErrorContext } from '../reflector/types.js';
 import { reportHookFailure, type ReflectorEvents } from '../reflector/events.js';
 
 const keyFunc = deletionHandlingMetaNamespaceKeyFunc as KeyFunc<unknown>;
-function keyOf(obj: unknown): string | undefined {
-  try {
-    return keyFunc(obj);
-  } catch {
-    return undefined;
-  }
-}
 
 class Registration<T> implements SharedInformerRegistration {
   readonly listener: ProcessorListener<T>;
