@@ -34,6 +34,7 @@ export type {
   WatchOpenedEvent,
   WatchEndedEvent,
   WatchEndReason,
+  BackoffWaitEvent,
   WatchEventReport,
   BookmarkEvent,
   ReflectorErrorEvent,

@@ -18,7 +18,7 @@ import { AlreadyStartedError, InvalidResourceVersionError } from '../core/errors
 import { isComparableResourceVersion } from '../core/resource-version.js';
 import { InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
-import { computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
+import { clockTime, computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
 import { ProcessorListener } from './listener.js';
 import { CacheMutationDetector, type MutationDetector } from '../mutation/detector.js';
 import {
@@ -584,6 +584,12 @@ export class SharedIndexInformer<T> {
       this.#onSourceSucceeded('watch', e.failuresBefore);
       this.#events.emit('connect');
     });
+    events.on('backoff', (e) => {
+      // A synced cache stays stale meanwhile (health() says so too): say until when. (Before the first
+      // sync, the failed list's own warning and the sync-failure policy speak.)
+      if (e.then !== 'relist' || !this.hasSynced()) return;
+      this.#log.log('warn', 'relist-deferred', `informer ${this.#name}: relist deferred by backoff until ${clockTime(e.until)} (in ${e.delayMs} ms); the cache is stale until then`);
+    });
   }
 
   #onWatchError(err: Error, ctx: ReflectorErrorContext): void {
@@ -613,7 +619,7 @@ export class SharedIndexInformer<T> {
 const NO_COUNTERS: SourceCounters = { lists: 0, relists: 0, watches: 0, errors: 0, events: 0, bookmarks: 0, regressions: 0 };
 
 const ACTION_TEXT: Record<ReflectorErrorContext['action'], string> = {
-  relist: 'will back off and list again',
+  relist: 'will list again',
   rewatch: 'will back off and watch again from the last resource version',
   skip: 'skipped that event',
   fallback: 'falling back to a paged list',

@@ -93,6 +93,10 @@ export class Reflector<T> {
   #io: Driver<T> | undefined;
   #running = false;
   #failuresInARow = 0;
+  /** The run of failures the last `watchOpened` ended (restored when that watch is refused). */
+  #failuresAtOpen = 0;
+  /** The stream ending now was refused (its first event an ERROR): set while the machine's report is applied. */
+  #refused = false;
 
   /**
    * @param lw - lists and watches the collection.
@@ -129,7 +133,8 @@ export class Reflector<T> {
       resyncPeriodMs: options.resyncPeriodMs ?? 0,
       shouldResync: options.shouldResync,
       onWatchOpened: (o, streaming) => this.#watchOpened(o, streaming),
-      onWatchEnded: (reason) => this.#emit('watchEnded', { reason }),
+      onWatchEnded: (reason) => this.#emit('watchEnded', { reason, refused: this.#refused }),
+      onBackoff: (delayMs, then) => this.#emit('backoff', { then, delayMs, until: clock.now() + delayMs }),
     };
     this.#stats = new ReflectorStatsRecorder(clock);
     this.#stats.subscribe(this.#events);
@@ -237,7 +242,12 @@ export class Reflector<T> {
     // What arrived is told first; then the stream closes (if the state left it); then the rest: a
     // bad event, the end of its watch, the error that ended it, in that order.
     for (const report of t.reports) if (report.kind === 'event' || report.kind === 'bookmark') this.#report(report);
+    // A refused watch (its first event an ERROR) never opened: its end says so, and the run of failures
+    // its opening ended goes on.
+    this.#refused = t.reports.some((r) => r.kind === 'watchRefused');
+    if (this.#refused) this.#failuresInARow += this.#failuresAtOpen;
     io.settle(readsStream(next), resyncArmed(next));
+    this.#refused = false;
     for (const report of t.reports) if (report.kind !== 'event' && report.kind !== 'bookmark') this.#report(report);
     return next;
   }
@@ -260,11 +270,15 @@ export class Reflector<T> {
       case 'regression':
         this.#emit('regression', report.payload);
         return;
+      case 'watchRefused':
+        return;
     }
   }
 
   #watchOpened(options: ListOptions, streaming: boolean): void {
-    this.#emit('watchOpened', { resourceVersion: options.resourceVersion ?? '', streaming, failuresBefore: this.#recovered() });
+    const failuresBefore = this.#recovered();
+    this.#failuresAtOpen = failuresBefore;
+    this.#emit('watchOpened', { resourceVersion: options.resourceVersion ?? '', streaming, failuresBefore });
   }
 
   /** The run of request failures a success just ended (and the end of it). */
