@@ -115,6 +115,8 @@ export class SharedIndexInformer<T> {
     fail: (err) => this.#fail(err),
   });
   #handlerCount = 0;
+  /** The failures the open watch's opening ended, until it carried something (see #watchServed). */
+  #watchRecovered = 0;
   #deltaHandler: DeltaHandler<T>;
   readonly #observed = new ObservedWaiters();
   #fifo: DeltaFIFO<T> | undefined;
@@ -578,11 +580,23 @@ export class SharedIndexInformer<T> {
       this.#onSourceSucceeded('list', e.failuresBefore);
       this.#catchUp.listed(e.consistent, e.resourceVersion);
     });
-    events.on('event', () => this.#catchUp.check());
-    events.on('bookmark', () => this.#catchUp.check());
+    events.on('event', (e) => {
+      this.#catchUp.check();
+      if (e.type !== 'ERROR') this.#watchServed();
+    });
+    events.on('bookmark', () => {
+      this.#catchUp.check();
+      this.#watchServed();
+    });
     events.on('watchOpened', (e) => {
-      this.#onSourceSucceeded('watch', e.failuresBefore);
+      // "Succeeded again" is told once the watch carries something or ends unrefused: a watch refused
+      // by its first event (an ERROR 410 after an outage) is no success.
+      this.#watchRecovered = e.failuresBefore;
       this.#events.emit('connect');
+    });
+    events.on('watchEnded', (e) => {
+      if (e.refused) this.#watchRecovered = 0;
+      else this.#watchServed();
     });
     events.on('backoff', (e) => {
       // A synced cache stays stale meanwhile (health() says so too): say until when. (Before the first
@@ -601,6 +615,14 @@ export class SharedIndexInformer<T> {
       reportHookFailure(this.#name, hookError);
     }
     this.#events.emit('error', err);
+  }
+
+  /** The open watch carried something (or ended unrefused): a recovery it ended is told now. */
+  #watchServed(): void {
+    if (this.#watchRecovered === 0) return;
+    const failuresBefore = this.#watchRecovered;
+    this.#watchRecovered = 0;
+    this.#onSourceSucceeded('watch', failuresBefore);
   }
 
   #onSourceSucceeded(what: 'list' | 'watch', failuresBefore: number): void {

@@ -124,7 +124,10 @@ describe('a watch answered 410 after an outage (issue 24, finding 4)', () => {
     expect(health.watch.connected).toBe(false);
     expect(health.watch.msDisconnected).toBeGreaterThanOrEqual(expired!.at - outageAt - 1000);
     expect(health.watch.consecutiveErrors).toBeGreaterThan(1);
+    // No "watch succeeded again" for the refused watch; the recovery is told by the relist.
+    expect(o.logs.filter((l) => /watch succeeded again/.test(l))).toEqual([]);
     await settle(() => informer.health().ready, 'ready again once relisted and watching');
+    expect(o.logs.filter((l) => /succeeded again/.test(l))).toEqual([expect.stringMatching(/^info informer pods: list succeeded again after [7-9] failures$/)]);
   });
 
   it('backs off when the server answers 410 again right after the relist, says until when, and is not ready meanwhile', async () => {
