@@ -75,7 +75,11 @@ function validateReflectorOptions(options: ReflectorOptions<unknown>): void {
  * retried after a shared jittered backoff (800 ms doubling to 30 s, jitter 1.0, reset after 2 minutes
  * without a failure), never sooner than a 429's Retry-After. A watch closed by the server, refused
  * (ECONNREFUSED), throttled, broken mid-stream, stalled or fed a bad event resumes from the last good
- * version without a relist; a 410, a regression, a store error or anything else relists.
+ * version without a relist; a 410, a regression, a store error or anything else relists. A watch's 410
+ * (too old resource version) relists at once — the server answered, and the backoff grown by the
+ * failures before it (an outage) is not for answers — except a second 410 before any watch carried an
+ * event, which backs off (no hot loop). Each backoff wait is published as a `backoff` event (what it
+ * defers, until when); a watch whose first event is an ERROR ends as `refused` (it never opened).
  *
  * Warning: a resource version that is not a decimal integer (some aggregated APIs) turns the guard off
  * for this reflector, with one warning. A consistent (`""`) list answering older than the held version
