@@ -27,10 +27,11 @@
 //
 // END = the cycle ends: an error reported with action `relist`, then waiting(then = cycle), or stopped
 // with that error under `oneCycle`. REWATCH = error reported with action `rewatch`, then waiting(then =
-// watch). FALLBACK = error reported with action `fallback`, then listing at once. EXPIRED = a 410 (too old
-// resource version) from a server that answers: not a failure, so no backoff — error reported with action
-// `relist`, then the start of a cycle at once (remembered as `expiredRelist`); but END instead when the last relist was
-// such a one and no watch carried an event since (a server answering 410 forever backs off). Every "→
+// watch). FALLBACK = error reported with action `fallback`, then listing at once. EXPIRED = a 410 (too
+// old resource version) from a server that answers: not a failure, so no backoff — error reported with
+// action `relist`, then the start of a cycle at once (remembered as `expiredRelist`); but END instead
+// when the last relist was such a one and no watch carried an event, or lasted until it closed, since
+// (a server answering 410 forever backs off). Every "→
 // watchOpening" first checks the watch can resume: held "" or "0" after unadopted events is END
 // (UnresumableWatchError). resyncDue = a resync operation, the state stays. relistDue (asked for, the
 // watch dropped) → listing at "" from streamOpening, streaming, watchOpening and watching. aborted →
