@@ -18,7 +18,7 @@ const pod = (name: string, spec: Record<string, unknown> = {}): Pod => ({ apiVer
 
 /** Real-time polling for real I/O, with the fake clock standing still. */
 async function settle(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 10_000;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (the fake clock did not move)`);
     await new Promise((resolve) => setTimeout(resolve, 2));
