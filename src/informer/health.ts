@@ -67,9 +67,15 @@ export interface WatchHealth {
   stalled: boolean;
   /** The most recent list/watch failure, if any. */
   lastError: Error | undefined;
-  /** Failures in a row since the last successful list or watch opening. */
+  /**
+   * Failures in a row since the last successful list or watch opening (a watch refused by its first
+   * event, e.g. a 410, is no opening: the run goes on).
+   */
   consecutiveErrors: number;
-  /** How long no watch has been open, while none is (`undefined` when one is open). */
+  /**
+   * How long no watch has been open, while none is (`undefined` when one is open). A watch refused by
+   * its first event does not reset it.
+   */
   msDisconnected: number | undefined;
 }
 
