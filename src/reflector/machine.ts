@@ -295,8 +295,8 @@ function onStreamedEvent<T>(fx: Effects<T>, state: Extract<State<T>, { kind: 'st
 /** One event of a classic watch (or of a streaming list past its initial state). */
 function onWatchedEvent<T>(fx: Effects<T>, state: Extract<State<T>, { kind: 'watching' }>, v: EventVerdict<T>): Transition<T> {
   const { session } = state;
-  // The first event other than an ERROR: the watch opened for real, and serves the relist it followed.
-  const mem = session.delivered || v.kind === 'status' || !state.mem.expiredRelist ? state.mem : { ...state.mem, expiredRelist: false };
+  // An event other than an ERROR: the watch works, and serves the relist it followed.
+  const mem = v.kind === 'status' || !state.mem.expiredRelist ? state.mem : { ...state.mem, expiredRelist: false };
   const held = mem.versions.held;
   switch (v.kind) {
     case 'status':
@@ -424,10 +424,11 @@ function endCycle<T>(fx: Effects<T>, mem: Memory, error: unknown, phase: Reflect
 
 /**
  * EXPIRED: a 410 (too old resource version) in the watch phase. The server answered: that is not a
- * failure, and the backoff grown by the failures before it (an outage) does not apply — start a cycle at
- * once (a list, or a streaming list, not older than the held version; a list refused 410 in turn asks `""`). Once only: when the last
- * relist was such a one and no watch carried an event since, the cycle ends with backoff (END), so a
- * server that answers 410 forever cannot make a hot loop. A relist that fails backs off as any failure.
+ * failure, and the backoff grown by the failures before it (an outage) does not apply — start a cycle
+ * at once (a list, or a streaming list, not older than the held version; a list refused 410 in turn
+ * asks `""`). Once only: when the last relist was such a one and no watch has carried an event (past a
+ * streamed list's initial state) or lasted until it closed since, the cycle ends with backoff (END), so
+ * a server that answers 410 forever cannot make a hot loop. A relist that fails backs off as any failure.
  */
 function relistExpired<T>(fx: Effects<T>, mem: Memory, error: unknown): Transition<T> {
   if (mem.expiredRelist || fx.env.oneCycle) return endCycle(fx, mem, error, 'watch', true);

@@ -297,6 +297,15 @@ describe('the reflector state machine, the variants that decide each recovery', 
     const delivered = step(opened, event(bookmark('21')), env()).state;
     expect(delivered).toMatchObject({ kind: 'watching', mem: { expiredRelist: false }, session: { delivered: true } });
     expect(step(delivered, event(statusEvent(410, 'Expired')), env()).state.kind).toBe('listing');
+    // After a streamed list too: its initial state does not count, the first event after it does.
+    const streamed = step(states.watching, event(statusEvent(410, 'Expired')), env({ useWatchList: true })).state;
+    expect(streamed).toMatchObject({ kind: 'streamOpening', mem: { expiredRelist: true } });
+    let s: State<Pod> = step(streamed, { kind: 'opened' }, env({ useWatchList: true })).state;
+    s = step(s, event(bookmark('30', true)), env({ useWatchList: true })).state;
+    expect(s).toMatchObject({ kind: 'watching', mem: { expiredRelist: true } });
+    expect(step(s, event(statusEvent(410, 'Expired')), env({ useWatchList: true })).state).toMatchObject({ kind: 'waiting', then: 'cycle' });
+    s = step(s, event({ type: 'MODIFIED', object: pod('a', '31') }), env({ useWatchList: true })).state;
+    expect(s).toMatchObject({ kind: 'watching', mem: { expiredRelist: false } });
     // A relist that fails still backs off, as any failure.
     expect(step(forced, failed(new ApiStatusError(500, 'etcd')), env()).state).toMatchObject({ kind: 'waiting', then: 'cycle' });
   });
