@@ -68,6 +68,7 @@ export type {
   WatchOpenedEvent,
   WatchEndedEvent,
   WatchEndReason,
+  BackoffWaitEvent,
   WatchEventReport,
   BookmarkEvent,
   ReflectorErrorEvent,

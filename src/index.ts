@@ -55,6 +55,7 @@ export type {
   InformerCounters,
   HandlerHealth,
   WatchHealth,
+  StaleCache,
 } from './informer/index.js';
 
 // Controllers: the reconcile runtime over informers (owns/watches, predicates, backoff, deadlines, leader election).

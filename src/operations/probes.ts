@@ -58,9 +58,9 @@ export interface InformerVerdict {
 
 /**
  * The probe report now: `/livez` is ok when every informer is `live` (nothing failed, stopped or
- * wedged: a restart would help otherwise); `/readyz` when every informer is `ready` (synced, its watch
- * neither stalled nor disconnected too long, no slow handler) and the process is not stopping. With no
- * informer at all, not ready.
+ * wedged: a restart would help otherwise); `/readyz` when every informer is `ready` (synced, its cache
+ * not known stale, its watch neither stalled nor disconnected too long, no slow handler) and the
+ * process is not stopping. With no informer at all, not ready.
  */
 export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): ProbeReport {
   const all = healthOf(options.informers);
