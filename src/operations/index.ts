@@ -1,5 +1,6 @@
 // The operations entry point (`kube-informer/operations`): running controllers in production — the manager, probes, metrics, the Event recorder, the drift audit.
 export * from './manager.js';
+export { CacheSyncError, type UnsyncedInformer } from './cache-sync.js';
 export * from './probes.js';
 export * from './controller-metrics.js';
 export * from './informer-metrics.js';

@@ -101,7 +101,7 @@ export class RunGroup {
     const late = (err: Error, task: string): void => this.#log.warn(`${this.name}: ${task} failed after the first failure: ${err.message}`);
     this.#main = new TaskScope({ name: this.name, clock: this.#clock, onLateFailure: late });
     this.#stages = new Map(
-      (stages as string[]).map((stage) => [stage, new TaskScope({ name: `${this.name} ${stage}`, clock: this.#clock, onFailure: (err, task) => this.fail(err, task), onLateFailure: late })]),
+      stages.map((stage) => [stage, new TaskScope({ name: `${this.name} ${stage}`, clock: this.#clock, onFailure: (err, task) => this.fail(err, task), onLateFailure: late })]),
     );
     void this.#main.spawn('stop in order', (signal) => this.#stopInOrder(signal));
     if (options.signal !== undefined) this.#main.link(options.signal);
