@@ -22,9 +22,10 @@ export interface ManagerOptions {
   /** Run `controllers` only while this process holds the lock (see `runWhileLeading`). Default: no election, they always run. */
   leaderElection?: RunWhileLeadingOptions;
   /**
-   * Serve `/livez`, `/readyz` and `/metrics` on a probe server of the manager's own (port, host) for as
-   * long as it runs — from before the caches sync (live, not ready) to after everything stopped.
-   * Default: no probe server (mount `probeHandler` in yours instead).
+   * Serve `/livez` (and `/healthz`), `/readyz` and `/metrics` on a probe server of the manager's own
+   * (port, host — loopback unless you set `host`: in a pod, `'0.0.0.0'` or the pod IP) for as long as it
+   * runs — from before the caches sync (live, not ready) to after everything stopped. Default: no probe
+   * server (mount `probeHandler` in yours instead).
    */
   probes?: Pick<ProbeServerOptions, 'port' | 'host'>;
   /** The registry served at `/metrics`. Default: none (404). */
@@ -159,8 +160,8 @@ export class Manager {
           rings: o.rings,
           isLeader: o.leaderElection === undefined ? undefined : () => this.#leading,
           stopping: () => this.#phase === 'stopping' || this.#phase === 'stopped',
+          logger: o.logger, // it logs the address it serves at
         });
-        this.#log.info(`manager: serving /livez, /healthz, /readyz${o.metrics ? ', /metrics' : ''} at ${this.#probeServer.url}`);
       }
       group.start({ name: 'informers', run: (s) => this.#factory.run(s) }, 'informers');
       await waitForCaches(Object.values(this.#factory.informers()), group.signal, {

@@ -54,12 +54,12 @@ describe('Manager: waiting for caches', () => {
 
     server.create('customresourcedefinitions.apiextensions.k8s.io', widgetsCrd as never);
     server.create('widgets.example.com', { metadata: { name: 'w', namespace: 'ns' } });
-    for (let i = 0; i < 20 && manager.phase !== 'running'; i++) {
-      await clock.advance(1_000); // the wait asks the informer again every second
-      await until(() => true, 'a turn');
-    }
+    const informer = factory.informers()['example.com/v1/widgets'];
+    await until(() => informer.hasSynced(), 'the informer to sync (it retries on its own clock)');
+    expect(manager.phase).toBe('syncing');
+    await clock.advance(1_000); // the manager asks a cache that could not sync again every second
     await until(() => manager.phase === 'running' && runs.n === 1, 'the controllers to run');
-    expect(factory.informers()['example.com/v1/widgets'].getIndexer().listKeys()).toEqual(['ns/w']);
+    expect(informer.getIndexer().listKeys()).toEqual(['ns/w']);
     expect((await fetch(`${manager.probeUrl}/readyz`)).status).toBe(200);
     stop.abort();
     await running;
