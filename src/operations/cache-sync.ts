@@ -1,5 +1,6 @@
 // The manager's wait for its caches: keeps waiting through informers that cannot sync yet (a CRD installed later, RBAC fixed later), warns every interval, gives up naming every one.
 
+import { ChildAbort } from '../core/abort.js';
 import { sleep, type Clock, type ClockTimer } from '../core/clock.js';
 import { ErrorCodes, KubeInformerError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
@@ -65,8 +66,8 @@ export async function waitForCaches(informers: readonly SyncingInformer[], signa
   /** Informers whose sync waits reject now, with the reason; `announced`: those already warned about once. */
   const blocked = new Map<SyncingInformer, Error>();
   const announced = new Set<SyncingInformer>();
-  const stop = new AbortController();
-  const waitSignal = AbortSignal.any([signal, stop.signal]);
+  const link = new ChildAbort(signal); // aborted when the wait ends, so the informers' waits end too
+  const waitSignal = link.signal;
   let settle!: (err?: Error) => void;
   const done = new Promise<void>((resolve, reject) => (settle = (err) => (err === undefined ? resolve() : reject(err))));
   const giveUpIfDue = (): void => {
@@ -111,7 +112,7 @@ export async function waitForCaches(informers: readonly SyncingInformer[], signa
   try {
     await done;
   } finally {
-    stop.abort();
+    link.dispose();
     if (deadline !== undefined) clock.clearTimeout(deadline);
     if (warning !== undefined) clock.clearTimeout(warning);
   }
