@@ -1,9 +1,12 @@
 // RunGroup: runnables started together, the first failure stops the rest, stages stop in reverse order within one grace, nothing left behind.
 
 import { getEventListeners } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { FakeClock, flushPromises, sleep } from '../../src/core/index.js';
 import { RunGroup, type Runnable } from '../../src/runtime/index.js';
+import type { Controller } from '../../src/controller/index.js';
+import type { DriftAudit, EventRecorder } from '../../src/operations/index.js';
+import type { ShardRing } from '../../src/sharding/index.js';
 import { memoryLog } from '../controller/fixture.js';
 import { failOnUnhandledRejections } from '../helpers/async.js';
 
@@ -146,5 +149,12 @@ describe('RunGroup', () => {
     group.stop();
     await group.closed();
     expect(() => group.start(service([], 'a'))).toThrow(expect.objectContaining({ code: 'ABORTED' }));
+  });
+
+  it('runs what runs in this library: controllers, the event recorder, the drift audit and the shard ring are runnables', () => {
+    expectTypeOf<Controller<unknown>>().toExtend<Runnable>();
+    expectTypeOf<EventRecorder>().toExtend<Runnable>();
+    expectTypeOf<DriftAudit>().toExtend<Runnable>();
+    expectTypeOf<ShardRing>().toExtend<Runnable>();
   });
 });
