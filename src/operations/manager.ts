@@ -163,7 +163,8 @@ export class Manager {
           logger: o.logger, // it logs the address it serves at
         });
       }
-      group.start({ name: 'informers', run: (s) => this.#factory.run(s) }, 'informers');
+      // Stopped while the probe server started: its stages may have ended already, start nothing.
+      if (!group.signal.aborted) group.start({ name: 'informers', run: (s) => this.#factory.run(s) }, 'informers');
       await waitForCaches(Object.values(this.#factory.informers()), group.signal, {
         timeoutMs: this.#syncTimeoutMs,
         warningIntervalMs: o.cacheSyncWarningIntervalMs ?? 30_000,

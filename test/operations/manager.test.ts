@@ -155,4 +155,16 @@ describe('Manager', () => {
     await manager.run(stop.signal);
     await expect(manager.run(stop.signal)).rejects.toMatchObject({ code: 'ALREADY_STARTED' });
   });
+
+  it('stops cleanly when its signal aborts while the probe server starts', async () => {
+    const factory = newFactory();
+    factory.forResource(resources.configmaps);
+    const manager = new Manager(factory, { probes: { port: 0, host: '127.0.0.1' }, logger: false });
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    stop.abort();
+    await running;
+    expect(manager.phase).toBe('stopped');
+    expect(server.openWatches()).toBe(0);
+  });
 });
