@@ -251,7 +251,7 @@ export class ConfigMapSetOperator {
     // The recorder, the audits and the shard ring run in every replica and stop after the controller
     // drained (the ring releases its slots only then).
     const ring = this.#ring;
-    const runnables = [this.events, ...this.audits, ...(ring === undefined ? [] : [{ name: `shard ring ${ring.identity}`, run: (s: AbortSignal) => ring.run(s) }])];
+    const runnables = [this.events, ...this.audits, ...(ring === undefined ? [] : [ring])];
     const rings = ring === undefined ? undefined : [ring];
     const manager = new Manager(this.factory, { controllers: [this.controller], runnables, leaderElection, probes, rings, metrics: this.metrics, logger: this.#logger });
     this.#manager = manager;

@@ -25,6 +25,7 @@ import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler,
 import { followsShard, ShardedSources, ShardGate } from './sharded.js';
 import { checkInformers, sourceHandler, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
+import { RunGroup } from '../runtime/run-group.js';
 
 /**
  * Reconciles one primary: reads what it needs from the caches, makes the world match the primary's
@@ -242,44 +243,49 @@ export class Controller<T> {
     });
     const metrics = new ControllerMetrics(this.#name, o.concurrency ?? 1, this.#clock, o.metricsProvider);
     this.#scheduler = scheduler;
-    const stop = new AbortController();
-    const runSignal = AbortSignal.any([signal, stop.signal]);
-    let failure: Error | undefined;
-    const fail = (err: Error): void => {
-      failure ??= err;
-      stop.abort(err);
-    };
+    // One lifetime: the sources (the factory watch, the sharded informers) start first and stop last,
+    // after the reconciles drained; the first failure stops both and is what run rejects with.
+    const group = new RunGroup({ name: `controller ${this.#name}`, signal, stages: ['sources', 'reconcile'], clock: this.#clock, logger: o.logger });
+    const fail = (err: Error): void => group.fail(err);
     const registrations = this.#sources.map(
       (source) =>
         [source, source.informer.addEventHandler(sourceHandler(source, (key, reason) => this.#request(scheduler, key, reason)), { name: `controller ${this.#name}` })] as const,
     );
-    const factoryEnded = this.#shared.some((i) => i !== undefined) ? this.#watchFactory(runSignal, signal, fail) : Promise.resolve();
-    const shardsEnded = shards?.run(runSignal).catch((err: unknown) => fail(new InformerStoppedError(`controller ${this.#name}: a sharded informer failed`, { cause: err })));
+    if (this.#shared.some((i) => i !== undefined)) group.start({ name: 'informer factory', run: (s) => this.#watchFactory(s, group.signal) }, 'sources');
+    if (shards !== undefined) {
+      group.start({ name: 'sharded informers', run: (s) => shards.run(s).catch((err: unknown) => Promise.reject(new InformerStoppedError(`controller ${this.#name}: a sharded informer failed`, { cause: err }))) }, 'sources');
+    }
     const gate = shards === undefined ? undefined : new ShardGate(ring as ShardRing, this.#sources[0].informer, shards);
-    const unfollow = gate?.follow((key) => this.#request(scheduler, key, SHARD_REASON), fail, runSignal);
+    const unfollow = gate?.follow((key) => this.#request(scheduler, key, SHARD_REASON), fail, group.signal);
     try {
-      await this.#waitForSync(registrations.map(([, r]) => r), runSignal, fail);
-      if (!runSignal.aborted) {
+      await this.#waitForSync(registrations.map(([, r]) => r), group.signal, fail);
+      if (!group.signal.aborted) {
         this.#log.info(`controller ${this.#name}: caches synced; reconciling with up to ${o.concurrency ?? 1} at a time`);
         if (ring?.running === false) this.#log.warn(`controller ${this.#name}: its shard ring is not running: this replica owns no slot and reconciles nothing (run ring.run(signal) beside it)`);
-        this.#armResync();
-        // It rejects for a programming error or a broken policy (logged where they are found): the run ends.
-        await scheduler.run(runSignal, this.#reconciler(scheduler, metrics, gate)).catch((err: unknown) => fail(toError(err)));
+        group.start({ name: 'reconcile', run: (s) => this.#reconcileUntil(s, scheduler, metrics, gate) }, 'reconcile');
       }
+      await group.closed();
+    } catch (failure) {
+      this.#log.error(`controller ${this.#name} stopped: ${toError(failure).message}`);
+      throw failure;
     } finally {
       unfollow?.();
       metrics.close();
       this.#disarmResync();
       for (const [source, registration] of registrations) source.informer.removeEventHandler(registration);
-      stop.abort();
-      await Promise.all([factoryEnded, shardsEnded]);
       this.#writes.clear();
       this.#reasons.clear();
       this.#scheduler = undefined;
     }
-    if (failure !== undefined) {
-      this.#log.error(`controller ${this.#name} stopped: ${failure.message}`);
-      throw failure;
+  }
+
+  /** Reconciles until `signal` aborts (the resync timer armed meanwhile). */
+  async #reconcileUntil(signal: AbortSignal, scheduler: ReconcileScheduler, metrics: ControllerMetrics, gate: ShardGate | undefined): Promise<void> {
+    this.#armResync();
+    try {
+      await scheduler.run(signal, this.#reconciler(scheduler, metrics, gate));
+    } finally {
+      this.#disarmResync();
     }
   }
 
@@ -319,14 +325,15 @@ export class Controller<T> {
     return this.#spec.sources.map((s, i) => ({ ...s, informer: this.#shared[i] ?? (shards?.informerOf(s.resource) as SourceInformer) }));
   }
 
-  /** Ends the run with `INFORMER_STOPPED` when the factory stops (fails, or its own signal aborts) first. */
-  async #watchFactory(runSignal: AbortSignal, signal: AbortSignal, fail: (err: Error) => void): Promise<void> {
+  /** Ends the run with `INFORMER_STOPPED` when the factory stops (fails, or its own signal aborts) while the controller runs. */
+  async #watchFactory(signal: AbortSignal, running: AbortSignal): Promise<void> {
     try {
-      await this.#spec.factory.shutdown(runSignal);
-      if (!signal.aborted) fail(new InformerStoppedError(`controller ${this.#name}: its informer factory stopped while the controller was running`));
+      await this.#spec.factory.shutdown(signal);
     } catch (err) {
-      if (!runSignal.aborted) fail(new InformerStoppedError(`controller ${this.#name}: an informer failed`, { cause: err }));
+      if (running.aborted) return; // stopping anyway: what ended the factory is its own run's to report
+      throw new InformerStoppedError(`controller ${this.#name}: an informer failed`, { cause: err });
     }
+    if (!running.aborted) throw new InformerStoppedError(`controller ${this.#name}: its informer factory stopped while the controller was running`);
   }
 
   async #waitForSync(registrations: SharedInformerRegistration[], runSignal: AbortSignal, fail: (err: Error) => void): Promise<void> {

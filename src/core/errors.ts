@@ -79,6 +79,8 @@ export const ErrorCodes = {
   NOT_STARTED: 'NOT_STARTED',
   /** A broken internal invariant: a bug in kube-informer, or one of its internal APIs called out of order. */
   INTERNAL: 'INTERNAL',
+  /** A Manager gave up waiting for its caches: one or more informers cannot sync (each named, with its reason). */
+  CACHE_SYNC_FAILED: 'CACHE_SYNC_FAILED',
 } as const;
 
 /** One of the {@link ErrorCodes} values: the `code` of every library error. */
