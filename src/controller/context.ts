@@ -3,7 +3,7 @@
 import type { Clock } from '../core/clock.js';
 import { splitMetaNamespaceKey } from '../core/keys.js';
 import { AbortedError } from '../core/errors.js';
-import type { Logger } from '../core/log.js';
+import { withFields, type Logger } from '../core/log.js';
 import { InvalidOptionError } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import { groupOf, type DeepReadonly } from '../core/types.js';
@@ -90,7 +90,12 @@ export interface ReconcileContext<T> {
   readonly attempt: number;
   /** Why this reconcile runs: which watch and event, a requeue, a retry, a resync (see {@link ReconcileReason}). */
   readonly reason: ReconcileReason;
-  /** The controller's logger. */
+  /**
+   * This reconcile's id (a random UUID, controller-runtime's `reconcileID`): in every line the
+   * controller logs about it, so one reconcile's lines can be found together.
+   */
+  readonly reconcileID: string;
+  /** The controller's logger, adding `controller`, `key` and `reconcileID` to every line's fields. */
   readonly logger: Logger;
   /**
    * The objects of an owned resource (`owns`) whose controlling owner is this primary, from the cache.
@@ -204,7 +209,7 @@ export class ObservedWrites {
             if (signal.aborted) throw err;
             const what = `${obj.kind} ${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name} at resourceVersion ${obj.metadata?.resourceVersion}`;
             const why = deadline.signal.aborted && err instanceof AbortedError ? `not in the cache after ${timeoutMs} ms` : String(err);
-            logger.warn(`${this.#owner}: reconciling ${key} without waiting for its write of ${what} to be observed: ${why}`);
+            logger.warn(`${this.#owner}: reconciling ${key} without waiting for its write of ${what} to be observed: ${why}`, { key, resource: obj.kind, error: why });
           }
         }),
       );
@@ -245,6 +250,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
   readonly object: DeepReadonly<T> | undefined;
   readonly attempt: number;
   readonly reason: ReconcileReason;
+  readonly reconcileID: string;
   readonly logger: Logger;
   readonly #lazy: LazySignal;
   readonly #children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>;
@@ -256,6 +262,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     lazy: LazySignal,
     attempt: number,
     reason: ReconcileReason,
+    reconcileID: string,
     logger: Logger,
     children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>,
     writes: ObservedWrites,
@@ -265,7 +272,8 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     this.#lazy = lazy;
     this.attempt = attempt;
     this.reason = reason;
-    this.logger = logger;
+    this.reconcileID = reconcileID;
+    this.logger = withFields(logger, { key, reconcileID });
     this.#children = children;
     this.#writes = writes;
   }

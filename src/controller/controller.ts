@@ -2,7 +2,8 @@
 
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
 import { AbortedError, AlreadyStartedError, toError } from '../core/errors.js';
-import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
+import { randomUUID } from 'node:crypto';
+import { errorFields, resolveLogger, withFields, type Logger, type LoggerOption } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { DeepReadonly } from '../core/types.js';
@@ -171,6 +172,8 @@ export class Controller<T> {
   #counts = { succeeded: 0, failed: 0, timedOut: 0, terminal: 0, stopped: 0 };
   /** Why each requested key is due (`ctx.reason`). */
   readonly #reasons: ReconcileReasons;
+  /** The id of each key's running (or just failed) reconcile, for the lines `#onError` logs. */
+  readonly #reconcileIDs = new Map<string, string>();
 
   /**
    * Starts describing a controller of `primary` on `factory`'s informers: chain `owns` and `watches`,
@@ -201,7 +204,7 @@ export class Controller<T> {
     });
     this.#spec = spec;
     this.#name = o.name ?? gvrKey(spec.primary);
-    this.#log = resolveLogger(o.logger);
+    this.#log = withFields(resolveLogger(o.logger), { component: 'controller', controller: this.#name });
     this.#clock = o.clock ?? realClock;
     this.#timeoutMs = o.reconcileTimeoutMs ?? 60_000;
     this.#observeTimeoutMs = o.observeTimeoutMs ?? 10_000;
@@ -266,7 +269,7 @@ export class Controller<T> {
       }
       await group.closed();
     } catch (failure) {
-      this.#log.error(`controller ${this.#name} stopped: ${toError(failure).message}`);
+      this.#log.error(`controller ${this.#name} stopped: ${toError(failure).message}`, errorFields(failure));
       throw failure;
     } finally {
       unfollow?.();
@@ -275,6 +278,7 @@ export class Controller<T> {
       for (const [source, registration] of registrations) source.informer.removeEventHandler(registration);
       this.#writes.clear();
       this.#reasons.clear();
+      this.#reconcileIDs.clear();
       this.#scheduler = undefined;
     }
   }
@@ -359,6 +363,8 @@ export class Controller<T> {
         runSignal.addEventListener('abort', () => live.forEach((l) => l.abort(runSignal.reason)), { once: true });
       }
       const reason = this.#reasons.take(key);
+      const reconcileID = randomUUID();
+      this.#reconcileIDs.set(key, reconcileID);
       // Sharded: a key of a slot this replica does not own is skipped (its owner reconciles it).
       const slot = gate?.ownedSlot(key);
       if (gate !== undefined && slot === undefined) return DONE_ACTION;
@@ -376,10 +382,11 @@ export class Controller<T> {
           : undefined;
       const startedAt = metrics.started();
       try {
-        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(key, lazy, scheduler.attempts(key), reason));
+        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(key, lazy, scheduler.attempts(key), reason, reconcileID));
         const action = checkAction(await (slot === undefined ? reconcile() : gate!.run(slot, lazy, reconcile)));
         if (timedOut !== undefined) throw timedOut;
         this.#counts.succeeded++;
+        this.#reconcileIDs.delete(key);
         metrics.ended(startedAt, action);
         if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'requeue', afterMs: action.ms }, this.#clock.now() + action.ms, false);
         return action;
@@ -392,7 +399,7 @@ export class Controller<T> {
           this.#counts.stopped++;
           metrics.ended(startedAt, 'stopped');
           const by = slotLost ? `the loss of slot ${slot}` : 'the stop';
-          this.#log.debug(`controller ${this.#name}: the reconcile of ${key} was interrupted by ${by}: ${toError(err).message}`);
+          this.#log.debug(`controller ${this.#name}: the reconcile of ${key} was interrupted by ${by}: ${toError(err).message}`, { key, reconcileID, ...errorFields(err) });
           if (!runSignal.aborted) return DONE_ACTION;
           throw new AbortedError(`controller ${this.#name}: the reconcile of ${key} was interrupted by the stop`, { cause: runSignal.reason });
         }
@@ -401,7 +408,7 @@ export class Controller<T> {
           // The scheduler stops on it (it never reaches #onError): count and say it here.
           this.#counts.failed++;
           metrics.ended(startedAt, 'error');
-          this.#log.error(`controller ${this.#name}: the reconcile of ${key} misused the runtime (${codeOf(mistake)}): ${mistake.message}; stopping the controller`);
+          this.#log.error(`controller ${this.#name}: the reconcile of ${key} misused the runtime (${codeOf(mistake)}): ${mistake.message}; stopping the controller`, { key, reconcileID, ...errorFields(mistake) });
           throw err;
         }
         const failure = timedOut ?? err;
@@ -417,13 +424,13 @@ export class Controller<T> {
   #timeout(key: string): ReconcileTimeoutError {
     const error = new ReconcileTimeoutError(this.#name, key, this.#timeoutMs);
     this.#counts.timedOut++;
-    this.#log.error(error.message);
+    this.#log.error(error.message, { key, reconcileID: this.#reconcileIDs.get(key), ...errorFields(error) });
     return error;
   }
 
-  #context(key: string, lazy: LazySignal, attempt: number, reason: ReconcileReason): ReconcileContext<T> {
+  #context(key: string, lazy: LazySignal, attempt: number, reason: ReconcileReason, reconcileID: string): ReconcileContext<T> {
     const object = this.#sources[0].informer.getIndexer().getByKey(key) as DeepReadonly<T> | undefined;
-    return new ReconcileCtx<T>(key, object, lazy, attempt, reason, this.#log, this.#childrenOf, this.#writes);
+    return new ReconcileCtx<T>(key, object, lazy, attempt, reason, reconcileID, this.#log, this.#childrenOf, this.#writes);
   }
 
   readonly #childrenOf = <C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> =>
@@ -442,9 +449,11 @@ export class Controller<T> {
   /** What follows a failed reconcile (the scheduler's `onError`; a stop and a programming error never reach it). */
   #onError(key: string, error: Error, attempt: number): Action {
     this.#counts.failed++;
+    const fields = { key, reconcileID: this.#reconcileIDs.get(key), attempt, ...errorFields(error) };
+    this.#reconcileIDs.delete(key);
     if (isTerminal(error)) {
       this.#counts.terminal++;
-      this.#log.error(`controller ${this.#name}: reconcile of ${key} failed terminally (attempt ${attempt}): ${error.message}; not retrying until the next change`);
+      this.#log.error(`controller ${this.#name}: reconcile of ${key} failed terminally (attempt ${attempt}): ${error.message}; not retrying until the next change`, fields);
       return Actions.awaitChange();
     }
     let action: Action;
@@ -452,12 +461,12 @@ export class Controller<T> {
       action = checkAction(this.#policy(key, error, attempt));
     } catch (policyError) {
       // The one fallback for a broken policy (a bare ReconcileScheduler stops instead).
-      this.#log.error(`controller ${this.#name}: the error policy failed for ${key} (${toError(policyError).message}); using the default backoff`);
+      this.#log.error(`controller ${this.#name}: the error policy failed for ${key} (${toError(policyError).message}); using the default backoff`, { ...fields, ...errorFields(policyError) });
       action = this.#defaultPolicy(key, error, attempt);
     }
     if (!(error instanceof ReconcileTimeoutError)) {
       const next = action.kind === 'requeueAfter' ? `retrying in ${action.ms} ms` : 'not retrying until the next change';
-      this.#log.warn(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.message}; ${next}`);
+      this.#log.warn(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.message}; ${next}`, fields);
     }
     if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'retry', error }, this.#clock.now() + action.ms, false);
     return action;

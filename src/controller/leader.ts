@@ -1,6 +1,6 @@
 // Controllers that reconcile only while this process leads: one election, a term per leadership, drained on loss.
 
-import { resolveLogger, type LoggerOption } from '../core/log.js';
+import { resolveLogger, withFields, type LoggerOption } from '../core/log.js';
 import { LeaderElector, type LeaderElectorOptions } from '../leaderelection/elector.js';
 import { RunGroup, type Runnable } from '../runtime/run-group.js';
 
@@ -43,7 +43,7 @@ export async function runWhileLeading(
   signal: AbortSignal,
 ): Promise<void> {
   const { logger, ...electorOptions } = options;
-  const log = resolveLogger(logger);
+  const log = withFields(resolveLogger(logger), { component: 'leader-election', lock: electorOptions.lock.describe() });
   const names = controllers.map((c) => c.name).join(', ');
   let terms = 0;
   while (!signal.aborted) {

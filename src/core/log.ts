@@ -93,6 +93,28 @@ export const consoleLogger: Logger = {
 /** The `logger` option: a {@link Logger}, or `false` to print nothing. Default: `console`. */
 export type LoggerOption = Logger | false;
 
+/**
+ * A logger that adds `fields` to every line it passes to `logger` (a line's own fields win on a clash):
+ * how a controller's lines all carry `controller`, and a reconcile's lines its `key` and `reconcileID`.
+ */
+export function withFields(logger: Logger, fields: LogFields): Logger {
+  if (logger === silentLogger) return logger;
+  const merge = (own: LogFields | undefined): LogFields => (own === undefined ? fields : { ...fields, ...own });
+  return {
+    debug: (message, own) => logger.debug(message, merge(own)),
+    info: (message, own) => logger.info(message, merge(own)),
+    warn: (message, own) => logger.warn(message, merge(own)),
+    error: (message, own) => logger.error(message, merge(own)),
+  };
+}
+
+/** The fields that describe a failure: `code` (its stable code, when it has one) and `error` (its message). */
+export function errorFields(err: unknown): { code?: string; error: string } {
+  if (!(err instanceof Error)) return { error: String(err) };
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? { code, error: err.message } : { error: err.message };
+}
+
 /** A logger that drops everything (what `logger: false` means). */
 export const silentLogger: Logger = {
   debug: () => {},

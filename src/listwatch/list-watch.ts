@@ -247,6 +247,7 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
     this.#logger.warn(
       `${what}: the server sent objects outside the shard selector (feature gate ShardedListAndWatch off, or a server older than 1.36); ` +
         'filtering the shard on the client from now on: every object is still sent and decoded',
+      { component: 'listwatch', path: this.path },
     );
     publish(channels.shardFallback, { path: this.path, selector: this.#shard!.text });
   }

@@ -2,7 +2,7 @@
 
 import { realClock, type Clock } from '../core/clock.js';
 import { AlreadyStartedError } from '../core/errors.js';
-import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
+import { errorFields, resolveLogger, withFields, type Logger, type LoggerOption } from '../core/log.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../core/options.js';
 import { runWhileLeading, type RunWhileLeadingOptions } from '../controller/leader.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
@@ -121,7 +121,7 @@ export class Manager {
     }
     this.#factory = factory;
     this.#options = options;
-    this.#log = resolveLogger(options.logger);
+    this.#log = withFields(resolveLogger(options.logger), { component: 'manager' });
     this.#clock = options.clock ?? realClock;
   }
 
@@ -193,7 +193,7 @@ export class Manager {
       this.#phase = 'stopped';
     }
     if (failure !== undefined) {
-      this.#log.error(`manager stopped, and its informers with it: ${failure.error instanceof Error ? failure.error.message : String(failure.error)}`);
+      this.#log.error(`manager stopped, and its informers with it: ${failure.error instanceof Error ? failure.error.message : String(failure.error)}`, errorFields(failure.error));
       throw failure.error;
     }
     this.#log.info('manager stopped');

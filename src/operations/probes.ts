@@ -1,6 +1,6 @@
 // Liveness, readiness and metrics endpoints: a handler to mount in your own node:http server, or a small server of its own.
 
-import { resolveLogger, type LoggerOption } from '../core/log.js';
+import { resolveLogger, withFields, type LoggerOption } from '../core/log.js';
 import { validateOptions } from '../core/options.js';
 import type { ShardRingHealth } from '../sharding/ring-options.js';
 import type { HasShardRingHealth } from './informer-metrics.js';
@@ -153,7 +153,7 @@ export interface ProbeServer {
  */
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
   validateOptions('startProbeServer', options, { port: 'count', host: 'string', logger: 'logger' });
-  const log = resolveLogger(options.logger);
+  const log = withFields(resolveLogger(options.logger), { component: 'probe-server' });
   const handle = probeHandler(options);
   const server = http.createServer((req, res) => {
     if (!handle(req, res)) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the probe server serves /livez, /healthz, /readyz and /metrics\n');

@@ -6,7 +6,7 @@ import { setMaxListeners } from 'node:events';
 import { ABORTED, ChildAbort, TIMED_OUT, callWithTimeout } from '../core/abort.js';
 import { AbortedError, AlreadyStartedError, ErrorCodes, KubeInformerError } from '../core/errors.js';
 import { realClock, sleep, type Clock, type ClockTimer } from '../core/clock.js';
-import { RateLimitedLog, resolveLogger, type Logger } from '../core/log.js';
+import { RateLimitedLog, errorFields, resolveLogger, withFields, type Logger } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { HASH_SPACE, evenRange, shardFieldValue, shardHash, shardSelector, type HashRange, type ShardField, type ShardSelector } from '../core/shard-selector.js';
 import { channels, publish } from '../observability/channels.js';
@@ -75,7 +75,7 @@ export class ShardRing {
     this.#field = options.field ?? 'uid';
     this.#timing = { leaseDurationMs, renewDeadlineMs, retryPeriodMs, stopGraceMs: options.stopGraceMs ?? 10_000 };
     this.#clock = options.clock ?? realClock;
-    this.#log = resolveLogger(options.logger);
+    this.#log = withFields(resolveLogger(options.logger), { component: 'shard-ring', name: this.#name });
     this.#readFailures = new RateLimitedLog(this.#log, this.#clock);
     this.#onSlotsChanged = options.onSlotsChanged;
     this.#slots = new Array<SlotState>(this.#slotCount).fill(IDLE);
@@ -315,7 +315,7 @@ export class ShardRing {
   #fence(slot: number, why: string): void {
     this.#fences[slot].abort(new AbortedError(`shard ring ${this.#name}: slot ${slot} is no longer ours (${why})`));
     this.#fences[slot] = new AbortController();
-    this.#log.warn(`shard ring ${this.#name}: lost slot ${slot}: ${why}`);
+    this.#log.warn(`shard ring ${this.#name}: lost slot ${slot}: ${why}`, { slot });
   }
 
   async #perform(slot: number, effect: SlotEffect, version: string | undefined): Promise<void> {
@@ -350,7 +350,7 @@ export class ShardRing {
       await this.#bounded(`writing lease ${name}`, (signal) => this.#store.write(name, holder, version, signal));
       return true;
     } catch (err) {
-      if (!(err instanceof RingConflictError)) this.#log.warn(`shard ring ${this.#name}: writing lease ${name} failed: ${String(err)}`);
+      if (!(err instanceof RingConflictError)) this.#log.warn(`shard ring ${this.#name}: writing lease ${name} failed: ${String(err)}`, { lease: name, ...errorFields(err) });
       return false;
     }
   }

@@ -5,7 +5,7 @@ import { realClock, sleep, type Clock } from '../../core/clock.js';
 import { AbortedError, AlreadyStartedError } from '../../core/errors.js';
 import { NetworkError } from '../../listwatch/errors.js';
 import { metaNamespaceKeyFunc } from '../../core/keys.js';
-import { resolveLogger, type Logger } from '../../core/log.js';
+import { errorFields, resolveLogger, withFields, type Logger } from '../../core/log.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../../core/options.js';
 import { newListWatch } from '../../listwatch/list-watch.js';
 import type { ListerWatcher } from '../../listwatch/types.js';
@@ -102,7 +102,7 @@ export class DriftAudit {
         userAgent: 'kube-informer-drift-audit',
       });
     this.#clock = options.clock ?? realClock;
-    this.#log = resolveLogger(options.logger);
+    this.#log = withFields(resolveLogger(options.logger), { component: 'drift-audit', name: this.name });
     this.#intervalMs = options.intervalMs ?? 600_000;
     this.#jitter = options.jitter ?? 0.1;
     this.#settleTimeoutMs = options.settleTimeoutMs ?? 90_000;
@@ -137,7 +137,7 @@ export class DriftAudit {
         if (!(await sleep(this.#clock, delay, signal))) break;
         if (this.#informer.isStopped()) break;
         await this.audit(signal).catch((err: unknown) => {
-          if (!signal.aborted && !this.#informer.isStopped()) this.#log.warn(`${this.name}: the audit failed: ${err instanceof Error ? err.message : String(err)}`);
+          if (!signal.aborted && !this.#informer.isStopped()) this.#log.warn(`${this.name}: the audit failed: ${err instanceof Error ? err.message : String(err)}`, errorFields(err));
         });
       }
     } finally {
