@@ -4,6 +4,7 @@ import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
 import { AlreadyStartedError, toError } from '../core/errors.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { isAbortOf, TaskScope } from '../core/task-scope.js';
+import { FailureCounts, ItemBackoff } from '../runtime/backoff.js';
 import { DelayHeap } from '../workqueue/heap.js';
 import { QueueMetrics, type WorkQueueMetricsProvider } from '../workqueue/metrics.js';
 
@@ -59,13 +60,8 @@ export interface ExponentialBackoffOptions {
  */
 export function exponentialBackoff(options: ExponentialBackoffOptions = {}): ReconcileErrorPolicy {
   validateOptions('exponentialBackoff', options, { baseMs: 'duration', maxMs: 'duration' });
-  const baseMs = options.baseMs ?? 5;
-  const maxMs = options.maxMs ?? 1_000_000;
-  return (_key, _error, attempt) => {
-    // 2 ** n is Infinity past 1023, which the cap absorbs.
-    const ms = baseMs * 2 ** Math.max(0, attempt - 1);
-    return { kind: 'requeueAfter', ms: ms > maxMs ? maxMs : ms };
-  };
+  const backoff = new ItemBackoff<string>({ baseMs: options.baseMs, maxMs: options.maxMs }, 'exponentialBackoff');
+  return (_key, _error, attempt) => ({ kind: 'requeueAfter', ms: backoff.delayOf(attempt) });
 }
 
 /** Options of a {@link ReconcileScheduler}. */
@@ -157,7 +153,7 @@ export class ReconcileScheduler {
   readonly #pending = new Map<string, Pending>();
   readonly #heap = new DelayHeap<string>();
   readonly #running = new Set<string>();
-  readonly #attempts = new Map<string, number>();
+  readonly #attempts = new FailureCounts<string>();
   readonly #metrics: QueueMetrics<string>;
   /** Keys counted in the metrics' depth (due and waiting); kept only while metrics are on. */
   readonly #counted = new Set<string>();
@@ -212,7 +208,7 @@ export class ReconcileScheduler {
 
   /** How many failures in a row `key` has had (0 after a success or when it never failed). */
   attempts(key: string): number {
-    return this.#attempts.get(key) ?? 0;
+    return this.#attempts.get(key);
   }
 
   /** Counts of queued, running and failing keys. */
@@ -347,7 +343,7 @@ export class ReconcileScheduler {
     this.#metrics.done(key);
     try {
       if (action !== undefined) {
-        this.#attempts.delete(key);
+        this.#attempts.forget(key);
         this.#apply(key, action);
       } else this.#failed(key, signal, error);
     } catch (err) {
@@ -366,8 +362,7 @@ export class ReconcileScheduler {
       this.#request(key, this.#clock.now());
       return;
     }
-    const attempt = (this.#attempts.get(key) ?? 0) + 1;
-    this.#attempts.set(key, attempt);
+    const attempt = this.#attempts.add(key);
     const error = toError(thrown);
     let action: Action;
     try {

@@ -2,6 +2,7 @@
 
 import { realClock, type Clock } from '../core/clock.js';
 import { InvalidOptionError, validateOptions, type OptionSchema } from '../core/options.js';
+import { FailureCounts, ItemBackoff } from '../runtime/backoff.js';
 
 /**
  * Decides how long an item waits before it is retried (client-go's `TypedRateLimiter`). Each `when` call
@@ -33,38 +34,31 @@ function checkArguments(owner: string, args: Record<string, unknown>, schema: Op
  * of 0 always returns 0; a cap below the base always returns the cap.
  */
 export class ItemExponentialFailureRateLimiter<T> implements RateLimiter<T> {
-  readonly #baseDelayMs: number;
-  readonly #maxDelayMs: number;
-  readonly #failures = new Map<T, number>();
+  readonly #backoff: ItemBackoff<T>;
 
   /**
    * `baseDelayMs`: the first delay; `maxDelayMs`: the cap. Both must be finite and ≥ 0, else
    * {@link InvalidOptionError}.
    */
   constructor(baseDelayMs: number, maxDelayMs: number) {
-    checkArguments('ItemExponentialFailureRateLimiter', { baseDelayMs, maxDelayMs }, { baseDelayMs: 'duration', maxDelayMs: 'duration' });
-    this.#baseDelayMs = baseDelayMs;
-    this.#maxDelayMs = maxDelayMs;
+    const owner = 'ItemExponentialFailureRateLimiter';
+    checkArguments(owner, { baseDelayMs, maxDelayMs }, { baseDelayMs: 'duration', maxDelayMs: 'duration' });
+    this.#backoff = new ItemBackoff<T>({ baseMs: baseDelayMs, maxMs: maxDelayMs, factor: 2 }, owner);
   }
 
   /** `base × 2^failures(item)` capped at the maximum; then counts the failure. */
   when(item: T): number {
-    const exp = this.#failures.get(item) ?? 0;
-    this.#failures.set(item, exp + 1);
-    if (this.#baseDelayMs === 0) return 0;
-    // 2 ** exp becomes Infinity past 1023, which the cap absorbs.
-    const backoff = this.#baseDelayMs * 2 ** exp;
-    return backoff > this.#maxDelayMs ? this.#maxDelayMs : backoff;
+    return this.#backoff.next(item);
   }
 
   /** Forgets the item's failures. */
   forget(item: T): void {
-    this.#failures.delete(item);
+    this.#backoff.forget(item);
   }
 
   /** The item's failure count. */
   numRequeues(item: T): number {
-    return this.#failures.get(item) ?? 0;
+    return this.#backoff.failures(item);
   }
 }
 
@@ -76,7 +70,7 @@ export class ItemFastSlowRateLimiter<T> implements RateLimiter<T> {
   readonly #fastDelayMs: number;
   readonly #slowDelayMs: number;
   readonly #maxFastAttempts: number;
-  readonly #failures = new Map<T, number>();
+  readonly #failures = new FailureCounts<T>();
 
   /**
    * Delays in ms (finite, ≥ 0); `maxFastAttempts` (a whole number ≥ 0) is how many failures get the
@@ -95,19 +89,18 @@ export class ItemFastSlowRateLimiter<T> implements RateLimiter<T> {
 
   /** Counts the failure, then the fast delay while within `maxFastAttempts`, else the slow one. */
   when(item: T): number {
-    const attempts = (this.#failures.get(item) ?? 0) + 1;
-    this.#failures.set(item, attempts);
+    const attempts = this.#failures.add(item);
     return attempts <= this.#maxFastAttempts ? this.#fastDelayMs : this.#slowDelayMs;
   }
 
   /** Forgets the item's failures. */
   forget(item: T): void {
-    this.#failures.delete(item);
+    this.#failures.forget(item);
   }
 
   /** The item's failure count. */
   numRequeues(item: T): number {
-    return this.#failures.get(item) ?? 0;
+    return this.#failures.get(item);
   }
 }
 

@@ -1,0 +1,15 @@
+// The runtime room's barrel: what runs below the controller — backoff, ring buffer, delayed queue.
+export {
+  Backoff,
+  defaultRandom,
+  exponentialDelay,
+  FailureCounts,
+  ItemBackoff,
+  jittered,
+  jitteredAround,
+  resolveBackoffOptions,
+  type BackoffOptions,
+  type ItemBackoffOptions,
+  type RandomSource,
+  type ResolvedBackoffOptions,
+} from './backoff.js';
