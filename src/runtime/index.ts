@@ -13,3 +13,4 @@ export {
   type RandomSource,
   type ResolvedBackoffOptions,
 } from './backoff.js';
+export { RingBuffer } from './ring-buffer.js';
