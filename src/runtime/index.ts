@@ -14,3 +14,4 @@ export {
   type ResolvedBackoffOptions,
 } from './backoff.js';
 export { RingBuffer } from './ring-buffer.js';
+export { DelayQueue, type DelayedKey } from './delay-queue.js';
