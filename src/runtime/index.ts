@@ -15,3 +15,4 @@ export {
 } from './backoff.js';
 export { RingBuffer } from './ring-buffer.js';
 export { DelayQueue, type DelayedKey } from './delay-queue.js';
+export { TokenBucket } from './token-bucket.js';

@@ -3,6 +3,7 @@
 import { realClock, type Clock } from '../core/clock.js';
 import { InvalidOptionError, validateOptions, type OptionSchema } from '../core/options.js';
 import { FailureCounts, ItemBackoff } from '../runtime/backoff.js';
+import { TokenBucket } from '../runtime/token-bucket.js';
 
 /**
  * Decides how long an item waits before it is retried (client-go's `TypedRateLimiter`). Each `when` call
@@ -118,11 +119,9 @@ export interface BucketRateLimiterOptions {
  * `numRequeues` is always 0 and `forget` does nothing.
  */
 export class BucketRateLimiter<T> implements RateLimiter<T> {
-  readonly #qps: number;
-  readonly #burst: number;
   readonly #clock: Clock;
-  #tokens: number;
-  #last: number;
+  /** `undefined` when `qps` is `Infinity` (no limit). */
+  readonly #bucket: TokenBucket | undefined;
 
   /**
    * `qps` > 0 (`Infinity` = unlimited); `burst` a whole number ≥ 1 of tokens; `options.clock` a
@@ -134,22 +133,13 @@ export class BucketRateLimiter<T> implements RateLimiter<T> {
     }
     checkArguments('BucketRateLimiter', { burst }, { burst: 'positiveCount' });
     validateOptions('BucketRateLimiter', options, { clock: 'clock' });
-    this.#qps = qps;
-    this.#burst = burst;
     this.#clock = options.clock ?? realClock;
-    this.#tokens = burst;
-    this.#last = this.#clock.now();
+    this.#bucket = qps === Infinity ? undefined : new TokenBucket(burst, qps, 1000, this.#clock.now());
   }
 
   /** Reserves one token; returns the wait (ms) until it is available. */
   when(_item: T): number {
-    if (this.#qps === Infinity) return 0;
-    const now = this.#clock.now();
-    const elapsed = Math.max(0, now - this.#last);
-    this.#last = Math.max(this.#last, now);
-    this.#tokens = Math.min(this.#burst, this.#tokens + (elapsed * this.#qps) / 1000);
-    this.#tokens -= 1;
-    return this.#tokens >= 0 ? 0 : (-this.#tokens / this.#qps) * 1000;
+    return this.#bucket === undefined ? 0 : this.#bucket.reserve(this.#clock.now());
   }
 
   /** Does nothing: the bucket does not track items. */
