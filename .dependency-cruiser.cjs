@@ -40,10 +40,7 @@ const ROWS = {
  * Files another room may import although the room's index.ts does not re-export them (the index of
  * some rooms is a public entry point, which must not grow internals).
  */
-const SHARED_INTERNALS = {
-  // The scheduler's keyed delayed queue is built on the work queue's heap.
-  workqueue: ['heap.ts'],
-};
+const SHARED_INTERNALS = {};
 
 /**
  * Narrower doors for some pairs of rooms: room -> (imported room -> the only files it may import

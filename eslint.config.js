@@ -33,7 +33,12 @@ export default tseslint.config(
         { name: 'setTimeout', message: 'use the injectable Clock (core/clock.ts)' },
         { name: 'setInterval', message: 'use the injectable Clock (core/clock.ts)' },
       ],
-      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'use the injectable Clock (core/clock.ts)' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'use the injectable Clock (core/clock.ts)' },
+        // Jitter takes a `random` option (runtime/backoff.ts `defaultRandom` is the one default).
+        { object: 'Math', property: 'random', message: "take a `random?: () => number` option defaulting to runtime/backoff.ts's defaultRandom" },
+      ],
     },
   },
   {

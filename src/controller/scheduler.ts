@@ -1,10 +1,11 @@
 // The reconcile scheduler: merges requests per key, runs one reconcile per key at a time under a concurrency cap.
 
-import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
+import { realClock, type Clock } from '../core/clock.js';
 import { AlreadyStartedError, toError } from '../core/errors.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { isAbortOf, TaskScope } from '../core/task-scope.js';
-import { DelayHeap } from '../workqueue/heap.js';
+import { FailureCounts, ItemBackoff } from '../runtime/backoff.js';
+import { DelayQueue } from '../runtime/delay-queue.js';
 import { QueueMetrics, type WorkQueueMetricsProvider } from '../workqueue/metrics.js';
 import { misuse, misuseIn } from './outcomes.js';
 
@@ -64,13 +65,8 @@ export interface ExponentialBackoffOptions {
  */
 export function exponentialBackoff(options: ExponentialBackoffOptions = {}): ReconcileErrorPolicy {
   validateOptions('exponentialBackoff', options, { baseMs: 'duration', maxMs: 'duration' });
-  const baseMs = options.baseMs ?? 5;
-  const maxMs = options.maxMs ?? 1_000_000;
-  return (_key, _error, attempt) => {
-    // 2 ** n is Infinity past 1023, which the cap absorbs.
-    const ms = baseMs * 2 ** Math.max(0, attempt - 1);
-    return { kind: 'requeueAfter', ms: ms > maxMs ? maxMs : ms };
-  };
+  const backoff = new ItemBackoff<string>({ baseMs: options.baseMs, maxMs: options.maxMs }, 'exponentialBackoff');
+  return (_key, _error, attempt) => ({ kind: 'requeueAfter', ms: backoff.delayOf(attempt) });
 }
 
 /** Options of a {@link ReconcileScheduler}. */
@@ -130,11 +126,6 @@ export interface ReconcileSchedulerStats {
 /** The function a scheduler runs for each due key; its signal aborts when the scheduler stops. */
 export type Reconcile = (key: string, signal: AbortSignal) => Promise<Action>;
 
-interface Pending {
-  dueAt: number;
-  seq: number;
-}
-
 const OWNER = 'ReconcileScheduler';
 
 /**
@@ -163,15 +154,13 @@ export class ReconcileScheduler {
   readonly #debounceMs: number;
   readonly #onError: ReconcileErrorPolicy;
   readonly #clock: Clock;
-  readonly #pending = new Map<string, Pending>();
-  readonly #heap = new DelayHeap<string>();
+  /** Requests not started yet; a running key is held there, so its request waits for the run's end. */
+  readonly #pending: DelayQueue<string>;
   readonly #running = new Set<string>();
-  readonly #attempts = new Map<string, number>();
+  readonly #attempts = new FailureCounts<string>();
   readonly #metrics: QueueMetrics<string>;
   /** Keys counted in the metrics' depth (due and waiting); kept only while metrics are on. */
   readonly #counted = new Set<string>();
-  #seq = 0;
-  #timer: ClockTimer | undefined;
   #pumpQueued = false;
   #scope: TaskScope | undefined;
   /** The run's scope is live (cheaper to read than its signal's `aborted`, on every request). */
@@ -188,6 +177,7 @@ export class ReconcileScheduler {
     this.#debounceMs = options.debounceMs ?? 0;
     this.#onError = options.onError ?? exponentialBackoff();
     this.#clock = options.clock ?? realClock;
+    this.#pending = new DelayQueue<string>(this.#clock, () => this.#pump());
     this.#metrics = new QueueMetrics<string>(options.name ?? '', this.#clock, options.metricsProvider, 500);
   }
 
@@ -214,14 +204,14 @@ export class ReconcileScheduler {
     const dueAt = runAt ?? now + (delayMs ?? 0);
     if (this.#debounceMs === 0) this.#request(key, dueAt);
     else {
-      const old = this.#pending.get(key);
-      if (old === undefined || old.dueAt >= dueAt) this.#set(key, dueAt + this.#debounceMs);
+      const old = this.#pending.dueAt(key);
+      if (old === undefined || old >= dueAt) this.#set(key, dueAt + this.#debounceMs);
     }
   }
 
   /** How many failures in a row `key` has had (0 after a success or when it never failed). */
   attempts(key: string): number {
-    return this.#attempts.get(key) ?? 0;
+    return this.#attempts.get(key);
   }
 
   /** Counts of queued, running and failing keys. */
@@ -244,7 +234,7 @@ export class ReconcileScheduler {
     this.#reconcile = reconcile;
     const onStop = (): void => {
       this.#alive = false;
-      this.#disarm();
+      this.#pending.disarm();
     };
     this.#alive = !scope.signal.aborted;
     scope.signal.addEventListener('abort', onStop, { once: true });
@@ -259,24 +249,21 @@ export class ReconcileScheduler {
       await scope.closed();
     } finally {
       scope.signal.removeEventListener('abort', onStop);
-      this.#disarm();
+      this.#pending.disarm();
       this.#metrics.shutdown();
     }
   }
 
   /** Merges a request due at `dueAt` (the earlier time wins). */
   #request(key: string, dueAt: number): void {
-    const old = this.#pending.get(key);
-    if (old === undefined || dueAt < old.dueAt) this.#set(key, dueAt);
+    const old = this.#pending.dueAt(key);
+    if (old === undefined || dueAt < old) this.#set(key, dueAt);
   }
 
   /** Makes `dueAt` the key's pending due time and wakes the loop. */
   #set(key: string, dueAt: number): void {
     if (this.#metrics.enabled) this.#count(key, dueAt);
-    const entry = { dueAt, seq: this.#seq++ };
-    this.#pending.set(key, entry);
-    // A running key's request enters the heap when its run ends.
-    if (!this.#running.has(key)) this.#heap.push({ item: key, readyAt: dueAt, seq: entry.seq, index: -1 });
+    this.#pending.set(key, dueAt);
     this.#queuePump();
   }
 
@@ -304,42 +291,30 @@ export class ReconcileScheduler {
 
   /** Starts every due key the cap allows, then arms one timer for the next due key. */
   #pump(): void {
-    this.#disarm();
-    if (!this.#live()) return;
+    if (!this.#live()) {
+      this.#pending.disarm();
+      return;
+    }
     const now = this.#clock.now();
     while (this.#running.size < this.#concurrency) {
-      const top = this.#heap.peek();
-      if (top === undefined) return;
-      const current = this.#pending.get(top.item);
-      if (current?.seq !== top.seq || this.#running.has(top.item)) {
-        this.#heap.pop(); // superseded by a newer request (lazy deletion)
-        continue;
-      }
-      if (top.readyAt > now) {
-        this.#timer = this.#clock.setTimeout(() => {
-          this.#timer = undefined;
-          this.#pump();
-        }, top.readyAt - now);
+      const top = this.#pending.popDue(now);
+      if (top === undefined) {
+        this.#pending.arm(); // one timer, for the next key due (none when nothing waits)
         return;
       }
-      this.#heap.pop();
-      this.#pending.delete(top.item);
       if (this.#metrics.enabled) {
         // A delayed request is added when it starts: its latency counts from its due time.
-        if (!this.#counted.delete(top.item)) this.#metrics.add(top.item, top.readyAt);
-        this.#metrics.get(top.item);
+        if (!this.#counted.delete(top.key)) this.#metrics.add(top.key, top.dueAt);
+        this.#metrics.get(top.key);
       }
-      this.#start(top.item);
+      this.#start(top.key);
     }
-  }
-
-  #disarm(): void {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#pending.disarm(); // at the cap: the end of a run pumps again
   }
 
   #start(key: string): void {
     this.#running.add(key);
+    this.#pending.hold(key);
     void this.#runOne(key, this.#scope!, this.#reconcile!);
   }
 
@@ -357,14 +332,13 @@ export class ReconcileScheduler {
     this.#metrics.done(key);
     try {
       if (action !== undefined) {
-        this.#attempts.delete(key);
+        this.#attempts.forget(key);
         this.#apply(key, action);
       } else this.#failed(key, signal, error);
     } catch (err) {
       scope.fail(err, `reconcile ${key}`);
     } finally {
-      const pending = this.#pending.get(key);
-      if (pending !== undefined) this.#heap.push({ item: key, readyAt: pending.dueAt, seq: pending.seq, index: -1 });
+      this.#pending.release(key);
       this.#queuePump();
       if (this.#running.size === 0) this.#onIdle?.();
     }
@@ -376,8 +350,7 @@ export class ReconcileScheduler {
       this.#request(key, this.#clock.now());
       return;
     }
-    const attempt = (this.#attempts.get(key) ?? 0) + 1;
-    this.#attempts.set(key, attempt);
+    const attempt = this.#attempts.add(key);
     // A programming error is not retried: it fails the run (the caller's catch), as a throwing policy does.
     const mistake = misuseIn(thrown);
     if (mistake !== undefined) throw mistake;

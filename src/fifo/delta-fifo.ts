@@ -3,11 +3,9 @@
 import { AbortedError, InvalidObjectError, KubeInformerError } from '../core/errors.js';
 import { DeletedFinalStateUnknown, metaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
 import { preview } from '../core/preview.js';
+import { RingBuffer } from '../runtime/ring-buffer.js';
 import { FifoClosedError, TransformFailedError } from './errors.js';
 import type { Delta, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter, PopProcessFunc } from './types.js';
-
-/** Past this many consumed slots at the head of the key queue, the queue array is compacted. */
-const COMPACT_AFTER = 1024;
 
 /**
  * A producer/consumer queue of per-key change lists, with client-go's DeltaFIFO (v0.32) semantics:
@@ -34,8 +32,7 @@ const COMPACT_AFTER = 1024;
  */
 export class DeltaFIFO<T> {
   #items = new Map<string, Delta<T>[]>();
-  #queue: string[] = [];
-  #head = 0;
+  readonly #queue = new RingBuffer<string>();
   #keyFunc: KeyFunc<T>;
   #knownObjects: KeyListerGetter<T> | undefined;
   #replaceType: DeltaType;
@@ -196,7 +193,7 @@ export class DeltaFIFO<T> {
 
   /** Takes the oldest key (the caller holds the turn) and processes it; the turn is released after. */
   #take(process: PopProcessFunc<T>): Deltas<T> | Promise<Deltas<T>> {
-    const key = this.#shiftKey();
+    const key = this.#queue.shift() as string;
     const deltas = this.#items.get(key) as Delta<T>[];
     this.#items.delete(key);
     const isInInitialList = !this.hasSynced();
@@ -245,7 +242,7 @@ export class DeltaFIFO<T> {
 
   /** The queued keys, oldest first (the order `pop` will hand them out). A fresh array. */
   listKeys(): string[] {
-    return this.#queue.slice(this.#head);
+    return this.#queue.toArray();
   }
 
   /** A copy of the deltas queued under `obj`'s key, or `undefined` when none are. */
@@ -330,20 +327,6 @@ export class DeltaFIFO<T> {
       return;
     }
     deltas.push({ type, object });
-  }
-
-  #shiftKey(): string {
-    const queue = this.#queue;
-    const key = queue[this.#head++];
-    if (this.#head === queue.length) {
-      queue.length = 0;
-      this.#head = 0;
-    } else if (this.#head >= COMPACT_AFTER && this.#head * 2 >= queue.length) {
-      queue.copyWithin(0, this.#head);
-      queue.length -= this.#head;
-      this.#head = 0;
-    }
-    return key;
   }
 
   /** Waits until #handTurn gives this caller the turn; an abort before that leaves the line and rejects. */

@@ -3,6 +3,7 @@
 import type { Clock } from '../core/clock.js';
 import type { DeletedFinalStateUnknown } from '../core/keys.js';
 import { channels, publish } from '../observability/channels.js';
+import { RingBuffer } from '../runtime/ring-buffer.js';
 import { HandlerError } from './errors.js';
 import type { ResourceEventHandler } from './handler.js';
 import { SingleFileTracker, SyncCondition } from './sync-track.js';
@@ -94,8 +95,7 @@ export class ProcessorListener<T> {
   /** The user's handler. */
   readonly handler: ResourceEventHandler<T>;
   #options: ProcessorListenerOptions;
-  #buffer: Array<Notification<T> | undefined> = [];
-  #head = 0;
+  readonly #buffer = new RingBuffer<Notification<T>>();
   #wake: (() => void) | undefined;
   #started = false;
   #stopped = false;
@@ -127,7 +127,7 @@ export class ProcessorListener<T> {
     if (this.#stopped) return;
     if (n.kind === 'add' && n.isInInitialList) this.#tracker.start();
     this.#buffer.push(n);
-    const backlog = this.#buffer.length - this.#head;
+    const backlog = this.#buffer.length;
     if (backlog > this.#maxBacklog) this.#maxBacklog = backlog;
     const wake = this.#wake;
     if (wake !== undefined) {
@@ -159,8 +159,7 @@ export class ProcessorListener<T> {
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
-    this.#buffer = [];
-    this.#head = 0;
+    this.#buffer.clear();
     const wake = this.#wake;
     this.#wake = undefined;
     wake?.();
@@ -208,9 +207,9 @@ export class ProcessorListener<T> {
 
   /** Delivery statistics for `health()`. */
   stats(): ListenerStats {
-    const oldest = this.#buffer[this.#head];
+    const oldest = this.#buffer.peek();
     return {
-      backlog: this.#buffer.length - this.#head,
+      backlog: this.#buffer.length,
       oldestPendingAt: oldest?.at,
       inFlightSince: this.#inFlightSince,
       delivered: this.#delivered,
@@ -219,28 +218,13 @@ export class ProcessorListener<T> {
     };
   }
 
-  #take(): Notification<T> | undefined {
-    if (this.#head >= this.#buffer.length) return undefined;
-    const n = this.#buffer[this.#head];
-    this.#buffer[this.#head] = undefined;
-    this.#head++;
-    if (this.#head >= this.#buffer.length) {
-      this.#buffer = [];
-      this.#head = 0;
-    } else if (this.#head >= 1024 && this.#head * 2 >= this.#buffer.length) {
-      this.#buffer = this.#buffer.slice(this.#head);
-      this.#head = 0;
-    }
-    return n;
-  }
-
   async #loop(): Promise<void> {
     let sinceYield = 0;
     // The clock is read once per synchronous run of callbacks, not once per callback: a callback's
     // in-flight time can only grow past a run's start while it awaits, and each await starts a new run.
     let runStartedAt: number | undefined;
     while (!this.#stopped) {
-      const n = this.#take();
+      const n = this.#buffer.shift();
       if (n === undefined) {
         sinceYield = 0;
         await new Promise<void>((resolve) => {
@@ -294,8 +278,7 @@ export class ProcessorListener<T> {
       }
     }
     this.#stopped = true;
-    this.#buffer = [];
-    this.#head = 0;
+    this.#buffer.clear();
     this.#synced.fail(err);
     this.#options.onFatal(err);
     return false;

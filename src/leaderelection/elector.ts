@@ -4,6 +4,7 @@ import { realClock, sleep, type Clock } from '../core/clock.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { AlreadyStartedError } from '../core/errors.js';
 import { channels, publish } from '../observability/channels.js';
+import { defaultRandom, jittered } from '../runtime/backoff.js';
 import { LeaderElectionError, LockNotFoundError, recordFingerprint, type LeaderElectionRecord, type ResourceLock } from './lock.js';
 import { abortableWait } from '../core/abort.js';
 import { TaskScope } from '../core/task-scope.js';
@@ -134,7 +135,7 @@ export class LeaderElector {
     this.#name = options.name ?? options.lock.describe();
     this.#release = options.releaseOnCancel ?? false;
     this.#clock = options.clock ?? realClock;
-    this.#random = options.random ?? Math.random;
+    this.#random = options.random ?? defaultRandom;
     this.#options = options;
   }
 
@@ -195,7 +196,7 @@ export class LeaderElector {
         if (this.#release) await this.#releaseLock();
         return false;
       }
-      const wait = this.#retryMs * (1 + this.#random() * LEADER_ELECTION_JITTER_FACTOR);
+      const wait = jittered(this.#retryMs, LEADER_ELECTION_JITTER_FACTOR, this.#random);
       if (!(await sleep(this.#clock, wait, stop))) return false;
     }
   }

@@ -1,6 +1,7 @@
 // Pulling byte chunks out of a Node stream or any async iterable, stoppable at once, keeping what arrived.
 
 import { Readable } from 'node:stream';
+import { RingBuffer } from '../runtime/ring-buffer.js';
 
 /** A chunk of a watch body. */
 export type Chunk = Uint8Array | string;
@@ -26,8 +27,7 @@ function noop(): void {}
  */
 class StreamChunkSource implements ChunkSource {
   #stream: Readable;
-  #queue: Chunk[] = [];
-  #head = 0;
+  readonly #queue = new RingBuffer<Chunk>();
   #ended = false;
   #failed = false;
   #error: unknown;
@@ -43,11 +43,9 @@ class StreamChunkSource implements ChunkSource {
   }
 
   next(): Promise<IteratorResult<Chunk>> {
-    if (this.#head < this.#queue.length) {
-      const value = this.#queue[this.#head++];
-      if (this.#head === this.#queue.length) {
-        this.#queue.length = 0;
-        this.#head = 0;
+    if (this.#queue.length > 0) {
+      const value = this.#queue.shift() as Chunk;
+      if (this.#queue.length === 0) {
         if (!this.#ended && !this.#failed && this.#stream.isPaused()) this.#stream.resume();
       }
       return Promise.resolve({ value, done: false });
@@ -62,8 +60,7 @@ class StreamChunkSource implements ChunkSource {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#queue = [];
-    this.#head = 0;
+    this.#queue.clear();
     const stream = this.#stream;
     stream.off('data', this.#onData);
     stream.off('end', this.#onEnd);
@@ -91,7 +88,7 @@ class StreamChunkSource implements ChunkSource {
       return;
     }
     this.#queue.push(chunk);
-    if (this.#queue.length - this.#head >= HIGH_WATER_CHUNKS) this.#stream.pause();
+    if (this.#queue.length >= HIGH_WATER_CHUNKS) this.#stream.pause();
   };
 
   #onEnd = (): void => {

@@ -4,7 +4,7 @@ import { ABORTED, ChildAbort, TIMED_OUT, callWithTimeout } from '../core/abort.j
 import type { Clock, ClockTimer } from '../core/clock.js';
 import { sleep } from '../core/clock.js';
 import type { ListerWatcher, ListOptions } from '../listwatch/types.js';
-import type { Backoff } from './backoff.js';
+import type { Backoff } from '../runtime/backoff.js';
 import type { WatchEndReason } from './events.js';
 import type { Plan, Result, StoreOp } from './machine-types.js';
 import { watchTimeoutSeconds } from './requests.js';

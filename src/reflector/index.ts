@@ -21,7 +21,7 @@ export type {
   BookmarkEvent,
   ReflectorErrorEvent,
 } from './events.js';
-export type { BackoffOptions } from './backoff.js';
+export type { BackoffOptions } from '../runtime/backoff.js';
 export {
   ResourceVersionRegressionError,
   WatchStalledError,

@@ -8,7 +8,7 @@ import { metaNamespaceKeyFunc } from '../core/keys.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { getResourceVersion } from '../core/types.js';
 import type { ListerWatcher, ListOptions } from '../listwatch/types.js';
-import { Backoff, resolveBackoffOptions } from './backoff.js';
+import { Backoff, defaultRandom, resolveBackoffOptions } from '../runtime/backoff.js';
 import { Driver } from './driver.js';
 import type { DriverDeps } from './driver.js';
 import { publishOnChannels, reportHookFailure, subscribeHooks } from './events.js';
@@ -112,7 +112,7 @@ export class Reflector<T> {
     validateReflectorOptions(options as ReflectorOptions<unknown>);
     const name = options.name ?? (options.expectedKind !== undefined ? `reflector ${options.expectedKind}` : 'reflector');
     const clock: Clock = options.clock ?? realClock;
-    const random = options.random ?? Math.random;
+    const random = options.random ?? defaultRandom;
     const known = options.knownObjects;
     this.#name = name;
     this.#env = {

@@ -1,7 +1,7 @@
 // The reflector's public shapes: the store it feeds, its options, its error context and its stats.
 
 import type { Clock } from '../core/clock.js';
-import type { BackoffOptions } from './backoff.js';
+import type { BackoffOptions } from '../runtime/backoff.js';
 import type { RegressionInfo } from './errors.js';
 
 /**

@@ -1,3 +1,20 @@
-// The runtime room: what everything that runs is built on — the runnable group (and, from the backoff branch, backoff and the ring buffer).
+// The runtime room's barrel: what everything that runs is built on — the runnable group, backoff, the ring buffer, the keyed delayed queue, the token bucket.
 
 export { RunGroup, type Runnable, type RunGroupOptions, type RunGroupResult } from './run-group.js';
+export {
+  Backoff,
+  defaultRandom,
+  exponentialDelay,
+  FailureCounts,
+  ItemBackoff,
+  jittered,
+  jitteredAround,
+  resolveBackoffOptions,
+  type BackoffOptions,
+  type ItemBackoffOptions,
+  type RandomSource,
+  type ResolvedBackoffOptions,
+} from './backoff.js';
+export { RingBuffer } from './ring-buffer.js';
+export { DelayQueue, type DelayedKey } from './delay-queue.js';
+export { TokenBucket } from './token-bucket.js';

@@ -1,5 +1,7 @@
 // A single-consumer async iterable of watch events that ends on close or abort and leaves nothing behind.
 
+import { RingBuffer } from '../runtime/ring-buffer.js';
+
 /**
  * The async iterable a {@link FakeControllerSource} watch resolves with. Events pushed before the
  * consumer reads are buffered. `end()` lets the consumer drain what is buffered, then the iteration
@@ -7,8 +9,7 @@
  * Either way the `onClose` callback runs exactly once, which is how the source unsubscribes.
  */
 export class EventStream<T> implements AsyncIterable<T> {
-  #queue: T[] = [];
-  #head = 0;
+  readonly #queue = new RingBuffer<T>();
   #waiter: ((r: IteratorResult<T>) => void) | undefined;
   #ended = false;
   #closed = false;
@@ -45,7 +46,7 @@ export class EventStream<T> implements AsyncIterable<T> {
   end(): void {
     if (this.#ended || this.#closed) return;
     this.#ended = true;
-    if (this.#head >= this.#queue.length) this.#close(false);
+    if (this.#queue.length === 0) this.#close(false);
   }
 
   /** Finishes at once, dropping buffered events (what an abort does). */
@@ -57,10 +58,7 @@ export class EventStream<T> implements AsyncIterable<T> {
     if (this.#closed) return;
     this.#closed = true;
     this.#ended = true;
-    if (drop) {
-      this.#queue = [];
-      this.#head = 0;
-    }
+    if (drop) this.#queue.clear();
     this.#signal?.removeEventListener('abort', this.#onAbort);
     this.#signal = undefined;
     const w = this.#waiter;
@@ -74,13 +72,9 @@ export class EventStream<T> implements AsyncIterable<T> {
     this.#iterating = true;
     return {
       next: (): Promise<IteratorResult<T>> => {
-        if (this.#head < this.#queue.length) {
-          const value = this.#queue[this.#head++];
-          if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
-            this.#queue = this.#queue.slice(this.#head);
-            this.#head = 0;
-          }
-          if (this.#ended && this.#head >= this.#queue.length) this.#close(false);
+        if (this.#queue.length > 0) {
+          const value = this.#queue.shift() as T;
+          if (this.#ended && this.#queue.length === 0) this.#close(false);
           return Promise.resolve({ value, done: false });
         }
         if (this.#closed || this.#ended) {

@@ -1,7 +1,7 @@
 // The delaying queue: a work queue whose items can be added after a delay, on one clock timer.
 
-import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
-import { DelayHeap, type DelayEntry } from './heap.js';
+import { realClock, type Clock } from '../core/clock.js';
+import { DelayQueue } from '../runtime/delay-queue.js';
 import { WorkQueue, type WorkQueueOptions } from './queue.js';
 
 /** Options of a {@link DelayingQueue}: those of {@link WorkQueueOptions}; `clock` also times the delays. */
@@ -9,19 +9,16 @@ export type DelayingQueueOptions<T> = WorkQueueOptions<T>;
 
 /**
  * A {@link WorkQueue} with {@link DelayingQueue.addAfter} (client-go's `DelayingInterface`). Waiting
- * items sit in a min-heap by ready time; a single clock timer is armed for the earliest one, and items
- * that fall due are added in ready-time order (ties in the order they were requested).
+ * items sit in the reconcile scheduler's keyed delayed queue (`runtime/delay-queue.ts`): a min-heap by
+ * ready time with a single clock timer armed for the earliest one; items that fall due are added in
+ * ready-time order (ties in the order of the requests that set their ready times).
  *
  * An item waits at most once: a second `addAfter` for an item already waiting keeps the **earlier** of
  * the two ready times. Shutting down clears the timer and drops every waiting item.
  */
 export class DelayingQueue<T> extends WorkQueue<T> {
   readonly #clock: Clock;
-  readonly #heap = new DelayHeap<T>();
-  readonly #waiting = new Map<T, DelayEntry<T>>();
-  #seq = 0;
-  #timer: ClockTimer | undefined;
-  #timerDueAt = Infinity;
+  readonly #waiting: DelayQueue<T>;
 
   /**
    * Creates an empty delaying queue; see {@link WorkQueueOptions} for the options and their defaults.
@@ -32,6 +29,7 @@ export class DelayingQueue<T> extends WorkQueue<T> {
   constructor(options: DelayingQueueOptions<T> = {}) {
     super(options);
     this.#clock = options.clock ?? realClock;
+    this.#waiting = new DelayQueue<T>(this.#clock, () => this.#fire());
   }
 
   /**
@@ -47,19 +45,7 @@ export class DelayingQueue<T> extends WorkQueue<T> {
       this.add(item);
       return;
     }
-    const readyAt = this.#clock.now() + delayMs;
-    const existing = this.#waiting.get(item);
-    if (existing !== undefined) {
-      if (readyAt < existing.readyAt) {
-        this.#heap.moveEarlier(existing, readyAt);
-        this.#arm();
-      }
-      return;
-    }
-    const entry: DelayEntry<T> = { item, readyAt, seq: this.#seq++, index: -1 };
-    this.#waiting.set(item, entry);
-    this.#heap.push(entry);
-    this.#arm();
+    if (this.#waiting.setEarlier(item, this.#clock.now() + delayMs)) this.#waiting.arm();
   }
 
   /** How many items are waiting for their delay (not yet in the queue). */
@@ -85,38 +71,15 @@ export class DelayingQueue<T> extends WorkQueue<T> {
   }
 
   #stopDelays(): void {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerDueAt = Infinity;
-    this.#heap.clear();
     this.#waiting.clear();
     this.checkStateWaiters();
   }
 
-  /** Makes sure exactly one timer is set, for the earliest waiting item. */
-  #arm(): void {
-    const next = this.#heap.peek();
-    const dueAt = next === undefined ? Infinity : next.readyAt;
-    if (dueAt === this.#timerDueAt) return;
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerDueAt = dueAt;
-    if (next === undefined) return;
-    this.#timer = this.#clock.setTimeout(() => this.#fire(), dueAt - this.#clock.now());
-  }
-
+  /** The timer fired: adds every item now due, in due order, and arms the timer for the next one. */
   #fire(): void {
-    this.#timer = undefined;
-    this.#timerDueAt = Infinity;
     const now = this.#clock.now();
-    for (;;) {
-      const next = this.#heap.peek();
-      if (next === undefined || next.readyAt > now) break;
-      this.#heap.pop();
-      this.#waiting.delete(next.item);
-      this.add(next.item);
-    }
-    this.#arm();
+    for (let next = this.#waiting.popDue(now); next !== undefined; next = this.#waiting.popDue(now)) this.add(next.key);
+    this.#waiting.arm();
     this.checkStateWaiters();
   }
 }

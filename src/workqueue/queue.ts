@@ -3,6 +3,7 @@
 import { realClock, type Clock } from '../core/clock.js';
 import { AbortedError } from '../core/errors.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
+import { RingBuffer } from '../runtime/ring-buffer.js';
 import { checkMethods } from './check-methods.js';
 import { QueueMetrics, type WorkQueueMetricsProvider } from './metrics.js';
 
@@ -23,8 +24,7 @@ export interface QueueStrategy<T> {
 
 /** The default {@link QueueStrategy}: first in, first out; popped slots are cleared so items can be collected. */
 export class FifoQueueStrategy<T> implements QueueStrategy<T> {
-  #items: (T | undefined)[] = [];
-  #head = 0;
+  readonly #items = new RingBuffer<T>();
 
   /** Appends an item. */
   push(item: T): void {
@@ -33,22 +33,12 @@ export class FifoQueueStrategy<T> implements QueueStrategy<T> {
 
   /** Removes and returns the oldest item. */
   pop(): T {
-    const item = this.#items[this.#head] as T;
-    this.#items[this.#head] = undefined;
-    this.#head++;
-    if (this.#head === this.#items.length) {
-      this.#items = [];
-      this.#head = 0;
-    } else if (this.#head >= 1024 && this.#head * 2 >= this.#items.length) {
-      this.#items = this.#items.slice(this.#head);
-      this.#head = 0;
-    }
-    return item;
+    return this.#items.shift() as T;
   }
 
   /** How many items are waiting. */
   len(): number {
-    return this.#items.length - this.#head;
+    return this.#items.length;
   }
 }
 

@@ -2,6 +2,8 @@
 
 import { realClock, type Clock } from '../core/clock.js';
 import { InvalidOptionError, validateOptions, type OptionSchema } from '../core/options.js';
+import { FailureCounts, ItemBackoff } from '../runtime/backoff.js';
+import { TokenBucket } from '../runtime/token-bucket.js';
 
 /**
  * Decides how long an item waits before it is retried (client-go's `TypedRateLimiter`). Each `when` call
@@ -33,38 +35,31 @@ function checkArguments(owner: string, args: Record<string, unknown>, schema: Op
  * of 0 always returns 0; a cap below the base always returns the cap.
  */
 export class ItemExponentialFailureRateLimiter<T> implements RateLimiter<T> {
-  readonly #baseDelayMs: number;
-  readonly #maxDelayMs: number;
-  readonly #failures = new Map<T, number>();
+  readonly #backoff: ItemBackoff<T>;
 
   /**
    * `baseDelayMs`: the first delay; `maxDelayMs`: the cap. Both must be finite and ≥ 0, else
    * {@link InvalidOptionError}.
    */
   constructor(baseDelayMs: number, maxDelayMs: number) {
-    checkArguments('ItemExponentialFailureRateLimiter', { baseDelayMs, maxDelayMs }, { baseDelayMs: 'duration', maxDelayMs: 'duration' });
-    this.#baseDelayMs = baseDelayMs;
-    this.#maxDelayMs = maxDelayMs;
+    const owner = 'ItemExponentialFailureRateLimiter';
+    checkArguments(owner, { baseDelayMs, maxDelayMs }, { baseDelayMs: 'duration', maxDelayMs: 'duration' });
+    this.#backoff = new ItemBackoff<T>({ baseMs: baseDelayMs, maxMs: maxDelayMs, factor: 2 }, owner);
   }
 
   /** `base × 2^failures(item)` capped at the maximum; then counts the failure. */
   when(item: T): number {
-    const exp = this.#failures.get(item) ?? 0;
-    this.#failures.set(item, exp + 1);
-    if (this.#baseDelayMs === 0) return 0;
-    // 2 ** exp becomes Infinity past 1023, which the cap absorbs.
-    const backoff = this.#baseDelayMs * 2 ** exp;
-    return backoff > this.#maxDelayMs ? this.#maxDelayMs : backoff;
+    return this.#backoff.next(item);
   }
 
   /** Forgets the item's failures. */
   forget(item: T): void {
-    this.#failures.delete(item);
+    this.#backoff.forget(item);
   }
 
   /** The item's failure count. */
   numRequeues(item: T): number {
-    return this.#failures.get(item) ?? 0;
+    return this.#backoff.failures(item);
   }
 }
 
@@ -76,7 +71,7 @@ export class ItemFastSlowRateLimiter<T> implements RateLimiter<T> {
   readonly #fastDelayMs: number;
   readonly #slowDelayMs: number;
   readonly #maxFastAttempts: number;
-  readonly #failures = new Map<T, number>();
+  readonly #failures = new FailureCounts<T>();
 
   /**
    * Delays in ms (finite, ≥ 0); `maxFastAttempts` (a whole number ≥ 0) is how many failures get the
@@ -95,19 +90,18 @@ export class ItemFastSlowRateLimiter<T> implements RateLimiter<T> {
 
   /** Counts the failure, then the fast delay while within `maxFastAttempts`, else the slow one. */
   when(item: T): number {
-    const attempts = (this.#failures.get(item) ?? 0) + 1;
-    this.#failures.set(item, attempts);
+    const attempts = this.#failures.add(item);
     return attempts <= this.#maxFastAttempts ? this.#fastDelayMs : this.#slowDelayMs;
   }
 
   /** Forgets the item's failures. */
   forget(item: T): void {
-    this.#failures.delete(item);
+    this.#failures.forget(item);
   }
 
   /** The item's failure count. */
   numRequeues(item: T): number {
-    return this.#failures.get(item) ?? 0;
+    return this.#failures.get(item);
   }
 }
 
@@ -125,11 +119,9 @@ export interface BucketRateLimiterOptions {
  * `numRequeues` is always 0 and `forget` does nothing.
  */
 export class BucketRateLimiter<T> implements RateLimiter<T> {
-  readonly #qps: number;
-  readonly #burst: number;
   readonly #clock: Clock;
-  #tokens: number;
-  #last: number;
+  /** `undefined` when `qps` is `Infinity` (no limit). */
+  readonly #bucket: TokenBucket | undefined;
 
   /**
    * `qps` > 0 (`Infinity` = unlimited); `burst` a whole number ≥ 1 of tokens; `options.clock` a
@@ -141,22 +133,13 @@ export class BucketRateLimiter<T> implements RateLimiter<T> {
     }
     checkArguments('BucketRateLimiter', { burst }, { burst: 'positiveCount' });
     validateOptions('BucketRateLimiter', options, { clock: 'clock' });
-    this.#qps = qps;
-    this.#burst = burst;
     this.#clock = options.clock ?? realClock;
-    this.#tokens = burst;
-    this.#last = this.#clock.now();
+    this.#bucket = qps === Infinity ? undefined : new TokenBucket(burst, qps, 1000, this.#clock.now());
   }
 
   /** Reserves one token; returns the wait (ms) until it is available. */
   when(_item: T): number {
-    if (this.#qps === Infinity) return 0;
-    const now = this.#clock.now();
-    const elapsed = Math.max(0, now - this.#last);
-    this.#last = Math.max(this.#last, now);
-    this.#tokens = Math.min(this.#burst, this.#tokens + (elapsed * this.#qps) / 1000);
-    this.#tokens -= 1;
-    return this.#tokens >= 0 ? 0 : (-this.#tokens / this.#qps) * 1000;
+    return this.#bucket === undefined ? 0 : this.#bucket.reserve(this.#clock.now());
   }
 
   /** Does nothing: the bucket does not track items. */

@@ -182,6 +182,22 @@ describe('DriftAudit', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it('stretches or shrinks each interval by the jitter, drawn from the injected random source', async () => {
+    const clock = new FakeClock();
+    const draws = [0, 0.999_999];
+    const audit = newAudit({ clock, intervalMs: 60_000, jitter: 0.1, random: () => draws.shift() ?? 0.5 });
+    const running = audit.run(stop.signal);
+    await flushPromises();
+    expect(clock.pendingDelays()).toEqual([54_000]); // 60 s − 10 %
+    await clock.advance(54_000);
+    await until(() => audit.stats().audits.clean === 1, 'the first audit');
+    await until(() => clock.pendingTimers() === 1, 'the next interval');
+    expect(clock.pendingDelays()[0]).toBeCloseTo(66_000, 0); // 60 s + 10 % (almost)
+    stop.abort();
+    await running;
+    expect(() => newAudit({ random: 1 as never })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
+  });
+
   it('validates its options', () => {
     expect(() => new DriftAudit(server.kubeConfig, configMaps, {})).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
     expect(() => newAudit({ jitter: 1 })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));

@@ -1,46 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/core/clock.js';
 import { ApiStatusError } from '../../src/core/errors.js';
-import { Backoff, resolveBackoffOptions } from '../../src/reflector/backoff.js';
 import { FakeWatch, connRefused, harness, podList, settle, statusEvent } from './helpers.js';
-
-function sequence(values: number[]): () => number {
-  let i = 0;
-  return () => values[i++ % values.length];
-}
-
-describe('Backoff', () => {
-  it('starts at 800 ms, doubles up to 30 s and adds jitter from the injected random', () => {
-    const clock = new FakeClock();
-    const b = new Backoff(resolveBackoffOptions(), clock, sequence([0.5, 0, 0.25, 0, 0, 0, 0, 0.999]));
-    expect(Array.from({ length: 8 }, () => b.next())).toEqual([1200, 1600, 4000, 6400, 12800, 25600, 30000, 59970]);
-  });
-
-  it('starts over after two minutes without a failure, measured from the end of the last delay', async () => {
-    const clock = new FakeClock();
-    const b = new Backoff(resolveBackoffOptions(), clock, () => 0);
-    expect([b.next(), b.next(), b.next()]).toEqual([800, 1600, 3200]);
-    await clock.advance(3200 + 119_999);
-    expect(b.next()).toBe(6400);
-    await clock.advance(6400 + 120_000);
-    expect(b.next()).toBe(800);
-  });
-
-  it('keeps the capped delay while failures keep coming', async () => {
-    const clock = new FakeClock();
-    const b = new Backoff(resolveBackoffOptions(), clock, () => 0);
-    for (let i = 0; i < 10; i++) {
-      const d = b.next();
-      await clock.advance(d + 1000);
-    }
-    expect(b.next()).toBe(30_000);
-  });
-
-  it('honours custom parameters without jitter', () => {
-    const b = new Backoff(resolveBackoffOptions({ initialMs: 10, factor: 2, maxMs: 100, jitter: 0 }), new FakeClock(), () => 0.9);
-    expect(Array.from({ length: 6 }, () => b.next())).toEqual([10, 20, 40, 80, 100, 100]);
-  });
-});
 
 describe('Reflector backoff', () => {
   it('waits 800, 1600, 3200 ms ... between failing lists', async () => {

@@ -9,6 +9,7 @@ import { errorFields, resolveLogger, withFields, type Logger } from '../../core/
 import { describeValue, InvalidOptionError, validateOptions } from '../../core/options.js';
 import { newListWatch } from '../../listwatch/list-watch.js';
 import type { ListerWatcher } from '../../listwatch/types.js';
+import { defaultRandom, jitteredAround, type RandomSource } from '../../runtime/backoff.js';
 import { countByKind, describeDivergences, diffAgainstCache, type CacheView, type Divergence } from './diff.js';
 import type { AuditedInformer, DriftAuditOptions, DriftAuditStats, DriftReport } from './types.js';
 
@@ -51,6 +52,7 @@ export class DriftAudit {
   readonly #lw: ListerWatcher<unknown>;
   readonly #ownsLw: boolean;
   readonly #clock: Clock;
+  readonly #random: RandomSource;
   readonly #log: Logger;
   readonly #intervalMs: number;
   readonly #jitter: number;
@@ -79,6 +81,7 @@ export class DriftAudit {
       pageSize: 'positiveCount',
       repair: 'boolean',
       clock: 'clock',
+      random: 'function',
       logger: 'logger',
     });
     const jitter: unknown = options.jitter;
@@ -102,6 +105,7 @@ export class DriftAudit {
         userAgent: 'kube-informer-drift-audit',
       });
     this.#clock = options.clock ?? realClock;
+    this.#random = options.random ?? defaultRandom;
     this.#log = withFields(resolveLogger(options.logger), { component: 'drift-audit', name: this.name });
     this.#intervalMs = options.intervalMs ?? 600_000;
     this.#jitter = options.jitter ?? 0.1;
@@ -133,7 +137,7 @@ export class DriftAudit {
     try {
       await this.#informer.whenSynced(signal).catch(() => undefined);
       while (!signal.aborted && !this.#informer.isStopped()) {
-        const delay = this.#intervalMs * (1 + this.#jitter * (2 * Math.random() - 1));
+        const delay = jitteredAround(this.#intervalMs, this.#jitter, this.#random);
         if (!(await sleep(this.#clock, delay, signal))) break;
         if (this.#informer.isStopped()) break;
         await this.audit(signal).catch((err: unknown) => {

@@ -59,6 +59,8 @@ export interface DriftAuditOptions {
   repair?: boolean;
   /** Time and timers. Default: the real clock. */
   clock?: Clock;
+  /** Uniform random numbers in `[0, 1)`, for the intervals' jitter. Default `Math.random`. */
+  random?: () => number;
   /** Where audits are logged (a divergence as a warning); `false` prints nothing. Default `console`. */
   logger?: LoggerOption;
 }

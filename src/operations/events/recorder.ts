@@ -8,6 +8,7 @@ import { describeValue, InvalidOptionError, validateOptions } from '../../core/o
 import { NetworkError } from '../../listwatch/errors.js';
 import { newResourceClient, type ResourceClient } from '../../listwatch/resource-client.js';
 import type { KubeConfigLike } from '../../listwatch/transport.js';
+import { defaultRandom, jittered, type RandomSource } from '../../runtime/backoff.js';
 import {
   checkDetails,
   classify,
@@ -74,6 +75,7 @@ export class EventRecorder {
   readonly name: string;
   readonly #client: ResourceClient<EventsV1Event>;
   readonly #clock: Clock;
+  readonly #random: RandomSource;
   readonly #log: RateLimitedLog;
   readonly #controller: string;
   readonly #instance: string;
@@ -110,6 +112,7 @@ export class EventRecorder {
       drainTimeoutMs: 'duration',
       fieldManager: 'string',
       clock: 'clock',
+      random: 'function',
       logger: 'logger',
     });
     const controller = options.reportingController;
@@ -124,6 +127,7 @@ export class EventRecorder {
     this.#controller = controller;
     this.#instance = instance;
     this.#clock = options.clock ?? realClock;
+    this.#random = options.random ?? defaultRandom;
     this.#log = new RateLimitedLog(resolveLogger(options.logger), this.#clock);
     this.#bufferSize = options.bufferSize ?? 1000;
     this.#maxAttempts = options.maxAttempts ?? 12;
@@ -328,7 +332,7 @@ export class EventRecorder {
           this.#log.log('warn', `failed:${failureCode(failure.error)}`, `${this.name}: gave up writing Event ${describeEvent(entry)} after ${tries}: ${failure.error.message}`);
           return;
         }
-        const delayMs = Math.max(failure.retryAfterMs ?? 0, this.#retryDelayMs * (1 + 0.25 * Math.random()));
+        const delayMs = Math.max(failure.retryAfterMs ?? 0, jittered(this.#retryDelayMs, 0.25, this.#random));
         this.#log.log('debug', `retry:${failureCode(failure.error)}`, `${this.name}: writing Event ${describeEvent(entry)} failed (attempt ${attempt}), retrying in ${Math.round(delayMs)} ms: ${failure.error.message}`);
         await sleep(this.#clock, delayMs, stop); // a stop ends the wait: one last attempt follows
       }

@@ -1,5 +1,6 @@
 // The correlator's memory: live series by key (a window and an LRU bound), and the per-object token buckets.
 
+import { TokenBucket } from '../../runtime/token-bucket.js';
 import type { EventsV1Event } from './types.js';
 
 /**
@@ -84,18 +85,13 @@ export class SeriesCache {
   }
 }
 
-interface Bucket {
-  tokens: number;
-  at: number;
-}
-
 /**
  * Token buckets by key (client-go's `EventSourceObjectSpamFilter`: a passive token bucket per key in an
  * LRU cache): each starts full with `burst` tokens and gets one back every `refillMs`, continuously. A
  * forgotten bucket starts full again. `refillMs` 0 means no limit.
  */
 export class TokenBuckets {
-  readonly #buckets = new Map<string, Bucket>();
+  readonly #buckets = new Map<string, TokenBucket>();
   readonly #burst: number;
   readonly #refillMs: number;
   readonly #capacity: number;
@@ -109,18 +105,14 @@ export class TokenBuckets {
   /** Takes a token from `key`'s bucket at `now`; false when it has none. */
   tryTake(key: string, now: number): boolean {
     if (this.#refillMs === 0) return true;
-    const bucket = this.#buckets.get(key);
-    let tokens = this.#burst;
-    if (bucket !== undefined) {
-      this.#buckets.delete(key); // re-inserted below: most recently used last
-      tokens = Math.min(this.#burst, bucket.tokens + Math.max(0, now - bucket.at) / this.#refillMs);
-    }
-    const ok = tokens >= 1;
-    this.#buckets.set(key, { tokens: ok ? tokens - 1 : tokens, at: now });
+    let bucket = this.#buckets.get(key);
+    if (bucket === undefined) bucket = new TokenBucket(this.#burst, 1, this.#refillMs, now);
+    else this.#buckets.delete(key); // re-inserted below: most recently used last
+    this.#buckets.set(key, bucket);
     if (this.#buckets.size > this.#capacity) {
       const oldest = this.#buckets.keys().next();
       if (oldest.done !== true) this.#buckets.delete(oldest.value);
     }
-    return ok;
+    return bucket.tryTake(now);
   }
 }

@@ -130,6 +130,8 @@ export interface EventRecorderOptions {
   fieldManager?: string;
   /** The clock every timer, the series window and the rate limit use. Default `realClock`. */
   clock?: Clock;
+  /** Uniform random numbers in `[0, 1)`, for the retry delays' jitter. Default `Math.random`. */
+  random?: () => number;
   /** Where the recorder's own failures and drops are logged (rate-limited); `false` prints nothing. Default `console`. */
   logger?: LoggerOption;
 }

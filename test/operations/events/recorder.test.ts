@@ -225,6 +225,23 @@ describe('EventRecorder: API failures', () => {
     expect(b.log.lines.filter((l) => l.startsWith('debug:') && l.includes('retrying in'))).toHaveLength(2);
   });
 
+  it('takes the retry jitter from the injected random source', async () => {
+    const draws = [0, 0.5, 0.999];
+    const recorder = b.recorder({ retryDelayMs: 1_000, writeTimeoutMs: 60_000, random: () => draws.shift() ?? 0 });
+    b.run(recorder);
+    for (let i = 0; i < 3; i++) b.server.injectFault({ type: 'status', code: 503, verb: 'create', resource: 'events' });
+    recorder.event(widget('w'), failed);
+    const delays: number[] = [];
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await until(() => b.writes().length === attempt && b.clock.pendingDelays()[0] < 60_000, `attempt ${attempt} to fail`);
+      delays.push(b.clock.pendingDelays()[0]);
+      await b.clock.runNext();
+    }
+    await recorder.flush();
+    expect(delays).toEqual([1_000, 1_125, 1_249.75]);
+    expect(recorder.stats()).toMatchObject({ created: 1, failed: 0 });
+  });
+
   it('waits for Retry-After on a 429, and gives up after maxAttempts', async () => {
     const recorder = b.recorder({ retryDelayMs: 1_000, maxAttempts: 2, writeTimeoutMs: 60_000 });
     b.run(recorder);

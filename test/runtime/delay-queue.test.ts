@@ -1,0 +1,56 @@
+// The keyed delayed queue's rules: one request per key, ties in request order, holds, one timer.
+
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
+import { DelayQueue } from '../../src/runtime/delay-queue.js';
+
+const drain = (queue: DelayQueue<string>): string[] => {
+  const out: string[] = [];
+  for (let next = queue.pop(); next !== undefined; next = queue.pop()) out.push(`${next.key}@${next.dueAt}`);
+  return out;
+};
+
+describe('DelayQueue', () => {
+  it('keeps one request per key; equal due times go in the order of the requests that set them', () => {
+    const queue = new DelayQueue<string>(new FakeClock(), () => {});
+    for (const key of ['a', 'b', 'c', 'd']) queue.set(key, 10);
+    queue.set('a', 10); // a newer request for the same time: after the others
+    expect(queue.peek()?.key).toBe('b');
+    expect(queue.setEarlier('c', 20)).toBe(false);
+    expect(queue.setEarlier('d', 5)).toBe(true);
+    queue.set('b', 30); // later is allowed with set
+    expect(queue.size).toBe(4);
+    expect(drain(queue)).toEqual(['d@5', 'c@10', 'a@10', 'b@30']);
+  });
+
+  it('keeps a held key out of the order until it is released, counting it all along', () => {
+    const queue = new DelayQueue<string>(new FakeClock(), () => {});
+    queue.set('a', 1);
+    queue.set('b', 2);
+    queue.hold('a');
+    queue.hold('c');
+    queue.set('c', 0);
+    expect([queue.size, queue.peek()?.key, queue.popDue(5)?.key, queue.popDue(5)]).toEqual([3, 'b', 'b', undefined]);
+    queue.release('c');
+    queue.release('a');
+    expect(drain(queue)).toEqual(['c@0', 'a@1']);
+  });
+
+  it('keeps one timer for the earliest key, moves it when an earlier key comes, and fires once', async () => {
+    const clock = new FakeClock();
+    let fired = 0;
+    const queue = new DelayQueue<string>(clock, () => fired++);
+    queue.set('a', 100);
+    queue.arm();
+    queue.arm();
+    expect(clock.pendingDelays()).toEqual([100]);
+    queue.set('b', 40);
+    queue.arm();
+    expect(clock.pendingDelays()).toEqual([40]);
+    await clock.advance(40);
+    expect([fired, clock.pendingTimers(), queue.popDue(clock.now())?.key]).toEqual([1, 0, 'b']);
+    queue.arm();
+    queue.clear();
+    expect([clock.pendingTimers(), queue.size]).toEqual([0, 0]);
+  });
+});
