@@ -2,7 +2,8 @@
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
-import { RateLimitedLog, consoleLogger, fieldsFirst, formatLogLine, type LogFields, type Logger } from '../../src/core/log.js';
+import { RateLimitedLog, consoleLogger, errorFields, fieldsFirst, formatLogLine, silentLogger, withFields, type LogFields, type Logger } from '../../src/core/log.js';
+import { InvalidOptionError } from '../../src/core/options.js';
 
 function capture(): { lines: { level: string; message: string; fields?: LogFields }[]; logger: Logger } {
   const lines: { level: string; message: string; fields?: LogFields }[] = [];
@@ -71,5 +72,25 @@ describe('RateLimitedLog with fields', () => {
       { level: 'warn', message: 'list failed', fields: { name: 'v1/pods', code: 'API_STATUS' } },
       { level: 'warn', message: 'list failed (and 2 more like it in the last 1 s)', fields: { name: 'v1/pods', code: 'API_STATUS', suppressed: 2 } },
     ]);
+  });
+});
+
+describe('withFields and errorFields', () => {
+  it("adds the base fields to every line; a line's own field wins on a clash", () => {
+    const { lines, logger } = capture();
+    const log = withFields(logger, { component: 'controller', controller: 'sets' });
+    log.info('synced');
+    log.warn('failed', { key: 'ns/a', controller: 'other' });
+    expect(lines).toEqual([
+      { level: 'info', message: 'synced', fields: { component: 'controller', controller: 'sets' } },
+      { level: 'warn', message: 'failed', fields: { component: 'controller', controller: 'other', key: 'ns/a' } },
+    ]);
+    expect(withFields(silentLogger, { a: 1 })).toBe(silentLogger);
+  });
+
+  it('describes an error by its stable code and message, and anything else by its text', () => {
+    expect(errorFields(new InvalidOptionError('bad'))).toEqual({ code: 'INVALID_OPTION', error: 'bad' });
+    expect(errorFields(new Error('plain'))).toEqual({ error: 'plain' });
+    expect(errorFields('text')).toEqual({ error: 'text' });
   });
 });

@@ -3,7 +3,7 @@
 import { callWithTimeout, ABORTED, TIMED_OUT } from '../../core/abort.js';
 import { realClock, sleep, type Clock, type ClockTimer } from '../../core/clock.js';
 import { AbortedError, AlreadyStartedError, ApiStatusError } from '../../core/errors.js';
-import { RateLimitedLog, resolveLogger } from '../../core/log.js';
+import { RateLimitedLog, errorFields, resolveLogger, withFields } from '../../core/log.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../../core/options.js';
 import { NetworkError } from '../../listwatch/errors.js';
 import { newResourceClient, type ResourceClient } from '../../listwatch/resource-client.js';
@@ -128,7 +128,7 @@ export class EventRecorder {
     this.#instance = instance;
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? defaultRandom;
-    this.#log = new RateLimitedLog(resolveLogger(options.logger), this.#clock);
+    this.#log = new RateLimitedLog(withFields(resolveLogger(options.logger), { component: 'event-recorder', name: this.name }), this.#clock);
     this.#bufferSize = options.bufferSize ?? 1000;
     this.#maxAttempts = options.maxAttempts ?? 12;
     this.#retryDelayMs = options.retryDelayMs ?? 10_000;
@@ -329,11 +329,11 @@ export class EventRecorder {
         if (!failure.retryable || attempt >= this.#maxAttempts || stop.aborted) {
           this.#stats.failed++;
           const tries = `${attempt} attempt${attempt === 1 ? '' : 's'}`;
-          this.#log.log('warn', `failed:${failureCode(failure.error)}`, `${this.name}: gave up writing Event ${describeEvent(entry)} after ${tries}: ${failure.error.message}`);
+          this.#log.log('warn', `failed:${failureCode(failure.error)}`, `${this.name}: gave up writing Event ${describeEvent(entry)} after ${tries}: ${failure.error.message}`, { attempt, ...errorFields(failure.error) });
           return;
         }
         const delayMs = Math.max(failure.retryAfterMs ?? 0, jittered(this.#retryDelayMs, 0.25, this.#random));
-        this.#log.log('debug', `retry:${failureCode(failure.error)}`, `${this.name}: writing Event ${describeEvent(entry)} failed (attempt ${attempt}), retrying in ${Math.round(delayMs)} ms: ${failure.error.message}`);
+        this.#log.log('debug', `retry:${failureCode(failure.error)}`, `${this.name}: writing Event ${describeEvent(entry)} failed (attempt ${attempt}), retrying in ${Math.round(delayMs)} ms: ${failure.error.message}`, { attempt, ...errorFields(failure.error) });
         await sleep(this.#clock, delayMs, stop); // a stop ends the wait: one last attempt follows
       }
     } finally {
