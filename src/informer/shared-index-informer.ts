@@ -16,6 +16,7 @@ import { InformerEvents, type InformerEventListeners, type InformerEventName } f
 import type { Deltas } from '../fifo/types.js';
 import { AlreadyStartedError, InvalidResourceVersionError } from '../core/errors.js';
 import { isComparableResourceVersion } from '../core/resource-version.js';
+import { validateOptions } from '../core/options.js';
 import { InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
 import { computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
@@ -24,6 +25,7 @@ import { CacheMutationDetector, type MutationDetector } from '../mutation/detect
 import {
   mutationDetectionFromEnv,
   validateInformerOptions,
+  ADD_EVENT_HANDLER_OPTION_SCHEMA,
   type AddEventHandlerOptions,
   type SharedIndexInformerOptions,
 } from './options.js';
@@ -175,6 +177,7 @@ export class SharedIndexInformer<T> {
    * turns true once it has handled them. Throws `INFORMER_STOPPED` on a stopped informer.
    */
   addEventHandler(handler: ResourceEventHandler<T>, options: AddEventHandlerOptions = {}): SharedInformerRegistration {
+    validateOptions(`${this.#name}.addEventHandler`, options, ADD_EVENT_HANDLER_OPTION_SCHEMA);
     const name = options.name ?? `handler-${++this.#handlerCount}`;
     if (this.isStopped()) {
       throw new InformerStoppedError(

@@ -2,6 +2,7 @@
 
 import { realClock, sleep, type Clock } from '../core/clock.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
+import { LEADER_ELECTOR_OPTION_SCHEMA } from './elector-options.js';
 import { AlreadyStartedError } from '../core/errors.js';
 import { channels, publish } from '../observability/channels.js';
 import { LeaderElectionError, LockNotFoundError, recordFingerprint, type LeaderElectionRecord, type ResourceLock } from './lock.js';
@@ -109,15 +110,7 @@ export class LeaderElector {
     this.#leaseMs = options.leaseDurationMs ?? 15_000;
     this.#renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.#retryMs = options.retryPeriodMs ?? 2_000;
-    validateOptions('LeaderElector', options, {
-      leaseDurationMs: 'positiveDuration',
-      renewDeadlineMs: 'positiveDuration',
-      retryPeriodMs: 'positiveDuration',
-      onStartedLeading: 'function',
-      onStoppedLeading: 'function',
-      onNewLeader: 'function',
-      clock: 'clock',
-    });
+    validateOptions('LeaderElector', options, LEADER_ELECTOR_OPTION_SCHEMA);
     const invalid = (message: string) => new InvalidOptionError(`LeaderElector: ${message}`);
     if (this.#leaseMs <= this.#renewDeadlineMs) throw invalid('leaseDurationMs must be greater than renewDeadlineMs');
     if (this.#renewDeadlineMs <= LEADER_ELECTION_JITTER_FACTOR * this.#retryMs) {

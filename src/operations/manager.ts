@@ -3,7 +3,7 @@
 import { AlreadyStartedError } from '../core/errors.js';
 import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../core/options.js';
-import { runTogether, runWhileLeading, type Runnable, type RunWhileLeadingOptions } from '../controller/leader.js';
+import { RUN_WHILE_LEADING_OPTION_SCHEMA, runTogether, runWhileLeading, type Runnable, type RunWhileLeadingOptions } from '../controller/leader.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
 import { startProbeServer, type MetricsRegistryLike, type ProbeServer, type ProbeServerOptions } from './probes.js';
 
@@ -67,7 +67,15 @@ export class Manager {
 
   /** A manager of `factory`'s informers and the given controllers. Throws `INVALID_OPTION` for a bad option. */
   constructor(factory: SharedInformerFactory, options: ManagerOptions = {}) {
-    validateOptions('Manager', options, { leaderElection: 'object', probes: 'object', metrics: 'object', logger: 'logger' });
+    validateOptions('Manager', options, {
+      controllers: 'any', // checked below
+      runnables: 'any',
+      leaderElection: RUN_WHILE_LEADING_OPTION_SCHEMA,
+      probes: { port: 'count', host: 'string' },
+      metrics: 'object',
+      rings: 'any',
+      logger: 'logger',
+    });
     for (const option of ['controllers', 'runnables'] as const) {
       const list: unknown = options[option] ?? [];
       const ok = Array.isArray(list) && list.every((r: unknown) => typeof (r as Runnable | null)?.run === 'function' && typeof (r as Runnable).name === 'string');

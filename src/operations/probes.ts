@@ -4,6 +4,7 @@ import type { ShardRingHealth } from '../sharding/ring-options.js';
 import type { HasShardRingHealth } from './informer-metrics.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { healthOf, type InformerHealthSource } from './informer-metrics.js';
 
 /** A prom-client registry as the `/metrics` endpoint uses it (`promClient.register`, or a `new Registry()`). */
@@ -31,6 +32,14 @@ export interface ProbeOptions {
    */
   rings?: readonly HasShardRingHealth[];
 }
+
+const PROBE_OPTION_SCHEMA = {
+  informers: 'object',
+  isLeader: 'function',
+  metrics: 'object',
+  stopping: 'function',
+  rings: 'any',
+} as const satisfies OptionSchemaFor<ProbeOptions>;
 
 /** What `/livez` and `/readyz` answer (as JSON). */
 export interface ProbeReport {
@@ -87,6 +96,11 @@ export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): Pr
  * ```
  */
 export function probeHandler(options: ProbeOptions): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
+  validateOptions('probeHandler', options, PROBE_OPTION_SCHEMA);
+  return handlerOf(options);
+}
+
+function handlerOf(options: ProbeOptions): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/livez' && path !== '/readyz' && path !== '/metrics') return false;
@@ -135,7 +149,8 @@ export interface ProbeServer {
  * that has no HTTP server of its own. Rejects when it cannot listen (the port is taken: `EADDRINUSE`).
  */
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
-  const handle = probeHandler(options);
+  validateOptions('startProbeServer', options, { ...PROBE_OPTION_SCHEMA, port: 'count', host: 'string' });
+  const handle = handlerOf(options);
   const server = http.createServer((req, res) => {
     if (!handle(req, res)) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the probe server serves /livez, /readyz and /metrics\n');
   });

@@ -1,7 +1,7 @@
 // The reflector's jittered exponential backoff, shared by relists and watch retries.
 
 import type { Clock } from '../core/clock.js';
-import { InvalidOptionError, validateOptions } from '../core/options.js';
+import { InvalidOptionError, validateOptions, type OptionSchemaFor } from '../core/options.js';
 
 /** Backoff between failed attempts. Defaults are client-go's reflector backoff. */
 export interface BackoffOptions {
@@ -20,11 +20,21 @@ export interface BackoffOptions {
   resetAfterMs?: number;
 }
 
+/** The rules of {@link BackoffOptions} (`factor` is checked to be ≥ 1 besides). */
+export const BACKOFF_OPTION_SCHEMA = {
+  initialMs: 'duration',
+  maxMs: 'duration',
+  factor: 'duration',
+  jitter: 'duration',
+  resetAfterMs: 'duration',
+} as const satisfies OptionSchemaFor<BackoffOptions>;
+
 /** {@link BackoffOptions} with every default filled in. */
 export type ResolvedBackoffOptions = Required<BackoffOptions>;
 
 /** Fills in the defaults of {@link BackoffOptions} and checks the ranges (throws code `INVALID_OPTION`). */
 export function resolveBackoffOptions(options: BackoffOptions = {}): ResolvedBackoffOptions {
+  validateOptions('Backoff', options, BACKOFF_OPTION_SCHEMA);
   const resolved = {
     initialMs: options.initialMs ?? 800,
     maxMs: options.maxMs ?? 30_000,
@@ -32,7 +42,7 @@ export function resolveBackoffOptions(options: BackoffOptions = {}): ResolvedBac
     jitter: options.jitter ?? 1.0,
     resetAfterMs: options.resetAfterMs ?? 120_000,
   };
-  validateOptions('Backoff', resolved, { initialMs: 'duration', maxMs: 'duration', factor: 'duration', jitter: 'duration', resetAfterMs: 'duration' });
+  validateOptions('Backoff', resolved, BACKOFF_OPTION_SCHEMA);
   if (resolved.factor < 1) throw new InvalidOptionError(`Backoff: option factor must be >= 1, got ${resolved.factor}`);
   return resolved;
 }

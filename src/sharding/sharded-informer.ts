@@ -1,6 +1,7 @@
 // An informer over the slots a replica owns: one SharedIndexInformer per slot, following a ShardRing's
 // owned set, so a change of slots lists and watches only the slots that moved.
 
+import { validateOptions } from '../core/options.js';
 import type { ShardSelector } from '../core/shard-selector.js';
 import { toError } from '../core/errors.js';
 import { TaskScope } from '../core/task-scope.js';
@@ -8,7 +9,7 @@ import { InformerStoppedError } from '../informer/errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
 import type { InformerHealth } from '../informer/health.js';
 import type { Observed } from '../informer/observed.js';
-import type { AddEventHandlerOptions } from '../informer/options.js';
+import { ADD_EVENT_HANDLER_OPTION_SCHEMA, type AddEventHandlerOptions } from '../informer/options.js';
 import type { SharedIndexInformer } from '../informer/shared-index-informer.js';
 import { ShardedRegistration, type SlotSet } from './sharded-registration.js';
 import type { ShardRing } from './ring.js';
@@ -85,7 +86,9 @@ export class ShardedInformer<T> {
   #changed = signal();
   #handlerCount = 0;
 
+  /** Throws `INVALID_OPTION` for an option of the wrong type or an unknown one. */
   constructor(options: ShardedInformerOptions<T>) {
+    validateOptions('ShardedInformer', options, { ring: 'object', informerFor: 'function', name: 'string' });
     this.#options = options;
     this.#ring = options.ring;
     this.#name = options.name ?? 'sharded';
@@ -120,6 +123,7 @@ export class ShardedInformer<T> {
    * every owned slot's informer has synced and the handler processed its initial list.
    */
   addEventHandler(handler: ResourceEventHandler<T>, options: AddEventHandlerOptions = {}): SharedInformerRegistration {
+    validateOptions(`${this.#name}.addEventHandler`, options, ADD_EVENT_HANDLER_OPTION_SCHEMA);
     const name = options.name ?? `handler-${++this.#handlerCount}`;
     const registration = new ShardedRegistration<T>(this.#slotSet, handler, { ...options, name });
     this.#registrations.add(registration);

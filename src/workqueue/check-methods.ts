@@ -1,7 +1,25 @@
-// Construction-time check that an option holds an object with the methods its interface needs.
+// Construction-time checks of the work queues' options: their rules, and that an option holds an object with the methods its interface needs.
 
-import { describeValue, InvalidOptionError } from '../core/options.js';
+import { describeValue, InvalidOptionError, type OptionSchemaFor } from '../core/options.js';
 import { preview } from '../core/preview.js';
+import type { PrometheusWorkQueueMetricsOptions } from './prometheus.js';
+import type { WorkQueueOptions } from './queue.js';
+
+/** The rules of {@link WorkQueueOptions} (the rate-limiting queue adds its `rateLimiter`). */
+export const WORK_QUEUE_OPTION_SCHEMA = {
+  name: 'string',
+  clock: 'clock',
+  metricsProvider: 'object',
+  metricsUpdatePeriodMs: 'positiveDuration',
+  queue: 'object', // its methods are checked by checkMethods
+} as const satisfies OptionSchemaFor<WorkQueueOptions<unknown>>;
+
+/** The rules of {@link PrometheusWorkQueueMetricsOptions} (the controller metrics add theirs). */
+export const PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA = {
+  registry: 'object',
+  prefix: 'string',
+  buckets: 'any',
+} as const satisfies OptionSchemaFor<PrometheusWorkQueueMetricsOptions>;
 
 /**
  * Throws {@link InvalidOptionError} (code `INVALID_OPTION`) naming `owner` and `option` unless `value`

@@ -1,5 +1,7 @@
 // A WorkQueueMetricsProvider over the user's own prom-client module (an optional peer, never imported here).
 
+import { validateOptions } from '../core/options.js';
+import { PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA } from './check-methods.js';
 import type {
   CounterMetric,
   GaugeMetric,
@@ -97,6 +99,7 @@ export function prometheusWorkQueueMetricsProvider(
   promClient: PromClientLike,
   options: PrometheusWorkQueueMetricsOptions = {},
 ): WorkQueueMetricsProvider {
+  validateOptions('prometheusWorkQueueMetricsProvider', options, PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA);
   const registry = options.registry ?? promClient.register;
   const prefix = options.prefix ?? '';
   const buckets = options.buckets ?? defaultBuckets;
