@@ -1,6 +1,7 @@
 // An informer over the slots a replica owns: one SharedIndexInformer per slot, following a ShardRing's
 // owned set, so a change of slots lists and watches only the slots that moved.
 
+import type { DeepReadonly } from '../core/types.js';
 import { validateOptions } from '../core/options.js';
 import type { ShardSelector } from '../core/shard-selector.js';
 import { toError } from '../core/errors.js';
@@ -44,14 +45,14 @@ interface SlotInformer<T> {
 
 /** The union of the owned slots' indexers: what a sharded cache can answer. */
 export interface ShardedIndexer<T> {
-  /** The cached object under `key` in any owned slot. */
-  getByKey(key: string): T | undefined;
+  /** The cached object under `key` in any owned slot (the cache's own: read-only). */
+  getByKey(key: string): DeepReadonly<T> | undefined;
   /** The keys of every owned slot. */
   listKeys(): string[];
   /** Every cached object of the owned slots. */
-  list(): T[];
+  list(): DeepReadonly<T>[];
   /** The objects of every owned slot indexed under `indexedValue` (an index of the slot informers). */
-  byIndex(indexName: string, indexedValue: string): T[];
+  byIndex(indexName: string, indexedValue: string): DeepReadonly<T>[];
 }
 
 /**
@@ -149,13 +150,13 @@ export class ShardedInformer<T> {
     return this.#indexer;
   }
 
-  /** The cached object under `key` in any owned slot. */
-  get(key: string): T | undefined {
+  /** The cached object under `key` in any owned slot (the cache's own: read-only). */
+  get(key: string): DeepReadonly<T> | undefined {
     return this.#indexer.getByKey(key);
   }
 
-  /** Every cached object of the owned slots. */
-  list(): T[] {
+  /** Every cached object of the owned slots (the cache's own: read-only). */
+  list(): DeepReadonly<T>[] {
     return this.#indexer.list();
   }
 
