@@ -56,13 +56,3 @@ export function readonlyIndexer<T>(indexer: Indexer<T>): ReadonlyIndexer<T> {
   };
   return Object.freeze(view);
 }
-
-/** A read-only view of a plain `store` (see {@link readonlyIndexer}). */
-export function readonlyStore<T>(store: Store<T>): ReadonlyStore<T> {
-  return Object.freeze({
-    list: () => store.list() as DeepReadonly<T>[],
-    listKeys: () => store.listKeys(),
-    get: (obj: T | DeepReadonly<T>) => store.get(obj as T) as DeepReadonly<T> | undefined,
-    getByKey: (key: string) => store.getByKey(key) as DeepReadonly<T> | undefined,
-  });
-}
