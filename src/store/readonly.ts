@@ -1,10 +1,10 @@
 // Read-only views of a cache: what informers hand out (`getIndexer()`, `getStore()`), objects typed DeepReadonly.
 
 import type { DeepReadonly } from '../core/types.js';
-import type { Indexer, Indexers, Store } from './types.js';
+import type { Indexer, Indexers } from './types.js';
 
 /**
- * The reads of a {@link Store}, with its objects typed {@link DeepReadonly}: what an informer's
+ * The reads of a `Store`, with its objects typed {@link DeepReadonly}: what an informer's
  * `getStore()` hands out. Objects are the cache's own (never copied): to change one, copy it with
  * `deepCopy`. There is no way to write through it — the informer alone keeps its cache in sync.
  * A `Store<T>` is assignable to it, so code that only reads a cache can take a `ReadonlyStore<T>`.
