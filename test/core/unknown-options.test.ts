@@ -135,6 +135,21 @@ describe('the validator', () => {
     expect(() => validateOptions('Thing', { periodms: undefined } as unknown, { periodMs: 'duration' })).toThrow('Thing: unknown option periodms (did you mean periodMs?)');
   });
 
+  it('a schema that forgets an option of its type does not compile (so a new option cannot miss its rule)', () => {
+    interface ThingOptions {
+      periodMs?: number;
+      name?: string;
+    }
+    const check = (options: ThingOptions): void => {
+      // @ts-expect-error -- name has no rule
+      validateOptions('Thing', options, { periodMs: 'duration' });
+      // @ts-expect-error -- and a rule for an option the type does not have is refused too
+      validateOptions('Thing', options, { periodMs: 'duration', name: 'string', colour: 'string' });
+      validateOptions('Thing', options, { periodMs: 'duration', name: 'string' });
+    };
+    expect(typeof check).toBe('function'); // a compile-time check: never called
+  });
+
   it("takes any value for an 'any' rule", () => {
     for (const value of [null, 0, 'x', [], {}, () => {}]) expect(() => validateOptions('Thing', { x: value }, { x: 'any' })).not.toThrow();
   });
