@@ -82,6 +82,7 @@ export {
 } from './mutation/index.js';
 export type { CacheMutationDetectorOptions, MutationDetector, MutationChange } from './mutation/index.js';
 export {
+  informerIndexer,
   newController,
   processDeltas,
   isSyncDelta,

@@ -172,7 +172,7 @@ export type {
 
 // Reading the cache: listers and the namespace index.
 export { newLister, NamespaceIndex, metaNamespaceIndexFunc, IndexFuncError, UnknownIndexError, IndexerConflictError } from './store/index.js';
-export type { Lister, NamespaceLister, Indexer, Indexers, IndexFunc, Store } from './store/index.js';
+export type { Lister, NamespaceLister, Indexer, Indexers, IndexFunc, Store, ReadonlyIndexer, ReadonlyStore } from './store/index.js';
 
 // Errors a controller may want to match on.
 export { CacheMutationError } from './mutation/index.js';

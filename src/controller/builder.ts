@@ -21,8 +21,8 @@ function checkResource(owner: string, resource: ResourceDescriptor<unknown>): vo
   }
 }
 
-function checkWatchOptions(owner: string, options: { predicates?: unknown }): void {
-  validateOptions(owner, options, {});
+function checkWatchOptions<T>(owner: string, options: WatchOptions<T>): void {
+  validateOptions(owner, options, { predicates: 'any' });
   if (options.predicates !== undefined && (!Array.isArray(options.predicates) || options.predicates.some((p: unknown) => typeof p !== 'function'))) {
     throw new InvalidOptionError(`${owner}: option predicates must be an array of functions`);
   }

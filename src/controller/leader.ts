@@ -1,7 +1,8 @@
 // Controllers that reconcile only while this process leads: one election, a term per leadership, drained on loss.
 
 import { resolveLogger, withFields, type LoggerOption } from '../core/log.js';
-import { LeaderElector, type LeaderElectorOptions } from '../leaderelection/elector.js';
+import { validateOptions, type OptionSchemaFor } from '../core/options.js';
+import { LEADER_ELECTOR_OPTION_SCHEMA, LeaderElector, type LeaderElectorOptions } from '../leaderelection/elector.js';
 import { RunGroup, type Runnable } from '../runtime/run-group.js';
 
 export type { Runnable } from '../runtime/run-group.js';
@@ -11,6 +12,10 @@ export interface RunWhileLeadingOptions extends Omit<LeaderElectorOptions, 'onSt
   /** Where the terms are logged (started, lost, competing again); `false` prints nothing. Default `console`. */
   logger?: LoggerOption;
 }
+
+const { onStartedLeading: _started, onStoppedLeading: _stopped, ...electorRules } = LEADER_ELECTOR_OPTION_SCHEMA;
+/** The rules of {@link RunWhileLeadingOptions} (the Manager checks its `leaderElection` option with them). */
+export const RUN_WHILE_LEADING_OPTION_SCHEMA = { ...electorRules, logger: 'logger' } as const satisfies OptionSchemaFor<RunWhileLeadingOptions>;
 
 /**
  * Runs `controllers` (each a `Controller`, or any {@link Runnable}) only while this process holds the lock: each time it becomes leader, every
@@ -42,6 +47,7 @@ export async function runWhileLeading(
   options: RunWhileLeadingOptions,
   signal: AbortSignal,
 ): Promise<void> {
+  validateOptions('runWhileLeading', options, RUN_WHILE_LEADING_OPTION_SCHEMA);
   const { logger, ...electorOptions } = options;
   const log = withFields(resolveLogger(logger), { component: 'leader-election', lock: electorOptions.lock.describe() });
   const names = controllers.map((c) => c.name).join(', ');

@@ -192,7 +192,7 @@ export class ReconcileScheduler {
       this.#request(key, this.#clock.now());
       return;
     }
-    validateOptions(`${OWNER}.schedule`, request, { delayMs: 'duration' });
+    validateOptions(`${OWNER}.schedule`, request, { runAt: 'any', delayMs: 'duration' });
     const { runAt, delayMs } = request ?? {};
     if (runAt !== undefined && (typeof runAt !== 'number' || Number.isNaN(runAt))) {
       throw new InvalidOptionError(`${OWNER}.schedule: option runAt must be a clock time in ms, got ${String(runAt)}`);

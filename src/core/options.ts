@@ -23,6 +23,7 @@ export class InvalidOptionError extends KubeInformerError {
  * - `duration`: milliseconds, a finite number ≥ 0; `positiveDuration`: > 0.
  * - `count`: a whole number ≥ 0; `positiveCount`: ≥ 1.
  * - `string`, `boolean`, `function`, `object`: that type (`object` excludes `null` and arrays).
+ * - `any`: any value — the option is known, and checked where it is used (or can be anything).
  * - `clock`: an object with `now`, `setTimeout` and `clearTimeout`.
  * - `logger`: `false`, or an object with `debug`, `info`, `warn` and `error` functions.
  * - `labelSelector`, `fieldSelector`: text that parses (else `INVALID_SELECTOR`).
@@ -39,6 +40,7 @@ export type OptionRule =
   | 'boolean'
   | 'function'
   | 'object'
+  | 'any'
   | 'clock'
   | 'logger'
   | 'labelSelector'
@@ -47,22 +49,50 @@ export type OptionRule =
   | readonly string[]
   | OptionSchema;
 
-/** The rules of an options object, by option name. Options not named are not checked. */
+/**
+ * The rules of an options object, by option name. It names every option: a key it does not name is
+ * refused as unknown (with the closest known name), so a misspelt option fails instead of being ignored.
+ */
 export interface OptionSchema {
   readonly [option: string]: OptionRule;
 }
 
 /**
+ * The schema of an options type `T`: one rule for every option `T` has — the compiler refuses a schema
+ * that forgets one, so an option added to a type without its rule fails to build (and would otherwise be
+ * refused as unknown at run time). `T` unknown (an options value not typed) takes any {@link OptionSchema}.
+ */
+export type OptionSchemaFor<T> = unknown extends T
+  ? OptionSchema
+  : Exclude<T, undefined> extends string | number | boolean | bigint | symbol | null | readonly unknown[] | ((...args: never[]) => unknown)
+    ? OptionSchema
+    : { readonly [K in keyof Exclude<T, undefined>]-?: OptionRule };
+
+/**
+ * `schema` without the rules of `omitted`: the schema of an `Omit<Options, ...>` option built from the
+ * full one (the informer's `reflector` option from the reflector's).
+ */
+export function omitRules<S extends OptionSchema, K extends keyof S>(schema: S, ...omitted: readonly K[]): Omit<S, K> {
+  const rest: Record<string, OptionRule> = { ...schema };
+  for (const key of omitted) delete rest[key as string];
+  return rest as Omit<S, K>;
+}
+
+/**
  * Checks `options` against `schema`. Throws {@link InvalidOptionError} (code `INVALID_OPTION`) naming
  * `owner`, the option's path and the value, or a `SelectorParseError` (code `INVALID_SELECTOR`) for a
- * selector that does not parse. A non-object `options` (other than `undefined`) is itself an error.
+ * selector that does not parse. A non-object `options` (other than `undefined`) is itself an error, and
+ * so is a key the schema does not name, at any depth: `SharedInformerFactory: unknown option
+ * resyncPeriod (did you mean resyncPeriodMs?)` — the closest known name, compared without case, when
+ * one is close; else the list of known options. Typed options need a schema naming every option of
+ * their type ({@link OptionSchemaFor}).
  *
  * @example
  * ```ts
  * validateOptions('SharedIndexInformer', options, { resyncPeriodMs: 'duration', errorPolicy: ['stop', 'report'] });
  * ```
  */
-export function validateOptions(owner: string, options: unknown, schema: OptionSchema): void {
+export function validateOptions<T>(owner: string, options: T, schema: NoInfer<OptionSchemaFor<T>>): void {
   if (options === undefined) return;
   if (!isPlainObject(options)) {
     throw new InvalidOptionError(`${owner}: options must be an object, got ${describeValue(options)}`);
@@ -71,6 +101,9 @@ export function validateOptions(owner: string, options: unknown, schema: OptionS
 }
 
 function checkFields(owner: string, prefix: string, options: Record<string, unknown>, schema: OptionSchema): void {
+  for (const key of Object.keys(options)) {
+    if (!Object.hasOwn(schema, key)) unknownOption(owner, `${prefix}${key}`, key, Object.keys(schema));
+  }
   for (const [name, rule] of Object.entries(schema)) {
     const value = options[name];
     if (value === undefined) continue;
@@ -109,6 +142,8 @@ function checkValue(owner: string, path: string, rule: Exclude<OptionRule, Optio
       return;
     case 'object':
       if (!isPlainObject(value)) fail(owner, path, 'an object', value);
+      return;
+    case 'any':
       return;
     case 'clock': {
       const c = value as Record<string, unknown> | null;
@@ -171,6 +206,53 @@ export function validateGroupVersionResource(owner: string, gvr: unknown): asser
   if (resource !== (resource as string).toLowerCase()) {
     fail(owner, 'resource', "the lower-case plural resource name (e.g. 'pods', not 'Pod')", resource);
   }
+}
+
+/**
+ * The known option closest to `key`, compared without case, or `undefined` when none is close: within
+ * an edit distance (insertions, deletions, substitutions, swaps of neighbours) of a third of the longer
+ * name, at least 2 — `resyncPeriod` → `resyncPeriodMs`, `labelselector` → `labelSelector`, `nmae` → `name`.
+ */
+export function closestOption(key: string, known: readonly string[]): string | undefined {
+  const k = key.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = editDistance(k, candidate.toLowerCase());
+    const limit = Math.max(2, Math.floor(Math.max(k.length, candidate.length) / 3));
+    if (d <= limit && d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** Optimal-string-alignment distance: Levenshtein plus swaps of two neighbouring characters. */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = [];
+  for (let i = 0; i <= a.length; i++) {
+    const row: number[] = [i];
+    for (let j = 1; j <= b.length; j++) {
+      if (i === 0) {
+        row.push(j);
+        continue;
+      }
+      const prev = rows[i - 1];
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2][j - 2] + 1);
+      row.push(d);
+    }
+    rows.push(row);
+  }
+  return rows[a.length][b.length];
+}
+
+function unknownOption(owner: string, path: string, key: string, known: readonly string[]): never {
+  const suggestion = closestOption(key, known);
+  const hint = suggestion !== undefined ? `did you mean ${path.slice(0, path.length - key.length)}${suggestion}?` : known.length === 0 ? 'it takes no options' : `known options: ${known.join(', ')}`;
+  throw new InvalidOptionError(`${owner}: unknown option ${path} (${hint})`);
 }
 
 function fail(owner: string, option: string, expected: string, value: unknown): never {

@@ -2,6 +2,7 @@
 
 import { AbortedError, InvalidObjectError, KubeInformerError } from '../core/errors.js';
 import { DeletedFinalStateUnknown, metaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
+import { validateOptions } from '../core/options.js';
 import { preview } from '../core/preview.js';
 import { RingBuffer } from '../runtime/ring-buffer.js';
 import { FifoClosedError, TransformFailedError } from './errors.js';
@@ -45,8 +46,12 @@ export class DeltaFIFO<T> {
   /** Resolvers of `pop` calls waiting for the turn, oldest first. */
   #waiters: Array<() => void> = [];
 
-  /** Creates an empty queue; see {@link DeltaFIFOOptions} for the options and their defaults. */
+  /**
+   * Creates an empty queue; see {@link DeltaFIFOOptions} for the options and their defaults. Throws
+   * `INVALID_OPTION` for an option of the wrong type or an unknown one.
+   */
   constructor(options: DeltaFIFOOptions<T> = {}) {
+    validateOptions('DeltaFIFO', options, { keyFunc: 'function', knownObjects: 'object', emitDeltaTypeReplaced: 'boolean', transform: 'function' });
     this.#keyFunc = options.keyFunc ?? (metaNamespaceKeyFunc);
     this.#knownObjects = options.knownObjects;
     this.#replaceType = options.emitDeltaTypeReplaced === true ? 'Replaced' : 'Sync';

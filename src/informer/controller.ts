@@ -12,7 +12,8 @@ import type { Delta, Deltas, PopProcessFunc } from '../fifo/types.js';
 import { IndexedStore, putByKey } from '../store/store.js';
 import type { Store } from '../store/types.js';
 import type { ListerWatcher } from '../listwatch/types.js';
-import { Reflector } from '../reflector/reflector.js';
+import { Reflector, REFLECTOR_OPTION_SCHEMA } from '../reflector/reflector.js';
+import { omitRules, validateOptions } from '../core/options.js';
 import type { ReflectorEvents } from '../reflector/events.js';
 import type { ReflectorOptions, ReflectorStats } from '../reflector/types.js';
 import { AlreadyStartedError } from '../core/errors.js';
@@ -307,5 +308,18 @@ class ProcessController<T> implements ReflectorController {
  * the queue and rejects with that error (never a hang behind a wait on the watch, kubernetes #93641).
  */
 export function newController<T>(config: ControllerConfig<T>): ReflectorController {
+  validateOptions('newController', config, {
+    queue: 'object',
+    listerWatcher: 'object',
+    process: 'function',
+    name: 'string',
+    resyncPeriodMs: 'duration',
+    shouldResync: 'function',
+    clock: 'clock',
+    stopGraceMs: 'duration',
+    closeListerWatcher: 'boolean',
+    onSynced: 'function',
+    reflector: omitRules(REFLECTOR_OPTION_SCHEMA, 'name', 'resyncPeriodMs', 'shouldResync', 'clock'),
+  });
   return new ProcessController(config);
 }

@@ -4,7 +4,7 @@ import type http from 'node:http';
 import type { ShardSelector } from '../core/shard-selector.js';
 import { abortableWait } from '../core/abort.js';
 import type { LoggerOption } from '../core/log.js';
-import { InvalidOptionError, validateGroupVersionResource, validateOptions } from '../core/options.js';
+import { closestOption, InvalidOptionError, omitRules, validateGroupVersionResource, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import type { GroupVersionResourceFor, ResourceDescriptor } from '../core/resources.js';
 import type { GroupVersionResource } from '../core/types.js';
 import { newListWatch, type KubeConfigLike } from '../listwatch/index.js';
@@ -13,7 +13,7 @@ import { metaNamespaceIndexFunc, NamespaceIndex } from '../store/types.js';
 import { TaskScope } from '../core/task-scope.js';
 import { InformerStoppedError } from './errors.js';
 import type { InformerHealth } from './health.js';
-import type { SharedIndexInformerOptions } from './options.js';
+import { INFORMER_OPTION_SCHEMA, type SharedIndexInformerOptions } from './options.js';
 import { SharedIndexInformer } from './shared-index-informer.js';
 import { closeListerWatcher } from './controller.js';
 
@@ -62,9 +62,41 @@ export interface SharedInformerFactoryOptions {
   listWatchFor?: (gvr: GroupVersionResource) => ListerWatcher<unknown>;
 }
 
+const FACTORY_OPTION_SCHEMA = {
+  resyncPeriodMs: 'duration',
+  namespace: 'string',
+  customResync: 'object',
+  labelSelector: 'labelSelector',
+  fieldSelector: 'fieldSelector',
+  shard: 'shardSelector',
+  transform: 'function',
+  logger: 'logger',
+  informerOptions: omitRules(INFORMER_OPTION_SCHEMA, 'name', 'resyncPeriodMs', 'indexers', 'transform'),
+  onError: 'function',
+  agent: 'object',
+  listWatchFor: 'function',
+} as const satisfies OptionSchemaFor<SharedInformerFactoryOptions>;
+
 /** The factory's key of a resource: `version/resource` for the core group, else `group/version/resource`. */
 export function gvrKey(gvr: GroupVersionResource): string {
   return gvr.group === '' ? `${gvr.version}/${gvr.resource}` : `${gvr.group}/${gvr.version}/${gvr.resource}`;
+}
+
+/**
+ * `forResource(gvr, options)`: there are no per-call options (the informer is shared by every caller);
+ * the error names the factory option each key most likely meant.
+ */
+function refuseForResourceOptions(options: unknown): never {
+  const keys = options !== null && typeof options === 'object' ? Object.keys(options) : [];
+  const known = Object.keys(FACTORY_OPTION_SCHEMA);
+  const hints = keys.map((key) => {
+    const match = closestOption(key, known);
+    return match === undefined ? key : `${key} (did you mean the factory's ${match}?)`;
+  });
+  throw new InvalidOptionError(
+    `SharedInformerFactory.forResource: takes no options${hints.length > 0 ? `, got ${hints.join(', ')}` : ''}; ` +
+      'list options (namespace, labelSelector, fieldSelector, resyncPeriodMs, ...) are options of the factory, whose informers every caller shares: new SharedInformerFactory(kubeConfig, { labelSelector })',
+  );
 }
 
 interface Entry {
@@ -109,20 +141,7 @@ export class SharedInformerFactory {
    * option out of range and `INVALID_SELECTOR` for a selector that does not parse.
    */
   constructor(kubeConfig: KubeConfigLike | undefined, options: SharedInformerFactoryOptions = {}) {
-    validateOptions('SharedInformerFactory', options, {
-      resyncPeriodMs: 'duration',
-      namespace: 'string',
-      customResync: 'object',
-      labelSelector: 'labelSelector',
-      fieldSelector: 'fieldSelector',
-      shard: 'shardSelector',
-      transform: 'function',
-      logger: 'logger',
-      informerOptions: 'object',
-      onError: 'function',
-      listWatchFor: 'function',
-      agent: 'object',
-    });
+    validateOptions('SharedInformerFactory', options, FACTORY_OPTION_SCHEMA);
     for (const [key, ms] of Object.entries(options.customResync ?? {})) {
       validateOptions('SharedInformerFactory', { [`customResync['${key}']`]: ms }, { [`customResync['${key}']`]: 'duration' });
     }
@@ -146,11 +165,14 @@ export class SharedInformerFactory {
    * model class (`V1Pod`) is refused: see {@link GroupVersionResourceFor}. Created on first use; on a
    * running factory a new informer starts at once; on a stopped one this throws `INFORMER_STOPPED`.
    * Throws `INVALID_OPTION` for a malformed resource (no version, no resource, `'Pod'` instead of
-   * `'pods'`).
+   * `'pods'`), and for a second argument: it takes no options — selectors, namespace and resync are the
+   * factory's options (one informer per resource is shared by every caller).
    */
   forResource<T>(gvr: GroupVersionResourceFor<T>): SharedIndexInformer<T>;
   forResource(gvr: GroupVersionResource): SharedIndexInformer<unknown> {
     validateGroupVersionResource('SharedInformerFactory.forResource', gvr);
+    // eslint-disable-next-line prefer-rest-params -- a JavaScript caller's options argument, which the signature does not declare
+    if (arguments.length > 1 && arguments[1] !== undefined) refuseForResourceOptions(arguments[1]);
     const key = gvrKey(gvr);
     let entry = this.#entries.get(key);
     if (entry === undefined) {

@@ -17,7 +17,7 @@ export {
 } from './controller.js';
 export * from './new-informer.js';
 export type { SharedIndexInformerOptions, AddEventHandlerOptions } from './options.js';
-export { SharedIndexInformer } from './shared-index-informer.js';
+export { SharedIndexInformer, informerIndexer } from './shared-index-informer.js';
 export type { InformerEventListeners, InformerEventName } from './informer-events.js';
 export * from './factory.js';
 export type { Observed } from './observed.js';

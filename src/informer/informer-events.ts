@@ -19,7 +19,10 @@ import type { ResourceEventHandler, SharedInformerRegistration } from './handler
  * - `error(err)`: a list or watch failed; the informer recovers by itself (unlike client-node's,
  *   which stops). To learn that it cannot sync at all, await `whenSynced()`.
  * - `connect()`: a watch opened.
- * - `synced()`: the first full list is in the cache.
+ * - `synced()`: the first full list is in the cache **and** has reached every `add`/`update`/`change`/
+ *   `delete` listener added before the sync (each registration's `hasSynced()`, client-go's meaning):
+ *   a count of `add` calls read in a `synced` listener is the whole initial list. Not called when the
+ *   informer stops first.
  *
  * Each `add`/`update`/`change`/`delete` listener is its own handler registration, with its own buffer
  * and delivery loop (a slow one delays only itself; it shows in `health()` as `on-<event>-<n>`).
@@ -40,7 +43,7 @@ export interface InformerEventListeners<T> {
   error: (err: Error) => void | Promise<void>;
   /** A watch opened. */
   connect: () => void | Promise<void>;
-  /** The cache synced. */
+  /** The cache synced and the initial objects reached every object-event listener (`add`, ...). */
   synced: () => void | Promise<void>;
 }
 
@@ -112,10 +115,34 @@ export class InformerEvents<T> {
     this.#host.removeEventHandler(registration);
   }
 
-  /** Calls the listeners of `event`; one that throws or rejects stops the informer. */
+  /**
+   * Calls the listeners of `event`; one that throws or rejects stops the informer. `synced` listeners
+   * are called once every object-event registration has handled the initial list (at once when they
+   * all have; never when one's wait rejects: the informer stopped).
+   */
   emit(event: 'error', err: Error): void;
   emit(event: 'connect' | 'synced'): void;
   emit(event: SignalEventName, ...args: unknown[]): void {
+    if (event === 'synced') {
+      const pending = this.#objectRegistrations().filter((r) => !r.hasSynced());
+      if (pending.length > 0) {
+        void Promise.allSettled(pending.map((r) => r.whenSynced())).then((results) => {
+          // A wait rejects when the informer stopped (then there is no sync to tell of) or when its
+          // listener was removed with `off` (then it no longer counts).
+          const live = new Set(this.#objectRegistrations());
+          if (results.every((res, i) => res.status === 'fulfilled' || !live.has(pending[i]))) this.#call(event, args);
+        });
+        return;
+      }
+    }
+    this.#call(event, args);
+  }
+
+  #objectRegistrations(): SharedInformerRegistration[] {
+    return [...this.#registrations.values()].flatMap((byListener) => [...byListener.values()].flat());
+  }
+
+  #call(event: SignalEventName, args: unknown[]): void {
     for (const listener of [...(this.#signals.get(event) ?? [])]) {
       const fail = (err: unknown): void => this.#host.fail(new HandlerError(`on('${event}')`, event, undefined, toError(err)));
       try {

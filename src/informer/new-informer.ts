@@ -5,6 +5,8 @@ import { deletionHandlingMetaNamespaceKeyFunc, keyOf } from '../core/keys.js';
 import { DeltaFIFO } from '../fifo/delta-fifo.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import type { ReflectorOptions } from '../reflector/types.js';
+import { omitRules, validateOptions, type OptionSchemaFor } from '../core/options.js';
+import { REFLECTOR_OPTION_SCHEMA } from '../reflector/reflector.js';
 import { newIndexer, newStore } from '../store/store.js';
 import type { Indexer, Indexers, Store } from '../store/types.js';
 import { HandlerError, type HandlerEventKind } from './errors.js';
@@ -30,6 +32,17 @@ export interface InformerOptions<T> {
   /** More reflector options (page size, backoff, watch list, ...). Default: the reflector's. */
   reflector?: Omit<ReflectorOptions<T>, 'name' | 'resyncPeriodMs' | 'shouldResync' | 'clock' | 'onError'>;
 }
+
+const NEW_INFORMER_OPTION_SCHEMA = {
+  resyncPeriodMs: 'duration',
+  transform: 'function',
+  name: 'string',
+  clock: 'clock',
+  stopGraceMs: 'duration',
+  closeListerWatcher: 'boolean',
+  onWatchError: 'function',
+  reflector: omitRules(REFLECTOR_OPTION_SCHEMA, 'name', 'resyncPeriodMs', 'shouldResync', 'clock', 'onError'),
+} as const satisfies OptionSchemaFor<InformerOptions<unknown>>;
 
 /** What {@link newInformer} returns. */
 export interface InformerResult<T> {
@@ -123,6 +136,7 @@ export function newInformer<T>(
   handler: ResourceEventHandler<T>,
   options: InformerOptions<T> = {},
 ): InformerResult<T> {
+  validateOptions('newInformer', options, NEW_INFORMER_OPTION_SCHEMA);
   const store = newStore<T>(deletionHandlingMetaNamespaceKeyFunc);
   return { store, controller: build(lw, handler, store, options) };
 }
@@ -133,6 +147,7 @@ export function newIndexerInformer<T>(
   handler: ResourceEventHandler<T>,
   options: IndexerInformerOptions<T>,
 ): IndexerInformerResult<T> {
+  validateOptions('newIndexerInformer', options, { ...NEW_INFORMER_OPTION_SCHEMA, indexers: 'object' });
   const indexer = newIndexer<T>(deletionHandlingMetaNamespaceKeyFunc, options.indexers);
   return { indexer, controller: build(lw, handler, indexer, options) };
 }

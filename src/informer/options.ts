@@ -5,7 +5,8 @@ import type { LoggerOption } from '../core/log.js';
 import { cacheMutationDetectorEnabled, type CacheMutationDetectorOptions } from '../mutation/detector.js';
 import type { ReflectorErrorContext, ReflectorOptions } from '../reflector/types.js';
 import type { Indexers } from '../store/types.js';
-import { InvalidOptionError, validateOptions } from '../core/options.js';
+import { InvalidOptionError, omitRules, validateOptions, type OptionSchemaFor } from '../core/options.js';
+import { REFLECTOR_OPTION_SCHEMA } from '../reflector/reflector.js';
 import type { HandlerError } from './errors.js';
 import type { IndexFuncError } from '../store/errors.js';
 import type { HealthThresholds } from './health.js';
@@ -109,27 +110,33 @@ export function mutationDetectionFromEnv(): boolean {
   return cacheMutationDetectorEnabled();
 }
 
+/** The rules of {@link AddEventHandlerOptions} (the sharded informer's `addEventHandler` takes the same). */
+export const ADD_EVENT_HANDLER_OPTION_SCHEMA = { resyncPeriodMs: 'duration', name: 'string' } as const satisfies OptionSchemaFor<AddEventHandlerOptions>;
+
+/** The rules of {@link SharedIndexInformerOptions} (the factory's `informerOptions` takes most of them). */
+export const INFORMER_OPTION_SCHEMA = {
+  name: 'string',
+  resyncPeriodMs: 'duration',
+  indexers: 'object',
+  transform: 'function',
+  detectMutations: 'boolean',
+  mutationDetection: { periodMs: 'positiveDuration', retentionMs: 'duration', maxChanges: 'positiveCount' } satisfies OptionSchemaFor<SharedIndexInformerOptions<unknown>['mutationDetection']>,
+  errorPolicy: ['stop', 'report'],
+  onError: 'function',
+  onWatchError: 'function',
+  clock: 'clock',
+  stopGraceMs: 'duration',
+  closeListerWatcher: 'boolean',
+  health: { watchStallMs: 'duration', slowHandlerMs: 'duration', watchDisconnectedMs: 'duration' } satisfies OptionSchemaFor<HealthThresholds>,
+  syncFailureThreshold: 'positiveCount',
+  syncUnreachableMs: 'duration',
+  logger: 'logger',
+  reflector: omitRules(REFLECTOR_OPTION_SCHEMA, 'name', 'resyncPeriodMs', 'shouldResync', 'clock', 'onError', 'knownObjects'),
+} as const satisfies OptionSchemaFor<SharedIndexInformerOptions<unknown>>;
+
 /** Throws {@link InvalidOptionError} for out-of-range options. */
 export function validateInformerOptions<T>(options: SharedIndexInformerOptions<T>): void {
-  validateOptions('SharedIndexInformer', options, {
-    name: 'string',
-    resyncPeriodMs: 'duration',
-    indexers: 'object',
-    transform: 'function',
-    detectMutations: 'boolean',
-    mutationDetection: { periodMs: 'positiveDuration', retentionMs: 'duration', maxChanges: 'positiveCount' },
-    errorPolicy: ['stop', 'report'],
-    onError: 'function',
-    onWatchError: 'function',
-    clock: 'clock',
-    stopGraceMs: 'duration',
-    closeListerWatcher: 'boolean',
-    health: { watchStallMs: 'duration', slowHandlerMs: 'duration', watchDisconnectedMs: 'duration' },
-    syncFailureThreshold: 'positiveCount',
-    syncUnreachableMs: 'duration',
-    logger: 'logger',
-    reflector: 'object',
-  });
+  validateOptions('SharedIndexInformer', options as SharedIndexInformerOptions<unknown>, INFORMER_OPTION_SCHEMA);
   if (options.errorPolicy === 'report' && typeof options.onError !== 'function') {
     throw new InvalidOptionError("SharedIndexInformer: errorPolicy 'report' needs an onError hook: handler errors must go somewhere");
   }

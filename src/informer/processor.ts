@@ -68,6 +68,10 @@ export class SharedProcessor<T> {
       // after the stop grace has nowhere else to go.
       onLateFailure: (error, name) => publish(channels.informerHandlerError, { name, error, late: true }),
     });
+    // One abort listener for all loops (not one per listener on the shared signal: past ten, Node prints
+    // MaxListenersExceededWarning). The scope aborts on `stop` (which stops every listener itself) or
+    // when a loop failed: then every listener stops, and loops started later start stopped.
+    this.#scope.signal.addEventListener('abort', () => this.#stopListeners(), { once: true });
     for (const listener of this.#listeners.keys()) this.#startLoop(listener);
   }
 
@@ -84,14 +88,20 @@ export class SharedProcessor<T> {
    */
   async stop(graceMs: number): Promise<boolean> {
     this.#stopped = true;
-    for (const listener of this.#listeners.keys()) listener.stop();
+    this.#stopListeners();
     if (this.#scope === undefined) return true;
     const { abandoned } = await this.#scope.close(graceMs);
     return abandoned.length === 0;
   }
 
   #startLoop(listener: ProcessorListener<T>): void {
-    void (this.#scope as TaskScope).spawn(listener.name, (signal) => listener.run(signal));
+    const scope = this.#scope as TaskScope;
+    if (scope.signal.aborted) listener.stop();
+    void scope.spawn(listener.name, () => listener.run());
+  }
+
+  #stopListeners(): void {
+    for (const listener of this.#listeners.keys()) listener.stop();
   }
 
   /**

@@ -10,12 +10,14 @@ import { DeltaFIFO } from '../fifo/delta-fifo.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import { newLister, type Lister } from '../store/lister.js';
 import { newIndexer } from '../store/store.js';
-import type { Indexer, Indexers, Store } from '../store/types.js';
+import type { Indexer, Indexers } from '../store/types.js';
+import { readonlyIndexer, type ReadonlyIndexer, type ReadonlyStore } from '../store/readonly.js';
 import { IndexFuncError } from '../store/errors.js';
 import { InformerEvents, type InformerEventListeners, type InformerEventName } from './informer-events.js';
 import type { Deltas } from '../fifo/types.js';
 import { AlreadyStartedError, InvalidResourceVersionError } from '../core/errors.js';
 import { isComparableResourceVersion } from '../core/resource-version.js';
+import { validateOptions } from '../core/options.js';
 import { InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
 import { clockTime, computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
@@ -24,6 +26,7 @@ import { CacheMutationDetector, type MutationDetector } from '../mutation/detect
 import {
   mutationDetectionFromEnv,
   validateInformerOptions,
+  ADD_EVENT_HANDLER_OPTION_SCHEMA,
   type AddEventHandlerOptions,
   type SharedIndexInformerOptions,
 } from './options.js';
@@ -63,6 +66,21 @@ class Registration<T> implements SharedInformerRegistration {
   }
 }
 
+/** Each informer's own (writable) indexer, for {@link informerIndexer}. */
+const writableIndexers = new WeakMap<SharedIndexInformer<unknown>, Indexer<unknown>>();
+
+/**
+ * The informer's own cache, writable — for pipelines assembled by hand (from `kube-informer/cache`)
+ * and for tests that corrupt a cache on purpose (a drift audit's). Writing to it bypasses the handlers
+ * and the resource-version guard; the informer's next relist or watch event wins. Everyone else reads
+ * through `getIndexer()`, a read-only view.
+ */
+export function informerIndexer<T>(informer: SharedIndexInformer<T>): Indexer<T> {
+  const indexer = writableIndexers.get(informer as SharedIndexInformer<unknown>);
+  if (indexer === undefined) throw new TypeError('informerIndexer: not a SharedIndexInformer');
+  return indexer as Indexer<T>;
+}
+
 /**
  * client-go's `SharedIndexInformer`: one list+watch and one indexed cache, shared by any number of
  * handlers. Each handler has its own unbounded buffer and delivery loop, so a slow handler delays only
@@ -85,6 +103,8 @@ export class SharedIndexInformer<T> {
   readonly #name: string;
   readonly #clock: Clock;
   readonly #indexer: Indexer<T>;
+  /** What `getIndexer()`/`getStore()` hand out: the reads of `#indexer`, objects typed read-only. */
+  readonly #view: ReadonlyIndexer<T>;
   readonly #processor: SharedProcessor<T>;
   /** What health() knows of the watch, from the reflector's events. */
   readonly #source: SourceHealth;
@@ -124,6 +144,8 @@ export class SharedIndexInformer<T> {
     this.#name = options.name ?? 'informer';
     this.#clock = options.clock ?? realClock;
     this.#indexer = newIndexer<T>(keyFunc, { ...(options.indexers ?? {}) });
+    this.#view = readonlyIndexer(this.#indexer);
+    writableIndexers.set(this as SharedIndexInformer<unknown>, this.#indexer as Indexer<unknown>);
     this.#processor = new SharedProcessor<T>(this.#clock);
     this.#log = new RateLimitedLog(resolveLogger(options.logger), this.#clock);
     this.#syncFailures = new SyncFailureTracker({
@@ -170,6 +192,7 @@ export class SharedIndexInformer<T> {
    * turns true once it has handled them. Throws `INFORMER_STOPPED` on a stopped informer.
    */
   addEventHandler(handler: ResourceEventHandler<T>, options: AddEventHandlerOptions = {}): SharedInformerRegistration {
+    validateOptions(`${this.#name}.addEventHandler`, options, ADD_EVENT_HANDLER_OPTION_SCHEMA);
     const name = options.name ?? `handler-${++this.#handlerCount}`;
     if (this.isStopped()) {
       throw new InformerStoppedError(
@@ -274,19 +297,26 @@ export class SharedIndexInformer<T> {
     return this.#registrations.size;
   }
 
-  /** The cache (the indexer), as a {@link Store}. */
-  getStore(): Store<T> {
-    return this.#indexer;
+  /**
+   * The cache, read-only: the reads of {@link SharedIndexInformer.getIndexer} (client-go's `GetStore`).
+   * Objects are the cache's own, typed `DeepReadonly`: copy one (`deepCopy`) to change it.
+   */
+  getStore(): ReadonlyStore<T> {
+    return this.#view;
   }
 
-  /** The cache. Objects in it are shared: never mutate one. */
-  getIndexer(): Indexer<T> {
-    return this.#indexer;
+  /**
+   * The cache, read-only (client-go's `GetIndexer`): keys, objects and index queries, objects typed
+   * `DeepReadonly` — they are the cache's own and shared with every handler. Only the informer writes
+   * to its cache (add index functions with {@link SharedIndexInformer.addIndexers}).
+   */
+  getIndexer(): ReadonlyIndexer<T> {
+    return this.#view;
   }
 
   /** A lister (by name, namespace, label selector) over the cache. */
   lister(): Lister<T> {
-    return newLister(this.#indexer);
+    return newLister(this.#view);
   }
 
   /**

@@ -1,5 +1,6 @@
 // waitForCacheSync: poll "has synced" functions until all are true or the signal aborts.
 
+import { validateOptions } from '../core/options.js';
 import { ChildAbort } from '../core/abort.js';
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
 
@@ -73,6 +74,11 @@ export function waitForCacheSyncWithOptions(
   options: WaitForCacheSyncOptions,
   ...hasSynced: InformerSynced[]
 ): Promise<boolean> {
+  try {
+    validateOptions('waitForCacheSyncWithOptions', options, { signal: 'object', clock: 'clock', pollIntervalMs: 'duration' });
+  } catch (err) {
+    return Promise.reject(err);
+  }
   const { signal } = options;
   const clock = options.clock ?? realClock;
   const interval = Math.max(1, options.pollIntervalMs ?? 100);

@@ -1,7 +1,7 @@
 // The leader elector: acquire a lock, renew it while leading, give it up on cancel (client-go semantics).
 
 import { realClock, sleep, type Clock } from '../core/clock.js';
-import { InvalidOptionError, validateOptions } from '../core/options.js';
+import { InvalidOptionError, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { AlreadyStartedError } from '../core/errors.js';
 import { channels, publish } from '../observability/channels.js';
 import { defaultRandom, jittered } from '../runtime/backoff.js';
@@ -52,6 +52,21 @@ export interface LeaderElectorOptions {
   /** Called with the identity of each new holder observed (including this candidate). Default: none. */
   onNewLeader?: (identity: string) => void | Promise<void>;
 }
+
+/** The rules of {@link LeaderElectorOptions} (`runWhileLeading` and the Manager check theirs with it). */
+export const LEADER_ELECTOR_OPTION_SCHEMA = {
+  lock: 'any', // required; checked by the constructor
+  leaseDurationMs: 'positiveDuration',
+  renewDeadlineMs: 'positiveDuration',
+  retryPeriodMs: 'positiveDuration',
+  releaseOnCancel: 'boolean',
+  name: 'string',
+  clock: 'clock',
+  random: 'function',
+  onStartedLeading: 'function',
+  onStoppedLeading: 'function',
+  onNewLeader: 'function',
+} as const satisfies OptionSchemaFor<LeaderElectorOptions>;
 
 /** The events published on `channelNames.leaderElection`. */
 export type LeaderElectionEventType = 'acquired' | 'renewed' | 'lost' | 'stopped' | 'released' | 'new-leader' | 'error';
@@ -113,15 +128,7 @@ export class LeaderElector {
     this.#leaseMs = options.leaseDurationMs ?? 15_000;
     this.#renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.#retryMs = options.retryPeriodMs ?? 2_000;
-    validateOptions('LeaderElector', options, {
-      leaseDurationMs: 'positiveDuration',
-      renewDeadlineMs: 'positiveDuration',
-      retryPeriodMs: 'positiveDuration',
-      onStartedLeading: 'function',
-      onStoppedLeading: 'function',
-      onNewLeader: 'function',
-      clock: 'clock',
-    });
+    validateOptions('LeaderElector', options, LEADER_ELECTOR_OPTION_SCHEMA);
     const invalid = (message: string) => new InvalidOptionError(`LeaderElector: ${message}`);
     if (this.#leaseMs <= this.#renewDeadlineMs) throw invalid('leaseDurationMs must be greater than renewDeadlineMs');
     if (this.#renewDeadlineMs <= LEADER_ELECTION_JITTER_FACTOR * this.#retryMs) {

@@ -1,5 +1,6 @@
 // A ResourceLock on a coordination.k8s.io/v1 Lease, through @kubernetes/client-node's CoordinationV1Api.
 
+import { validateOptions } from '../core/options.js';
 import { AbortedError } from '../core/errors.js';
 import {
   LeaderElectionError,
@@ -114,8 +115,9 @@ export class LeaseLock implements ResourceLock {
   readonly #identity: string;
   #lease: LeaseObject | undefined;
 
-  /** See {@link LeaseLockOptions}. */
+  /** See {@link LeaseLockOptions}. Throws `INVALID_OPTION` for an option of the wrong type or an unknown one. */
   constructor(options: LeaseLockOptions) {
+    validateOptions('LeaseLock', options, { client: 'object', namespace: 'string', name: 'string', identity: 'string' });
     this.#client = options.client;
     this.#namespace = options.namespace;
     this.#name = options.name;

@@ -1,5 +1,6 @@
 // The streaming watch decoder: newline-delimited JSON chunks in, validated WatchEvents out.
 
+import { validateOptions } from '../core/options.js';
 import { KubeInformerError } from '../core/index.js';
 import { chunkSource, type Chunk, type ChunkSource } from './chunk-source.js';
 import { WatchDecodeError, toNetworkError } from './errors.js';
@@ -259,5 +260,6 @@ export function decodeWatchStream<T = unknown>(
   source: AsyncIterable<Uint8Array | string>,
   options: DecodeWatchStreamOptions = {},
 ): AsyncIterableIterator<WatchEvent<T>> {
+  validateOptions('decodeWatchStream', options, { signal: 'object', description: 'string', keep: 'function' });
   return new WatchEventIterator<T>(source, options);
 }

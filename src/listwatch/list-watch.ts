@@ -2,7 +2,7 @@
 
 import type http from 'node:http';
 import { AbortedError, resolveLogger, type KubeObject, type Logger, type LoggerOption } from '../core/index.js';
-import { validateGroupVersionResource, validateOptions } from '../core/options.js';
+import { validateGroupVersionResource, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { formatShardSelector, shardMatcher, shardSelector, type ShardSelector } from '../core/shard-selector.js';
 import { channels, publish } from '../observability/channels.js';
 import { decodeWatchStream } from './decoder.js';
@@ -12,6 +12,18 @@ import { listQuery, resourcePath, watchQuery, type BaseSelectors } from './paths
 import { Transport, type KubeConfigLike } from './transport.js';
 import type { GroupVersionResource, ListerWatcher, ListOptions, ObjectList, WatchEvent } from './types.js';
 
+/** The rules of {@link ListOptions} (values are the caller's: the reflector's, or yours when you list by hand). */
+const LIST_OPTION_SCHEMA = {
+  resourceVersion: 'string',
+  resourceVersionMatch: ['NotOlderThan', 'Exact'],
+  limit: 'any',
+  continue: 'string',
+  labelSelector: 'string',
+  fieldSelector: 'string',
+  timeoutSeconds: 'any',
+  allowWatchBookmarks: 'boolean',
+  sendInitialEvents: 'boolean',
+} as const satisfies OptionSchemaFor<ListOptions>;
 /** The `Accept` header of a metadata-only list (client-go's metadata informer). */
 export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 /** The `Accept` header of a metadata-only watch. */
@@ -170,6 +182,7 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
   }
 
   async list(options: ListOptions, signal: AbortSignal): Promise<ObjectList<T>> {
+    validateOptions('ListerWatcher.list', options, LIST_OPTION_SCHEMA);
     const query = listQuery(options, this.#base);
     const target = query === '' ? this.path : `${this.path}?${query}`;
     const what = `list ${target}`;
@@ -198,6 +211,7 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
   }
 
   async watch(options: ListOptions, signal: AbortSignal): Promise<AsyncIterable<WatchEvent<T>>> {
+    validateOptions('ListerWatcher.watch', options, LIST_OPTION_SCHEMA);
     const target = `${this.path}?${watchQuery(options, this.#base)}`;
     const what = `watch ${target}`;
     const { res, release } = await this.#transport.get(target, this.#watchAccept, signal);

@@ -105,6 +105,11 @@ export class ResourceClient<T> {
    * finalizers — the object as marked for deletion (`deletionTimestamp` set).
    */
   delete(name: string, namespace?: string, options: DeleteOptions = {}, signal?: AbortSignal): Promise<T> {
+    try {
+      validateOptions('ResourceClient.delete', options, { preconditions: { resourceVersion: 'string', uid: 'string' }, propagationPolicy: ['Foreground', 'Background', 'Orphan'] });
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const body = JSON.stringify({ apiVersion: 'v1', kind: 'DeleteOptions', ...options });
     return this.#call('DELETE', this.#path(namespace, this.#name(name)), body, JSON_TYPE, signal);
   }

@@ -4,7 +4,7 @@ import equal from 'fast-deep-equal/es6/index.js';
 import rfdc from 'rfdc';
 import { type Clock, realClock, sleep } from '../core/clock.js';
 import { AlreadyStartedError } from '../core/errors.js';
-import { validateOptions } from '../core/options.js';
+import { validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { DeletedFinalStateUnknown } from '../core/keys.js';
 import { channels, publish } from '../observability/channels.js';
 import { CacheMutationError, DEFAULT_MAX_CHANGES, diffObjects } from './diff.js';
@@ -44,6 +44,16 @@ export interface CacheMutationDetectorOptions {
    */
   enabled?: boolean;
 }
+
+const MUTATION_DETECTOR_OPTION_SCHEMA = {
+  name: 'string',
+  clock: 'clock',
+  periodMs: 'positiveDuration',
+  retentionMs: 'positiveDuration',
+  onMutation: 'function',
+  maxChanges: 'positiveCount',
+  enabled: 'boolean',
+} as const satisfies OptionSchemaFor<CacheMutationDetectorOptions>;
 
 /** What an informer needs from a mutation detector; the real one and the no-op share it. */
 export interface MutationDetector {
@@ -97,15 +107,7 @@ export class CacheMutationDetector implements MutationDetector {
 
   /** Creates a detector; see {@link CacheMutationDetectorOptions} for the options and defaults. */
   constructor(options: CacheMutationDetectorOptions = {}) {
-    validateOptions('CacheMutationDetector', options, {
-      name: 'string',
-      clock: 'clock',
-      periodMs: 'positiveDuration',
-      retentionMs: 'positiveDuration',
-      onMutation: 'function',
-      maxChanges: 'positiveCount',
-      enabled: 'boolean',
-    });
+    validateOptions('CacheMutationDetector', options, MUTATION_DETECTOR_OPTION_SCHEMA);
     this.#name = options.name ?? 'cache';
     this.#clock = options.clock ?? realClock;
     this.#periodMs = options.periodMs ?? DEFAULT_MUTATION_PERIOD_MS;
@@ -229,6 +231,7 @@ export function cacheMutationDetectorEnabled(env: Record<string, string | undefi
  * environment variable) is true, else a {@link NoopCacheMutationDetector} that costs nothing.
  */
 export function newCacheMutationDetector(options: CacheMutationDetectorOptions = {}): MutationDetector {
+  validateOptions('CacheMutationDetector', options, MUTATION_DETECTOR_OPTION_SCHEMA);
   const enabled = options.enabled ?? cacheMutationDetectorEnabled();
   return enabled ? new CacheMutationDetector(options) : new NoopCacheMutationDetector();
 }

@@ -1,7 +1,9 @@
 // controller-runtime's controller metrics, by name, over the user's own prom-client module.
 
+import { validateOptions } from '../core/options.js';
 import type { ControllerMetricsProvider, ReconcileResult } from '../controller/metrics.js';
 import type { CounterMetric, HistogramMetric, SettableGaugeMetric } from '../workqueue/metrics.js';
+import { PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA } from '../workqueue/prometheus.js';
 import { prometheusWorkQueueMetricsProvider, type PromClientLike, type PrometheusWorkQueueMetricsOptions } from '../workqueue/prometheus.js';
 
 /** The metric names {@link prometheusControllerMetricsProvider} registers (before any prefix): controller-runtime's. */
@@ -54,6 +56,8 @@ const RECONCILE_TIME_BUCKETS = [
  * registry are reused.
  */
 export function prometheusControllerMetricsProvider(promClient: PromClientLike, options: PrometheusControllerMetricsOptions = {}): ControllerMetricsProvider {
+  validateOptions('prometheusControllerMetricsProvider', options, { ...PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA, reconcileTimeBuckets: 'any' });
+  const { reconcileTimeBuckets: _buckets, ...workQueueOptions } = options;
   const registry = options.registry ?? promClient.register;
   const prefix = options.prefix ?? '';
   function make<M>(name: string, labelNames: string[], create: (config: Record<string, unknown>) => M): M {
@@ -88,6 +92,6 @@ export function prometheusControllerMetricsProvider(promClient: PromClientLike, 
     newReconcileTimeMetric: (controller: string): HistogramMetric => time.labels(controller),
     newActiveWorkersMetric: (controller: string): SettableGaugeMetric => active.labels(controller),
     newMaxConcurrentReconcilesMetric: (controller: string): SettableGaugeMetric => max.labels(controller),
-    workQueue: prometheusWorkQueueMetricsProvider(promClient, options),
+    workQueue: prometheusWorkQueueMetricsProvider(promClient, workQueueOptions),
   };
 }

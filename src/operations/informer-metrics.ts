@@ -1,5 +1,6 @@
 // Informer metrics that none of the anchors export, read from health() when Prometheus scrapes, over the user's own prom-client module.
 
+import { validateOptions } from '../core/options.js';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import type { InformerHealth } from '../informer/health.js';
 import type { DriftAuditStats } from './drift/types.js';
@@ -159,6 +160,7 @@ function reasonOf(error: unknown): string {
  * ```
  */
 export function registerInformerMetrics(promClient: PromCollectorClientLike, source: InformerHealthSource, options: InformerMetricsOptions = {}): InformerMetricsRegistration {
+  validateOptions('registerInformerMetrics', options, { registry: 'object', prefix: 'string', audits: 'any', rings: 'any' });
   const registry = options.registry ?? promClient.register;
   const prefix = options.prefix ?? '';
   const errorCounts = new Map<string, { informer: string; phase: string; reason: string; n: number }>();

@@ -4,7 +4,7 @@ import { realClock, type Clock } from '../core/clock.js';
 import { AlreadyStartedError } from '../core/errors.js';
 import { errorFields, resolveLogger, withFields, type Logger, type LoggerOption } from '../core/log.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../core/options.js';
-import { runWhileLeading, type RunWhileLeadingOptions } from '../controller/leader.js';
+import { RUN_WHILE_LEADING_OPTION_SCHEMA, runWhileLeading, type RunWhileLeadingOptions } from '../controller/leader.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
 import { RunGroup, type Runnable } from '../runtime/run-group.js';
 import { waitForCaches } from './cache-sync.js';
@@ -102,9 +102,13 @@ export class Manager {
   /** A manager of `factory`'s informers and the given controllers. Throws `INVALID_OPTION` for a bad option. */
   constructor(factory: SharedInformerFactory, options: ManagerOptions = {}) {
     validateOptions('Manager', options, {
-      leaderElection: 'object',
-      probes: 'object',
+      controllers: 'any', // checked below
+      runnables: 'any',
+      leaderElection: RUN_WHILE_LEADING_OPTION_SCHEMA,
+      probes: { port: 'count', host: 'string' },
       metrics: 'object',
+      rings: 'any',
+      cacheSyncTimeoutMs: 'any', // checked below (Infinity is allowed)
       cacheSyncWarningIntervalMs: 'positiveDuration',
       clock: 'clock',
       logger: 'logger',

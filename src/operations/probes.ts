@@ -1,11 +1,11 @@
 // Liveness, readiness and metrics endpoints: a handler to mount in your own node:http server, or a small server of its own.
 
 import { resolveLogger, withFields, type LoggerOption } from '../core/log.js';
-import { validateOptions } from '../core/options.js';
 import type { ShardRingHealth } from '../sharding/ring-options.js';
 import type { HasShardRingHealth } from './informer-metrics.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { healthOf, type InformerHealthSource } from './informer-metrics.js';
 
 /** A prom-client registry as the `/metrics` endpoint uses it (`promClient.register`, or a `new Registry()`). */
@@ -33,6 +33,14 @@ export interface ProbeOptions {
    */
   rings?: readonly HasShardRingHealth[];
 }
+
+const PROBE_OPTION_SCHEMA = {
+  informers: 'object',
+  isLeader: 'function',
+  metrics: 'object',
+  stopping: 'function',
+  rings: 'any',
+} as const satisfies OptionSchemaFor<ProbeOptions>;
 
 /** What `/livez` and `/readyz` answer (as JSON). */
 export interface ProbeReport {
@@ -90,6 +98,11 @@ export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): Pr
  * ```
  */
 export function probeHandler(options: ProbeOptions): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
+  validateOptions('probeHandler', options, PROBE_OPTION_SCHEMA);
+  return handlerOf(options);
+}
+
+function handlerOf(options: ProbeOptions): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/livez' && path !== '/healthz' && path !== '/readyz' && path !== '/metrics') return false;
@@ -152,9 +165,9 @@ export interface ProbeServer {
  * `host: '0.0.0.0'` or the pod IP (docs/operations.md#probes has a manifest).
  */
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
-  validateOptions('startProbeServer', options, { port: 'count', host: 'string', logger: 'logger' });
+  validateOptions('startProbeServer', options, { ...PROBE_OPTION_SCHEMA, port: 'count', host: 'string', logger: 'logger' });
   const log = withFields(resolveLogger(options.logger), { component: 'probe-server' });
-  const handle = probeHandler(options);
+  const handle = handlerOf(options);
   const server = http.createServer((req, res) => {
     if (!handle(req, res)) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the probe server serves /livez, /healthz, /readyz and /metrics\n');
   });

@@ -5,10 +5,10 @@ import { realClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { AlreadyStartedError } from '../core/errors.js';
 import { metaNamespaceKeyFunc } from '../core/keys.js';
-import { InvalidOptionError, validateOptions } from '../core/options.js';
+import { InvalidOptionError, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { getResourceVersion } from '../core/types.js';
 import type { ListerWatcher, ListOptions } from '../listwatch/types.js';
-import { Backoff, defaultRandom, resolveBackoffOptions } from '../runtime/backoff.js';
+import { Backoff, BACKOFF_OPTION_SCHEMA, defaultRandom, resolveBackoffOptions } from '../runtime/backoff.js';
 import { Driver } from './driver.js';
 import type { DriverDeps } from './driver.js';
 import { publishOnChannels, reportHookFailure, subscribeHooks } from './events.js';
@@ -19,25 +19,29 @@ import type { Memory } from './requests.js';
 import { ReflectorStatsRecorder } from './stats.js';
 import type { ReflectorOptions, ReflectorStats, ReflectorStore } from './types.js';
 
+/** The rules of {@link ReflectorOptions} (the informers check their `reflector` option with them). */
+export const REFLECTOR_OPTION_SCHEMA = {
+  name: 'string',
+  resyncPeriodMs: 'duration',
+  shouldResync: 'function',
+  pageSize: 'count',
+  minWatchTimeoutMs: 'duration',
+  watchIdleMarginMs: 'duration',
+  listTimeoutMs: 'positiveDuration',
+  clock: 'clock',
+  random: 'function',
+  backoff: BACKOFF_OPTION_SCHEMA,
+  useWatchList: 'boolean',
+  knownObjects: 'object',
+  keyFunc: 'function',
+  expectedKind: 'string',
+  expectedApiVersion: 'string',
+  onError: 'function',
+  onRegression: 'function',
+} as const satisfies OptionSchemaFor<ReflectorOptions<unknown>>;
+
 function validateReflectorOptions(options: ReflectorOptions<unknown>): void {
-  validateOptions('Reflector', options, {
-    name: 'string',
-    resyncPeriodMs: 'duration',
-    shouldResync: 'function',
-    pageSize: 'count',
-    minWatchTimeoutMs: 'duration',
-    watchIdleMarginMs: 'duration',
-    listTimeoutMs: 'positiveDuration',
-    clock: 'clock',
-    random: 'function',
-    backoff: { initialMs: 'duration', maxMs: 'duration', factor: 'duration', jitter: 'duration', resetAfterMs: 'duration' },
-    useWatchList: 'boolean',
-    keyFunc: 'function',
-    expectedKind: 'string',
-    expectedApiVersion: 'string',
-    onError: 'function',
-    onRegression: 'function',
-  });
+  validateOptions('Reflector', options, REFLECTOR_OPTION_SCHEMA);
   if (options.minWatchTimeoutMs !== undefined && options.minWatchTimeoutMs < 1000) {
     throw new InvalidOptionError(`Reflector: option minWatchTimeoutMs must be at least 1000, got ${options.minWatchTimeoutMs}`);
   }

@@ -1,7 +1,7 @@
 // The one backoff family: the random source, capped exponential delays, jitter, per-item failure counts.
 
 import type { Clock } from '../core/clock.js';
-import { InvalidOptionError, validateOptions } from '../core/options.js';
+import { InvalidOptionError, validateOptions, type OptionSchemaFor } from '../core/options.js';
 
 /** A source of uniform random numbers in `[0, 1)`, injected wherever a delay is jittered. */
 export type RandomSource = () => number;
@@ -153,8 +153,18 @@ export interface BackoffOptions {
 /** {@link BackoffOptions} with every default filled in. */
 export type ResolvedBackoffOptions = Required<BackoffOptions>;
 
+/** The rules of {@link BackoffOptions} (`factor` is checked to be ≥ 1 besides). */
+export const BACKOFF_OPTION_SCHEMA = {
+  initialMs: 'duration',
+  maxMs: 'duration',
+  factor: 'duration',
+  jitter: 'duration',
+  resetAfterMs: 'duration',
+} as const satisfies OptionSchemaFor<BackoffOptions>;
+
 /** Fills in the defaults of {@link BackoffOptions} and checks the ranges (throws code `INVALID_OPTION`). */
 export function resolveBackoffOptions(options: BackoffOptions = {}): ResolvedBackoffOptions {
+  validateOptions('Backoff', options, BACKOFF_OPTION_SCHEMA);
   const resolved = {
     initialMs: options.initialMs ?? 800,
     maxMs: options.maxMs ?? 30_000,
@@ -162,7 +172,7 @@ export function resolveBackoffOptions(options: BackoffOptions = {}): ResolvedBac
     jitter: options.jitter ?? 1.0,
     resetAfterMs: options.resetAfterMs ?? 120_000,
   };
-  validateOptions('Backoff', resolved, { initialMs: 'duration', maxMs: 'duration', factor: 'duration', jitter: 'duration', resetAfterMs: 'duration' });
+  validateOptions('Backoff', resolved, BACKOFF_OPTION_SCHEMA);
   if (resolved.factor < 1) throw new InvalidOptionError(`Backoff: option factor must be >= 1, got ${resolved.factor}`);
   return resolved;
 }

@@ -85,7 +85,7 @@ export class RunGroup {
 
   /** Throws `INVALID_OPTION` for a bad option (a `graceMs` below 0, no stage or a stage named twice). */
   constructor(options: RunGroupOptions = {}) {
-    validateOptions('RunGroup', options, { name: 'string', signal: 'object', clock: 'clock', logger: 'logger' });
+    validateOptions('RunGroup', options, { name: 'string', signal: 'object', stages: 'any', graceMs: 'any', clock: 'clock', logger: 'logger' }); // stages and graceMs: below
     this.name = options.name ?? 'run group';
     const graceMs: unknown = options.graceMs ?? Infinity;
     if (typeof graceMs !== 'number' || !(graceMs >= 0)) {

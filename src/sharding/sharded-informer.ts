@@ -1,6 +1,8 @@
 // An informer over the slots a replica owns: one SharedIndexInformer per slot, following a ShardRing's
 // owned set, so a change of slots lists and watches only the slots that moved.
 
+import type { DeepReadonly } from '../core/types.js';
+import { validateOptions } from '../core/options.js';
 import type { ShardSelector } from '../core/shard-selector.js';
 import { toError } from '../core/errors.js';
 import { TaskScope } from '../core/task-scope.js';
@@ -8,7 +10,7 @@ import { InformerStoppedError } from '../informer/errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
 import type { InformerHealth } from '../informer/health.js';
 import type { Observed } from '../informer/observed.js';
-import type { AddEventHandlerOptions } from '../informer/options.js';
+import { ADD_EVENT_HANDLER_OPTION_SCHEMA, type AddEventHandlerOptions } from '../informer/options.js';
 import type { SharedIndexInformer } from '../informer/shared-index-informer.js';
 import { ShardedRegistration, type SlotSet } from './sharded-registration.js';
 import type { ShardRing } from './ring.js';
@@ -43,14 +45,14 @@ interface SlotInformer<T> {
 
 /** The union of the owned slots' indexers: what a sharded cache can answer. */
 export interface ShardedIndexer<T> {
-  /** The cached object under `key` in any owned slot. */
-  getByKey(key: string): T | undefined;
+  /** The cached object under `key` in any owned slot (the cache's own: read-only). */
+  getByKey(key: string): DeepReadonly<T> | undefined;
   /** The keys of every owned slot. */
   listKeys(): string[];
   /** Every cached object of the owned slots. */
-  list(): T[];
+  list(): DeepReadonly<T>[];
   /** The objects of every owned slot indexed under `indexedValue` (an index of the slot informers). */
-  byIndex(indexName: string, indexedValue: string): T[];
+  byIndex(indexName: string, indexedValue: string): DeepReadonly<T>[];
 }
 
 /**
@@ -85,7 +87,9 @@ export class ShardedInformer<T> {
   #changed = signal();
   #handlerCount = 0;
 
+  /** Throws `INVALID_OPTION` for an option of the wrong type or an unknown one. */
   constructor(options: ShardedInformerOptions<T>) {
+    validateOptions('ShardedInformer', options, { ring: 'object', informerFor: 'function', name: 'string' });
     this.#options = options;
     this.#ring = options.ring;
     this.#name = options.name ?? 'sharded';
@@ -120,6 +124,7 @@ export class ShardedInformer<T> {
    * every owned slot's informer has synced and the handler processed its initial list.
    */
   addEventHandler(handler: ResourceEventHandler<T>, options: AddEventHandlerOptions = {}): SharedInformerRegistration {
+    validateOptions(`${this.#name}.addEventHandler`, options, ADD_EVENT_HANDLER_OPTION_SCHEMA);
     const name = options.name ?? `handler-${++this.#handlerCount}`;
     const registration = new ShardedRegistration<T>(this.#slotSet, handler, { ...options, name });
     this.#registrations.add(registration);
@@ -145,13 +150,13 @@ export class ShardedInformer<T> {
     return this.#indexer;
   }
 
-  /** The cached object under `key` in any owned slot. */
-  get(key: string): T | undefined {
+  /** The cached object under `key` in any owned slot (the cache's own: read-only). */
+  get(key: string): DeepReadonly<T> | undefined {
     return this.#indexer.getByKey(key);
   }
 
-  /** Every cached object of the owned slots. */
-  list(): T[] {
+  /** Every cached object of the owned slots (the cache's own: read-only). */
+  list(): DeepReadonly<T>[] {
     return this.#indexer.list();
   }
 

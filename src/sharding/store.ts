@@ -1,6 +1,7 @@
 // Where a shard ring keeps its Leases: one per member (its heartbeat) and one per slot (its holder).
 // Kubernetes Leases for real rings; an in-memory store with the same compare-and-swap for tests.
 
+import { validateOptions } from '../core/options.js';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import { KubeInformerError, ErrorCodes } from '../core/errors.js';
 import { resources } from '../core/resources.js';
@@ -91,7 +92,9 @@ export class LeaseRingStore implements RingStore {
   readonly #leases;
   readonly #client;
 
+  /** Throws `INVALID_OPTION` for an option of the wrong type or an unknown one. */
   constructor(kubeConfig: KubeConfigLike, options: LeaseRingStoreOptions) {
+    validateOptions('LeaseRingStore', options, { namespace: 'string', ring: 'string', leaseDurationSeconds: 'positiveCount' });
     this.#options = options;
     this.#leases = newListWatch<Lease>(kubeConfig, resources.leases, { namespace: options.namespace, labelSelector: `${RING_LABEL}=${options.ring}`, logger: false });
     this.#client = newResourceClient<Lease>(kubeConfig, resources.leases, { fieldManager: 'kube-informer-shard-ring' });

@@ -1,5 +1,6 @@
 // The store room's barrel: Store, Indexer and listers (label selectors live in core/ and are re-exported here).
 export type { IndexFunc, Indexers, Store, Indexer } from './types.js';
+export type { ReadonlyIndexer, ReadonlyStore } from './readonly.js';
 export { NamespaceIndex, metaNamespaceIndexFunc } from './types.js';
 export { IndexFuncError, UnknownIndexError, IndexerConflictError } from './errors.js';
 export type { IndexValues } from './indices.js';

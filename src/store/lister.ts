@@ -5,7 +5,8 @@ import { getMeta } from '../core/types.js';
 import { namespacedKey } from '../core/keys.js';
 import { everythingSelector, type LabelSelector } from '../core/label-selector.js';
 import { toLabelSelector, type LabelSelectorInput } from '../core/selector-parser.js';
-import { NamespaceIndex, type Indexer, type Store } from './types.js';
+import { NamespaceIndex } from './types.js';
+import type { ReadonlyIndexer, ReadonlyStore } from './readonly.js';
 
 /** Reads of one namespace: client-go's `GenericNamespaceLister` / generated `XxxNamespaceLister`. */
 export interface NamespaceLister<T> {
@@ -38,8 +39,8 @@ export interface Lister<T> {
   namespace(namespace: string): NamespaceLister<T>;
 }
 
-function isIndexer<T>(store: Store<T>): store is Indexer<T> {
-  const s = store as Partial<Indexer<T>>;
+function isIndexer<T>(store: ReadonlyStore<T>): store is ReadonlyIndexer<T> {
+  const s = store as Partial<ReadonlyIndexer<T>>;
   return typeof s.byIndex === 'function' && typeof s.getIndexers === 'function';
 }
 
@@ -52,28 +53,28 @@ function labelsOf(obj: unknown): Readonly<Record<string, string>> | undefined {
 }
 
 /** Pushes each of `items` that `selector` accepts; skips matching entirely for the empty selector. */
-function filter<T>(items: T[], selector: LabelSelector): DeepReadonly<T>[] {
-  if (selector.empty()) return items as DeepReadonly<T>[];
+function filter<T>(items: DeepReadonly<T>[], selector: LabelSelector): DeepReadonly<T>[] {
+  if (selector.empty()) return items;
   const out: DeepReadonly<T>[] = [];
-  for (const obj of items) if (selector.matches(labelsOf(obj))) out.push(obj as DeepReadonly<T>);
+  for (const obj of items) if (selector.matches(labelsOf(obj))) out.push(obj);
   return out;
 }
 
 /** Every object of `namespace`: through the namespace index when there is one, else by scanning. */
-function inNamespace<T>(store: Store<T>, namespace: string): T[] {
+function inNamespace<T>(store: ReadonlyStore<T>, namespace: string): DeepReadonly<T>[] {
   if (isIndexer(store) && Object.hasOwn(store.getIndexers(), NamespaceIndex)) {
     return store.byIndex(NamespaceIndex, namespace);
   }
-  const out: T[] = [];
+  const out: DeepReadonly<T>[] = [];
   for (const obj of store.list()) if ((getMeta(obj)?.namespace ?? '') === namespace) out.push(obj);
   return out;
 }
 
 class NamespaceView<T> implements NamespaceLister<T> {
-  readonly #store: Store<T>;
+  readonly #store: ReadonlyStore<T>;
   readonly #namespace: string;
 
-  constructor(store: Store<T>, namespace: string) {
+  constructor(store: ReadonlyStore<T>, namespace: string) {
     this.#store = store;
     this.#namespace = namespace;
   }
@@ -85,14 +86,14 @@ class NamespaceView<T> implements NamespaceLister<T> {
   }
 
   get(name: string): DeepReadonly<T> | undefined {
-    return this.#store.getByKey(namespacedKey(this.#namespace, name)) as DeepReadonly<T> | undefined;
+    return this.#store.getByKey(namespacedKey(this.#namespace, name));
   }
 }
 
 class StoreLister<T> implements Lister<T> {
-  readonly #store: Store<T>;
+  readonly #store: ReadonlyStore<T>;
 
-  constructor(store: Store<T>) {
+  constructor(store: ReadonlyStore<T>) {
     this.#store = store;
   }
 
@@ -101,7 +102,7 @@ class StoreLister<T> implements Lister<T> {
   }
 
   get(name: string): DeepReadonly<T> | undefined {
-    return this.#store.getByKey(name) as DeepReadonly<T> | undefined;
+    return this.#store.getByKey(name);
   }
 
   namespace(namespace: string): NamespaceLister<T> {
@@ -121,6 +122,6 @@ class StoreLister<T> implements Lister<T> {
  *
  * @param indexer - the cache to read, usually `informer.getIndexer()`
  */
-export function newLister<T>(indexer: Indexer<T> | Store<T>): Lister<T> {
+export function newLister<T>(indexer: ReadonlyIndexer<T> | ReadonlyStore<T>): Lister<T> {
   return new StoreLister(indexer);
 }

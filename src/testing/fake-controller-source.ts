@@ -1,5 +1,6 @@
 // FakeControllerSource: an in-memory ListerWatcher, the port of client-go's tools/cache/testing fixture.
 
+import { validateOptions } from '../core/options.js';
 import { AbortedError, ApiStatusError } from '../core/errors.js';
 import { isComparableResourceVersion } from '../core/resource-version.js';
 import type { KubeObject } from '../core/types.js';
@@ -67,7 +68,9 @@ export class FakeControllerSource<T extends KubeObject = KubeObject> implements 
   #calls: FakeSourceCall[] = [];
   #shutdown = false;
 
+  /** Throws `INVALID_OPTION` for an option of the wrong type or an unknown one. */
   constructor(options: FakeControllerSourceOptions = {}) {
+    validateOptions('FakeControllerSource', options, { historyLimit: 'count', apiVersion: 'string', listKind: 'string' });
     this.#options = options;
     this.#state = new ResourceState({ historyLimit: options.historyLimit });
   }

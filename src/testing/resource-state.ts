@@ -1,5 +1,6 @@
 // The in-memory object store both fakes share: objects per resource, one global resourceVersion, history.
 
+import { validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { randomUUID } from 'node:crypto';
 import { ApiStatusError } from '../core/errors.js';
 import { namespacedKey } from '../core/keys.js';
@@ -48,6 +49,13 @@ export interface StateWriteOptions {
   allowCreate?: boolean;
 }
 
+const WRITE_OPTION_SCHEMA = {
+  broadcast: 'boolean',
+  expectResourceVersion: 'string',
+  expectUid: 'string',
+  allowCreate: 'boolean',
+} as const satisfies OptionSchemaFor<StateWriteOptions>;
+
 interface ResourceSlot {
   readonly objects: Map<string, StoredEntry>;
   sorted: string[] | undefined;
@@ -75,6 +83,7 @@ export class ResourceState {
   #slots = new Map<string, ResourceSlot>();
 
   constructor(options: ResourceStateOptions = {}) {
+    validateOptions('ResourceState', options, { historyLimit: 'count', initialResourceVersion: 'count' });
     this.#rv = options.initialResourceVersion ?? 0;
     this.#globalFloor = this.#rv;
     this.#historyLimit = Math.max(1, options.historyLimit ?? 10_000);
@@ -108,6 +117,7 @@ export class ResourceState {
 
   /** Creates an object; assigns a uid when it has none. Throws 409 AlreadyExists when the key is taken. */
   create(resource: string, obj: KubeObject, options: StateWriteOptions = {}): StoredEntry {
+    validateOptions('ResourceState.create', options, WRITE_OPTION_SCHEMA);
     const slot = this.#slot(resource);
     const { namespace, name } = identity(obj);
     const key = namespacedKey(namespace, name);
@@ -120,6 +130,7 @@ export class ResourceState {
 
   /** Replaces an object (keeping its uid). Throws 404 when missing, 409 Conflict on a failed precondition. */
   update(resource: string, obj: KubeObject, options: StateWriteOptions = {}): StoredEntry {
+    validateOptions('ResourceState.update', options, WRITE_OPTION_SCHEMA);
     const slot = this.#slot(resource);
     const { namespace, name } = identity(obj);
     const key = namespacedKey(namespace, name);
@@ -142,6 +153,7 @@ export class ResourceState {
     name: string,
     options: StateWriteOptions & { finalState?: KubeObject } = {},
   ): StoredEntry {
+    validateOptions('ResourceState.delete', options, { ...WRITE_OPTION_SCHEMA, finalState: 'object' });
     const slot = this.#slot(resource);
     const key = namespacedKey(namespace, name);
     const prev = slot.objects.get(key);
@@ -209,6 +221,7 @@ export class ResourceState {
    * Throws 410 Expired when `atRv` is older than the history reaches.
    */
   page(resource: string, options: PageOptions = {}): PageResult {
+    validateOptions('ResourceState.page', options, { namespace: 'string', atRv: 'count', after: 'string', limit: 'count', filter: 'function' });
     const slot = this.#slot(resource);
     const at = options.atRv ?? this.#rv;
     let overlay: Map<string, StoredEntry | null> | undefined;

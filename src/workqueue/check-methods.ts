@@ -1,4 +1,4 @@
-// Construction-time check that an option holds an object with the methods its interface needs.
+// A construction-time check of the work queues' options: that an option holds an object with the methods its interface needs.
 
 import { describeValue, InvalidOptionError } from '../core/options.js';
 import { preview } from '../core/preview.js';

@@ -1,5 +1,6 @@
 // A WorkQueueMetricsProvider over the user's own prom-client module (an optional peer, never imported here).
 
+import { validateOptions, type OptionSchemaFor } from '../core/options.js';
 import type {
   CounterMetric,
   GaugeMetric,
@@ -8,6 +9,13 @@ import type {
   WorkQueueMetricsProvider,
 } from './metrics.js';
 
+
+/** The rules of {@link PrometheusWorkQueueMetricsOptions} (the controller metrics add theirs). */
+export const PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA = {
+  registry: 'object',
+  prefix: 'string',
+  buckets: 'any',
+} as const satisfies OptionSchemaFor<PrometheusWorkQueueMetricsOptions>;
 /** A labelled prom-client metric: `labels(value)` returns the child for one label value. */
 export interface PromLabelled<C> {
   /** The child metric for the given label values. */
@@ -97,6 +105,7 @@ export function prometheusWorkQueueMetricsProvider(
   promClient: PromClientLike,
   options: PrometheusWorkQueueMetricsOptions = {},
 ): WorkQueueMetricsProvider {
+  validateOptions('prometheusWorkQueueMetricsProvider', options, PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA);
   const registry = options.registry ?? promClient.register;
   const prefix = options.prefix ?? '';
   const buckets = options.buckets ?? defaultBuckets;

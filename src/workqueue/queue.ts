@@ -2,11 +2,20 @@
 
 import { realClock, type Clock } from '../core/clock.js';
 import { AbortedError } from '../core/errors.js';
-import { InvalidOptionError, validateOptions } from '../core/options.js';
+import { describeValue, InvalidOptionError, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { RingBuffer } from '../runtime/ring-buffer.js';
 import { checkMethods } from './check-methods.js';
 import { QueueMetrics, type WorkQueueMetricsProvider } from './metrics.js';
 
+
+/** The rules of {@link WorkQueueOptions} (the rate-limiting queue adds its `rateLimiter`). */
+export const WORK_QUEUE_OPTION_SCHEMA = {
+  name: 'string',
+  clock: 'clock',
+  metricsProvider: 'object',
+  metricsUpdatePeriodMs: 'positiveDuration',
+  queue: 'object', // its methods are checked by checkMethods
+} as const satisfies OptionSchemaFor<WorkQueueOptions<unknown>>;
 /**
  * The ordering strategy under a {@link WorkQueue} (client-go's `Queue[T]`): where waiting items sit and
  * which one a worker gets next. The work queue does the deduplication; the strategy only orders.
@@ -63,15 +72,9 @@ export interface WorkQueueOptions<T> {
 }
 
 /** Checks {@link WorkQueueOptions}, naming `owner` (the class being constructed) in the error. */
-function validateWorkQueueOptions(owner: string, options: unknown): void {
-  validateOptions(owner, options, {
-    name: 'string',
-    clock: 'clock',
-    metricsProvider: 'object',
-    metricsUpdatePeriodMs: 'positiveDuration',
-    queue: { touch: 'function' },
-  });
-  const o = (options ?? {}) as WorkQueueOptions<unknown>;
+function validateWorkQueueOptions(owner: string, options: WorkQueueOptions<unknown>): void {
+  validateOptions(owner, options, WORK_QUEUE_OPTION_SCHEMA);
+  const o = options ?? {};
   if (o.metricsProvider !== undefined && (o.name ?? '') === '') {
     throw new InvalidOptionError(`${owner}: option metricsProvider needs a non-empty name option (only named queues have metrics)`);
   }
@@ -85,6 +88,10 @@ function validateWorkQueueOptions(owner: string, options: unknown): void {
     'newRetriesMetric',
   ]);
   checkMethods(owner, 'queue', o.queue, 'QueueStrategy', ['push', 'pop', 'len']);
+  const touch = (o.queue as { touch?: unknown } | undefined)?.touch;
+  if (touch !== undefined && typeof touch !== 'function') {
+    throw new InvalidOptionError(`${owner}: option queue.touch must be a function, got ${describeValue(touch)}`);
+  }
 }
 
 /** What {@link WorkQueue.get} resolves with: an item, or the news that the queue shut down and is empty. */
@@ -189,7 +196,7 @@ export class WorkQueue<T> {
    * that are not an object, an option of the wrong type, or a `metricsProvider` without a `name`.
    */
   constructor(options: WorkQueueOptions<T> = {}) {
-    validateWorkQueueOptions(new.target.name || 'WorkQueue', options);
+  validateWorkQueueOptions(new.target.name || 'WorkQueue', options);
     const name = options.name ?? '';
     const period = options.metricsUpdatePeriodMs ?? 500;
     this.#name = name;

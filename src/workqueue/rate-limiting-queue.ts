@@ -2,6 +2,7 @@
 
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { checkMethods } from './check-methods.js';
+import { WORK_QUEUE_OPTION_SCHEMA } from './queue.js';
 import { DelayingQueue, type DelayingQueueOptions } from './delaying-queue.js';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiters.js';
 
@@ -94,9 +95,11 @@ function checkRateLimitingQueueOptions<T>(options: RateLimitingQueueOptions<T>, 
   if (second !== undefined || looksLikeRateLimiter(options)) {
     throw new InvalidOptionError(`${OWNER}: takes one options object; ${HOW_TO_CALL}`);
   }
-  validateOptions(OWNER, options, { rateLimiter: 'object' });
+  validateOptions(OWNER, options, { ...WORK_QUEUE_OPTION_SCHEMA, rateLimiter: 'object' });
   checkMethods(OWNER, 'rateLimiter', options?.rateLimiter, 'RateLimiter', ['when', 'forget', 'numRequeues']);
-  return options;
+  if (options === undefined || options === null) return options;
+  const { rateLimiter: _limiter, ...queueOptions } = options;
+  return queueOptions;
 }
 
 /** Whether `value` is a rate limiter rather than an options object (options have no `when`). */

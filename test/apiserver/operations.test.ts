@@ -1,5 +1,6 @@
 // Day-two parts on the real kube-apiserver: the Event recorder's series, and the drift audit (healthy, injected divergence, repair).
 
+import { informerIndexer } from '../../src/informer/shared-index-informer.js';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/core/index.js';
@@ -81,7 +82,7 @@ describe('operations against the real kube-apiserver', () => {
       const healthy = await audit.audit(AbortSignal.timeout(60_000));
       expect(healthy).toMatchObject({ listed: 30, divergent: 0, repaired: false });
 
-      const indexer = informer.getIndexer();
+      const indexer = informerIndexer(informer);
       indexer.delete(indexer.getByKey(`${namespace}/cm-1`)!);
       indexer.add({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ghost', namespace, resourceVersion: healthy.listResourceVersion } });
       const before = indexer.getByKey(`${namespace}/cm-2`)!;

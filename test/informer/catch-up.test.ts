@@ -1,5 +1,6 @@
 // awaitResourceVersion (the cache has applied everything up to a version) and relist (a consistent list replaces the cache), on the fake API server.
 
+import { informerIndexer } from '../../src/informer/shared-index-informer.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/core/index.js';
 import { resources, SharedInformerFactory, type SharedIndexInformer } from '../../src/index.js';
@@ -62,7 +63,7 @@ describe('relist', () => {
       onAdd: (o, initial) => void (initial ? undefined : seen.push(`add ${o.metadata?.name}`)),
       onDelete: (o) => void seen.push(`delete ${(o as { key?: string }).key ?? ''}`),
     });
-    const indexer = informer.getIndexer();
+    const indexer = informerIndexer(informer);
     indexer.delete(indexer.getByKey('ns/a')!);
     indexer.add({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ghost', namespace: 'ns', resourceVersion: '1' } });
     server.clearRequests();

@@ -65,6 +65,46 @@ describe('informer.on(...)', () => {
     await done;
   });
 
+  it("'synced' fires after the initial objects reached every 'add' listener registered before it (issue 24 finding 7)", async () => {
+    const { source, informer, ac } = setup();
+    for (let i = 0; i < 50; i++) source.add(pod(`p${i}`));
+    let fast = 0;
+    let slow = 0;
+    const gate = deferred();
+    const counts: string[] = [];
+    informer
+      .on('add', () => void fast++)
+      .on('add', async () => {
+        await gate.promise; // a listener still busy with the first object when the cache has synced
+        slow++;
+      })
+      .on('synced', () => void counts.push(`fast ${fast} slow ${slow}`));
+    const done = informer.run(ac.signal);
+    await informer.whenSynced();
+    await until(() => fast === 50);
+    expect(counts).toEqual([]); // the slow listener has not had the initial objects yet
+    gate.resolve();
+    await until(() => counts.length === 1);
+    expect(counts).toEqual(['fast 50 slow 50']);
+    ac.abort();
+    await done;
+  });
+
+  it("'synced' is not called when the informer stops before the 'add' listeners got the initial objects", async () => {
+    const { source, informer, ac } = setup();
+    source.add(pod('a'));
+    const gate = deferred();
+    const seen: string[] = [];
+    informer.on('add', () => gate.promise).on('synced', () => void seen.push('synced'));
+    const done = informer.run(ac.signal);
+    await informer.whenSynced();
+    ac.abort();
+    gate.resolve();
+    await done;
+    await until(() => true);
+    expect(seen).toEqual([]);
+  });
+
   it("'error' tells of each list/watch failure while the informer keeps retrying", async () => {
     const { clock, source, informer, ac } = setup();
     source.listError = new ApiStatusError(500, 'etcd leader changed');

@@ -2,6 +2,7 @@
 // goes out on every list and watch, the server's echo is checked, and a server that ignores it (the
 // ShardedListAndWatch gate off) gets the shard filtered on the client with one warning.
 
+import type { DeepReadonly } from '../../src/core/types.js';
 import http from 'node:http';
 import type net from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -33,7 +34,7 @@ async function server(options: Parameters<typeof startFakeApiServer>[0] = {}, co
 /** Namespaces of varied spelling: names that differ only in their last characters hash close together under FNV-1a. */
 const NAMESPACES = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf'];
 
-const names = (items: KubeObject[]): string[] => items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
+const names = (items: ReadonlyArray<DeepReadonly<KubeObject>>): string[] => items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
 
 const fallbacks = useShardFallbacks();
 

@@ -1,5 +1,6 @@
 // The drift audit on the fake API server: nothing on a healthy cache, every injected divergence named, repair by relist, a stalled watch seen.
 
+import { informerIndexer } from '../../src/informer/shared-index-informer.js';
 import * as promClient from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock, flushPromises, type KubeObject } from '../../src/core/index.js';
@@ -34,7 +35,7 @@ const newAudit = (options: Partial<ConstructorParameters<typeof DriftAudit>[2]> 
 
 /** Makes the cache wrong the ways a lost event would: a missed ADDED, DELETED and MODIFIED. */
 function injectDivergence(): void {
-  const indexer = configMaps.getIndexer();
+  const indexer = informerIndexer(configMaps); // corrupting the cache on purpose: its writable indexer
   indexer.delete(indexer.getByKey('ns/cm-1')!); // missing: the server has it
   indexer.add({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ghost', namespace: 'ns', resourceVersion: '3' } }); // extra
   const current = server.list('configmaps', 'ns').find((c) => c.metadata?.name === 'cm-2')!;
@@ -108,7 +109,8 @@ describe('DriftAudit', () => {
     gatedFactory.start(stop.signal);
     await gatedFactory.waitForCacheSync(stop.signal);
     await until(() => informer.health().watch.connected, 'the watch');
-    informer.getIndexer().delete(informer.getIndexer().getByKey('ns/cm-5')!); // the one real divergence
+    const writable = informerIndexer(informer);
+    writable.delete(writable.getByKey('ns/cm-5')!); // the one real divergence
     gate.hold(); // what the server does next reaches the cache only once released
     for (let i = 20; i < 30; i++) server.create('configmaps', { metadata: { name: `cm-${i}`, namespace: 'ns' } });
     server.delete('configmaps', 'cm-0', 'ns');
@@ -139,7 +141,7 @@ describe('DriftAudit', () => {
       onAdd: (o, initial) => void (initial ? undefined : seen.push(`add ${o.metadata?.name}`)),
       onDelete: () => void seen.push('delete'),
     });
-    const indexer = configMaps.getIndexer();
+    const indexer = informerIndexer(configMaps);
     indexer.delete(indexer.getByKey('ns/cm-1')!);
     indexer.add({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ghost', namespace: 'ns', resourceVersion: '3' } });
     const audit = newAudit({ repair: true });
@@ -166,7 +168,7 @@ describe('DriftAudit', () => {
     server.injectFault({ verb: 'list', resource: 'configmaps', type: 'status', code: 500 });
     await clock.advance(60_000);
     await until(() => audit.stats().audits.failed === 1, 'the failed audit');
-    const indexer = configMaps.getIndexer();
+    const indexer = informerIndexer(configMaps);
     indexer.delete(indexer.getByKey('ns/cm-3')!);
     await clock.advance(60_000);
     await until(() => audit.stats().audits.divergent === 1, 'the divergent audit');

@@ -4,6 +4,7 @@
 // before any list. (test/listwatch/shard.test.ts has the basics: even shards, the echo check, a
 // mismatched echo, namespace shards.)
 
+import type { DeepReadonly } from '../../src/core/types.js';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject, Logger } from '../../src/core/index.js';
@@ -50,7 +51,7 @@ async function eventually(cond: () => boolean, what: string): Promise<void> {
   }
 }
 
-const keys = (items: readonly KubeObject[]): string[] => items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
+const keys = (items: ReadonlyArray<DeepReadonly<KubeObject>>): string[] => items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
 
 const fallbacks = useShardFallbacks();
 

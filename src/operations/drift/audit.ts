@@ -76,6 +76,7 @@ export class DriftAudit {
       fieldSelector: 'fieldSelector',
       listWatch: 'object',
       intervalMs: 'positiveDuration',
+      jitter: 'any', // checked below: a fraction in [0, 1)
       settleTimeoutMs: 'positiveDuration',
       listTimeoutMs: 'positiveDuration',
       pageSize: 'positiveCount',

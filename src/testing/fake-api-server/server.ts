@@ -1,5 +1,6 @@
 // The fake Kubernetes API server: a loopback HTTP server over a ResourceState, with faults and a request log.
 
+import { validateOptions } from '../../core/options.js';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -61,6 +62,8 @@ export interface FakeApiServerOptions {
   port?: number;
 }
 
+const SERVER_WRITE_OPTION_SCHEMA = { broadcast: 'boolean', expectResourceVersion: 'string' } as const;
+
 /** Options of a state operation of {@link FakeApiServer}. */
 export interface ServerWriteOptions {
   /** Send the change to open watches. Default true; false = a missed event, seen only on relist or replay. */
@@ -94,6 +97,21 @@ export class FakeApiServer {
 
   /** Use {@link startFakeApiServer}, which also starts listening. */
   constructor(options: FakeApiServerOptions = {}) {
+    validateOptions('FakeApiServer', options, {
+      clock: 'clock',
+      bookmarkIntervalMs: 'duration',
+      historyLimit: 'count',
+      token: 'string',
+      requireToken: 'boolean',
+      watchCache: 'boolean',
+      shardedListAndWatch: 'boolean',
+      inferUnknownResources: 'boolean',
+      strictResources: 'boolean',
+      resources: 'any',
+      now: 'function',
+      recordRequests: 'boolean',
+      port: 'count',
+    });
     this.#options = options;
     this.state = new ResourceState({ historyLimit: options.historyLimit, initialResourceVersion: 1 });
     this.#registry = new ResourceRegistry({
@@ -179,6 +197,7 @@ export class FakeApiServer {
    * served (not built in, declared, or from a CRD), unless `inferUnknownResources`.
    */
   create<T extends KubeObject = KubeObject>(ref: ResourceRef, obj: T, options: ServerWriteOptions = {}): T {
+    validateOptions('FakeApiServer.create', options, SERVER_WRITE_OPTION_SCHEMA);
     const ri = this.#registry.resolve(ref);
     const normalized = withGeneration(ri, undefined, normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now));
     return stored<T>(normalized, this.state.create(ri.stateKey, normalized, options));
@@ -189,6 +208,7 @@ export class FakeApiServer {
    * `expectResourceVersion` is given. Throws a 404 `ApiStatusError` when it does not exist.
    */
   update<T extends KubeObject = KubeObject>(ref: ResourceRef, obj: T, options: ServerWriteOptions = {}): T {
+    validateOptions('FakeApiServer.update', options, SERVER_WRITE_OPTION_SCHEMA);
     const ri = this.#registry.resolve(ref);
     let normalized = normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now);
     const prev = this.state.get(ri.stateKey, normalized.metadata?.namespace ?? '', normalized.metadata?.name ?? '');
@@ -205,6 +225,7 @@ export class FakeApiServer {
    * when it does not exist.
    */
   delete<T extends KubeObject = KubeObject>(ref: ResourceRef, name: string, namespace?: string, options: ServerWriteOptions = {}): T {
+    validateOptions('FakeApiServer.delete', options, SERVER_WRITE_OPTION_SCHEMA);
     const ri = this.#registry.resolve(ref);
     return parse<T>(deleteOrMark(this.state, ri.stateKey, ri.namespaced ? (namespace ?? 'default') : '', name, this.#ctx.now, options));
   }
