@@ -165,6 +165,18 @@ export type {
   ResourceClientOptions,
   JsonPatchOperation,
   DeleteOptions,
+  DeleteResult,
+  Status,
+  StatusDetails,
+  WriteOptions,
+  ReadOptions,
+  ClientListOptions,
+  PatchType,
+  ApplyOptions,
+  ApplyConfiguration,
+  DeepPartial,
+  Scale,
+  ApplyConflict,
 } from './listwatch/index.js';
 
 // Reading the cache: listers and the namespace index.

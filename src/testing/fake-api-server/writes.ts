@@ -143,8 +143,16 @@ export function servePatch(res: ServerResponse, state: ResourceState, r: ObjectR
 }
 
 /**
- * DELETE: 200 with the deleted object's final state; 404 when missing; DeleteOptions preconditions →
- * 409. An object with finalizers is only marked (`deletionTimestamp`) and answered as it now is.
+ * The resources whose DELETE answers the deleted object itself (kube-apiserver's registries with
+ * `ReturnDeletedObject`: pods); every other resource answers a `Status`.
+ */
+const RETURNS_DELETED_OBJECT = new Set(['pods']);
+
+/**
+ * DELETE: 404 when missing; DeleteOptions preconditions → 409. An object with finalizers is only
+ * marked (`deletionTimestamp`) and answered as it now is. An object deleted at once is answered as
+ * kube-apiserver v1.37.2 answers it (`Store.finalizeDelete`): a `Status` with `status: Success` and
+ * `details` {name, group, kind (the plural resource), uid}, or the final state for pods.
  */
 export function serveDelete(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
   let preconditions: { resourceVersion?: string; uid?: string } = {};
@@ -157,5 +165,11 @@ export function serveDelete(res: ServerResponse, state: ResourceState, r: Object
     expectResourceVersion: preconditions.resourceVersion,
     expectUid: preconditions.uid,
   });
-  answer(res, 200, entry, r.metadataOnly);
+  const stillThere = state.get(r.ri.stateKey, r.namespace, r.name ?? '') !== undefined;
+  if (stillThere || RETURNS_DELETED_OBJECT.has(r.ri.stateKey)) {
+    answer(res, 200, entry, r.metadataOnly);
+    return;
+  }
+  const details = { name: entry.name, ...(r.ri.group !== '' ? { group: r.ri.group } : {}), kind: r.ri.resource, uid: entry.meta.uid };
+  sendJson(res, 200, JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }));
 }
