@@ -87,8 +87,14 @@ export function setCondition(conditions: readonly Readonly<Condition>[] | undefi
     old.lastTransitionTime = condition.lastTransitionTime ?? metaTimestamp(now());
     changed = true;
   }
-  if (old.reason !== condition.reason) (old.reason = condition.reason), (changed = true);
-  if (old.message !== message) (old.message = message), (changed = true);
+  if (old.reason !== condition.reason) {
+    old.reason = condition.reason;
+    changed = true;
+  }
+  if (old.message !== message) {
+    old.message = message;
+    changed = true;
+  }
   if (old.observedGeneration !== condition.observedGeneration) {
     if (condition.observedGeneration === undefined) delete old.observedGeneration;
     else old.observedGeneration = condition.observedGeneration;

@@ -67,7 +67,7 @@ function sameOwner(a: Pick<OwnerReference, 'apiVersion' | 'kind' | 'name'>, b: P
 }
 
 function describe(obj: OwnerLike | OwnedLike): string {
-  const m = obj.metadata as { name?: string; namespace?: string } | undefined;
+  const m = obj.metadata;
   return `${m?.namespace ? `${m.namespace}/` : ''}${m?.name ?? '<no name>'}`;
 }
 

@@ -49,7 +49,7 @@ describe('setControllerReference', () => {
   it('refuses a namespaced owner of a cluster-scoped object, and allows a cluster-scoped owner of a namespaced one', () => {
     expect(() => setControllerReference(rs, { metadata: { name: 'node-x' } })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION', message: expect.stringMatching(/cluster-scoped/) }));
     expect(setControllerReference(clusterRole, pod()).metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'ClusterRole', controller: true });
-    expect(setControllerReference(clusterRole, { metadata: { name: 'binding' } }).metadata?.ownerReferences).toHaveLength(1);
+    expect(setControllerReference(clusterRole, { metadata: { name: 'binding' } } as OwnedLike).metadata?.ownerReferences).toHaveLength(1);
   });
 
   it('refuses an owner without apiVersion, kind, name or uid', () => {
