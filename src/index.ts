@@ -177,6 +177,8 @@ export type {
   DeepPartial,
   Scale,
   ApplyConflict,
+  CreateOrUpdateOptions,
+  CreateOrUpdateResult,
 } from './listwatch/index.js';
 
 // Reading the cache: listers and the namespace index.

@@ -8,3 +8,5 @@ export { setControllerReference, setOwnerReference, removeOwnerReference, hasOwn
 export type { OwnerReference, OwnerLike, OwnedLike, OwnerReferenceOptions } from './core/owner-references.js';
 export { setCondition, findCondition, isConditionTrue, isConditionFalse, removeCondition, metaTimestamp } from './core/conditions.js';
 export type { Condition, ConditionInput, SetConditionOptions, SetConditionResult } from './core/conditions.js';
+export { extract, formatFieldPath } from './core/managed-fields.js';
+export type { ApplyConfiguration, DeepPartial, FieldsV1, ManagedFieldsEntry, ExtractOptions } from './core/managed-fields.js';

@@ -1,5 +1,7 @@
 // The request and answer types of ResourceClient: options of each verb, Status, the delete result, Scale, apply configurations.
 
+export type { ApplyConfiguration, DeepPartial } from '../core/managed-fields.js';
+
 /** The details of a `Status`: what it is about. On a DELETE's success, `kind` is the plural resource name. */
 export interface StatusDetails {
   /** The object's name. */
@@ -191,32 +193,3 @@ export interface Scale {
     selector?: string;
   };
 }
-
-type Primitive = string | number | boolean | bigint | symbol | null | undefined;
-
-/** Every field optional, at every depth (arrays hold deep-partial elements). */
-export type DeepPartial<T> = T extends Primitive | ((...args: never[]) => unknown)
-  ? T
-  : T extends ReadonlyArray<infer E>
-    ? Array<DeepPartial<E>>
-    : { [K in keyof T]?: DeepPartial<T[K]> };
-
-/**
- * A server-side apply configuration of `T`: the fields you want to own, every one optional, with the
- * identity required — `apiVersion`, `kind` and `metadata.name` (and `metadata.namespace` for a
- * namespaced resource, checked at run time). Fields you leave out are not yours: once you stop
- * applying a field, the server removes it unless another manager owns it.
- */
-export type ApplyConfiguration<T> = DeepPartial<T> & {
-  /** The API version (`v1`, `apps/v1`). */
-  apiVersion: string;
-  /** The kind (`ConfigMap`). */
-  kind: string;
-  /** The identity; other metadata (labels, annotations, owner references) is applied as any field. */
-  metadata: DeepPartial<T extends { metadata?: infer M } ? NonNullable<M> : object> & {
-    /** The object's name. */
-    name: string;
-    /** The object's namespace (required for namespaced resources). */
-    namespace?: string;
-  };
-};

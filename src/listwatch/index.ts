@@ -8,7 +8,7 @@ export { newListWatch, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from './lis
 export type { NewListWatchOptions, KubeListWatch } from './list-watch.js';
 export type { KubeConfigLike } from './transport.js';
 export { ResourceClient, newResourceClient } from './resource-client.js';
-export type { ResourceClientOptions } from './resource-client.js';
+export type { ResourceClientOptions, CreateOrUpdateOptions, CreateOrUpdateResult } from './resource-client.js';
 export type {
   ApplyConfiguration,
   ApplyOptions,

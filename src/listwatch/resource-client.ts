@@ -65,6 +65,20 @@ interface Meta {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string; deletionTimestamp?: string; finalizers?: readonly string[]; deletionGracePeriodSeconds?: number };
 }
 
+/** Options of {@link ResourceClient.createOrUpdate}. */
+export interface CreateOrUpdateOptions extends WriteOptions {
+  /** How many times a 409 (a concurrent create or update) starts over from the read. Default 0 (controller-runtime's). */
+  conflictRetries?: number;
+}
+
+/** What {@link ResourceClient.createOrUpdate} did, and the object as the server answered (or as read, when unchanged). */
+export interface CreateOrUpdateResult<T> {
+  /** `created`, `updated`, or `unchanged` (nothing was written). */
+  result: 'created' | 'updated' | 'unchanged';
+  /** The object. */
+  object: T;
+}
+
 /** An AbortSignal given where options are taken is shorthand for `{ signal }`. */
 function opts<O extends { signal?: AbortSignal }>(options: O | AbortSignal | undefined): O {
   return options instanceof AbortSignal ? ({ signal: options } as O) : (options ?? ({} as O));
@@ -225,6 +239,57 @@ export class ResourceClient<T> {
     const meta = (answer as Meta).metadata;
     const held = meta?.deletionTimestamp !== undefined && ((meta.finalizers?.length ?? 0) > 0 || (meta.deletionGracePeriodSeconds ?? 0) > 0);
     return held ? { gone: false, object: answer as T } : { gone: true, object: answer as T };
+  }
+
+  /**
+   * Creates or updates one object with controller-runtime's `CreateOrUpdate` semantics: reads the
+   * object `obj` names (`metadata.name`, `metadata.namespace`); when absent, calls `mutate(obj)` and
+   * creates it (`created`); when present, calls `mutate` on a copy of the live object and updates it
+   * (`updated`, optimistic concurrency: the read's `resourceVersion`) — or writes nothing when
+   * `mutate` changed nothing (`unchanged`). `mutate` must not change the name or namespace
+   * (`INVALID_OPTION`). A concurrent writer makes the write fail with 409 (`isConflict`,
+   * `isAlreadyExists`); `conflictRetries` reads and mutates again that many times before rejecting.
+   */
+  async createOrUpdate(obj: T, mutate: (obj: T) => void | Promise<void>, options: CreateOrUpdateOptions = {}): Promise<CreateOrUpdateResult<T>> {
+    const o = this.#check('createOrUpdate', options, { ...WRITE_SCHEMA, conflictRetries: 'count' });
+    const { conflictRetries = 0, ...write } = o;
+    const m = (obj as Meta).metadata;
+    const name = this.#name(m?.name);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#createOrUpdateOnce(obj, name, m?.namespace, mutate, write);
+      } catch (err) {
+        const code = (err as { statusCode?: unknown }).statusCode;
+        if (code !== 409 || attempt >= conflictRetries || write.signal?.aborted === true) throw err;
+      }
+    }
+  }
+
+  async #createOrUpdateOnce(obj: T, name: string, namespace: string | undefined, mutate: (obj: T) => void | Promise<void>, write: WriteOptions): Promise<CreateOrUpdateResult<T>> {
+    let live: T | undefined;
+    try {
+      live = await this.get(name, namespace, { signal: write.signal });
+    } catch (err) {
+      if ((err as { statusCode?: unknown }).statusCode !== 404) throw err;
+    }
+    if (live === undefined) {
+      const fresh = structuredClone(obj);
+      await mutate(fresh);
+      this.#sameKey(fresh, name, namespace);
+      return { result: 'created', object: await this.create(fresh, write) };
+    }
+    const before = JSON.stringify(live);
+    await mutate(live);
+    this.#sameKey(live, name, namespace);
+    if (JSON.stringify(live) === before) return { result: 'unchanged', object: live };
+    return { result: 'updated', object: await this.update(live, write) };
+  }
+
+  #sameKey(obj: T, name: string, namespace: string | undefined): void {
+    const m = (obj as Meta).metadata;
+    if (m?.name !== name || (this.#resource.namespaced && m.namespace !== namespace)) {
+      throw new InvalidOptionError(`ResourceClient(${this.#resource.resource}).createOrUpdate: mutate must not change the name or namespace (${namespace ?? ''}/${name} became ${m?.namespace ?? ''}/${m?.name ?? ''})`);
+    }
   }
 
   /** Closes the pooled connections. The client can still be used (it opens new ones). */
