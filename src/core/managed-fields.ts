@@ -88,7 +88,10 @@ function elementByKey(list: unknown[], keyJson: string): unknown {
 /** The part of `value` that `fields` names (a deep copy), or `undefined` when none of it is there. */
 function pick(value: unknown, fields: FieldsV1): unknown {
   const steps = Object.keys(fields).filter((s) => s !== '.');
-  if (steps.length === 0) return structuredClone(value); // a leaf, or a node owned as a whole
+  if (steps.length === 0) {
+    if (Object.hasOwn(fields, '.')) return isObject(value) ? {} : Array.isArray(value) ? [] : structuredClone(value); // only the node's existence
+    return structuredClone(value); // a leaf: owned as a whole
+  }
   if (isObject(value)) {
     const out: Record<string, unknown> = {};
     for (const step of steps) {

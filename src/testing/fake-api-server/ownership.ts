@@ -45,15 +45,17 @@ export function leafPaths(obj: unknown, only?: string, prefix: Path = []): Path[
     const key = pathKey(path);
     if (IGNORED.has(key)) continue;
     if (isObject(v) && Object.keys(v).length > 0) out.push(...leafPaths(v, undefined, path));
+    else if (isObject(v)) out.push([...path, '.']); // an empty map: only its existence is set
     else out.push(path);
   }
   return out;
 }
 
-/** The value at a path of `f:` steps, or `undefined`. */
+/** The value at a path of `f:` steps (a trailing `.` names the node itself), or `undefined`. */
 export function valueAt(obj: unknown, path: Path): unknown {
   let cur: unknown = obj;
   for (const step of path) {
+    if (step === '.') break;
     if (!isObject(cur)) return undefined;
     cur = cur[step.slice(2)];
   }
@@ -72,9 +74,9 @@ export function identityOf(e: ManagedFieldsEntry): string {
   return `${e.manager ?? ''}\u0000${e.operation ?? ''}\u0000${e.subresource ?? ''}`;
 }
 
-/** An entry's owned paths (`.` markers dropped: the fake tracks leaves only). */
+/** An entry's owned paths: leaves, and `.` for a map whose existence alone is owned. */
 export function ownedPaths(e: ManagedFieldsEntry): Path[] {
-  return fieldPaths(e.fieldsV1 ?? {}).filter((p) => p[p.length - 1] !== '.');
+  return fieldPaths(e.fieldsV1 ?? {});
 }
 
 /** An entry with `paths` as its fields. */
