@@ -298,7 +298,8 @@ export class ResourceClient<T> {
   }
 
   #check<O>(verb: string, options: O, schema: OptionSchema): O {
-    validateOptions(`ResourceClient(${this.#resource.resource}).${verb}`, options, schema);
+    // `unknown`: each verb's schema is written out in full above (every key of its options type).
+    validateOptions(`ResourceClient(${this.#resource.resource}).${verb}`, options as unknown, schema);
     return options;
   }
 
