@@ -298,8 +298,9 @@ export class ResourceClient<T> {
   }
 
   #check<O>(verb: string, options: O, schema: OptionSchema): O {
-    // `unknown`: each verb's schema is written out in full above (every key of its options type).
-    validateOptions(`ResourceClient(${this.#resource.resource}).${verb}`, options as unknown, schema);
+    // Checked as `unknown`: each verb's schema above is written out in full (every key of its options type).
+    const value: unknown = options;
+    validateOptions(`ResourceClient(${this.#resource.resource}).${verb}`, value, schema);
     return options;
   }
 
