@@ -2,10 +2,8 @@
 
 import { InvalidOptionError } from './options.js';
 
-type Primitive = string | number | boolean | bigint | symbol | null | undefined;
-
 /** Every field optional, at every depth (arrays hold deep-partial elements). */
-export type DeepPartial<T> = T extends Primitive | ((...args: never[]) => unknown)
+export type DeepPartial<T> = T extends string | number | boolean | bigint | symbol | null | undefined | ((...args: never[]) => unknown)
   ? T
   : T extends ReadonlyArray<infer E>
     ? Array<DeepPartial<E>>
