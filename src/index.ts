@@ -174,6 +174,8 @@ export type {
   PatchType,
   ApplyOptions,
   ApplyConfiguration,
+  ApplyIdentity,
+  ApplyMetadata,
   DeepPartial,
   Scale,
   ApplyConflict,

@@ -7,6 +7,6 @@ export type { ApplyConflict } from './listwatch/apply.js';
 export { setControllerReference, setOwnerReference, removeOwnerReference, hasOwnerReference, getControllerOf, AlreadyOwnedError } from './core/owner-references.js';
 export type { OwnerReference, OwnerLike, OwnedLike, OwnerReferenceOptions } from './core/owner-references.js';
 export { setCondition, findCondition, isConditionTrue, isConditionFalse, removeCondition, metaTimestamp } from './core/conditions.js';
-export type { Condition, ConditionInput, SetConditionOptions, SetConditionResult } from './core/conditions.js';
+export type { Condition, ConditionInput, SetConditionOptions, SetConditionResult, RemoveConditionResult } from './core/conditions.js';
 export { extract, formatFieldPath } from './core/managed-fields.js';
-export type { ApplyConfiguration, DeepPartial, FieldsV1, ManagedFieldsEntry, ExtractOptions } from './core/managed-fields.js';
+export type { ApplyConfiguration, ApplyIdentity, ApplyMetadata, DeepPartial, FieldsV1, ManagedFieldsEntry, ExtractOptions } from './core/managed-fields.js';

@@ -104,7 +104,7 @@ export function setCondition(conditions: readonly Readonly<Condition>[] | undefi
 }
 
 /** The condition of `type`, or `undefined` (apimachinery's `FindStatusCondition`). */
-export function findCondition<C extends { type: string }>(conditions: readonly C[] | undefined, type: string): C | undefined {
+export function findCondition<C extends Pick<Condition, 'type'>>(conditions: readonly C[] | undefined, type: string): C | undefined {
   return conditions?.find((c) => c.type === type);
 }
 
@@ -118,8 +118,16 @@ export function isConditionFalse(conditions: readonly { type: string; status: st
   return findCondition(conditions, type)?.status === 'False';
 }
 
+/** What {@link removeCondition} returns. */
+export interface RemoveConditionResult<C> {
+  /** The new list (a copy). */
+  conditions: C[];
+  /** Whether a condition of that type was there. */
+  removed: boolean;
+}
+
 /** The list without the condition of `type`, and whether it was there (`RemoveStatusCondition`). `conditions` is not touched. */
-export function removeCondition<C extends { type: string }>(conditions: readonly C[] | undefined, type: string): { conditions: C[]; removed: boolean } {
+export function removeCondition<C extends Pick<Condition, 'type'>>(conditions: readonly C[] | undefined, type: string): RemoveConditionResult<C> {
   const list = (conditions ?? []).filter((c) => c.type !== type);
   return { conditions: list, removed: list.length !== (conditions?.length ?? 0) };
 }

@@ -9,25 +9,31 @@ export type DeepPartial<T> = T extends string | number | boolean | bigint | symb
     ? Array<DeepPartial<E>>
     : { -readonly [K in keyof T]?: DeepPartial<T[K]> };
 
+/** The `metadata` every apply configuration carries: which object it applies to. */
+export interface ApplyMetadata {
+  /** The object's name. */
+  name: string;
+  /** The object's namespace (required for namespaced resources, checked before sending). */
+  namespace?: string;
+}
+
+/** The identity every apply configuration carries. */
+export interface ApplyIdentity {
+  /** The API version (`v1`, `apps/v1`). */
+  apiVersion: string;
+  /** The kind (`ConfigMap`). */
+  kind: string;
+  /** The name and namespace; other metadata (labels, annotations, owner references) is applied as any field. */
+  metadata: ApplyMetadata;
+}
+
 /**
  * A server-side apply configuration of `T`: the fields you want to own, every one optional, with the
  * identity required — `apiVersion`, `kind` and `metadata.name` (and `metadata.namespace` for a
  * namespaced resource, checked at run time). Fields you leave out are not yours: once you stop
  * applying a field, the server removes it unless another manager owns it.
  */
-export type ApplyConfiguration<T> = DeepPartial<T> & {
-  /** The API version (`v1`, `apps/v1`). */
-  apiVersion: string;
-  /** The kind (`ConfigMap`). */
-  kind: string;
-  /** The identity; other metadata (labels, annotations, owner references) is applied as any field. */
-  metadata: DeepPartial<T extends { metadata?: infer M } ? NonNullable<M> : object> & {
-    /** The object's name. */
-    name: string;
-    /** The object's namespace (required for namespaced resources). */
-    namespace?: string;
-  };
-};
+export type ApplyConfiguration<T> = DeepPartial<T> & ApplyIdentity;
 
 /**
  * A set of fields in the API server's `FieldsV1` form: each key one step — `f:<name>` a field,

@@ -26,13 +26,27 @@ export interface OwnerLike {
   /** The owner's kind. */
   readonly kind?: string;
   /** The owner's name, uid and (when namespaced) namespace. */
-  readonly metadata?: { readonly name?: string; readonly uid?: string; readonly namespace?: string };
+  readonly metadata?: {
+    /** The owner's name. */
+    readonly name?: string;
+    /** The owner's uid. */
+    readonly uid?: string;
+    /** The owner's namespace; absent for a cluster-scoped owner. */
+    readonly namespace?: string;
+  };
 }
 
 /** What a dependent must carry: metadata whose `ownerReferences` are set in place. */
 export interface OwnedLike {
   /** The dependent's metadata; created when absent. */
-  metadata?: { namespace?: string; ownerReferences?: OwnerReference[]; name?: string };
+  metadata?: {
+    /** The dependent's namespace; absent for a cluster-scoped object. */
+    namespace?: string;
+    /** Its owner references, set in place. */
+    ownerReferences?: OwnerReference[];
+    /** The dependent's name (for messages). */
+    name?: string;
+  };
 }
 
 /** Options of {@link setOwnerReference} and {@link setControllerReference}. */

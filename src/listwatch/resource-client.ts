@@ -195,7 +195,7 @@ export class ResourceClient<T> {
    * YAML). The object is created when absent; the fields `config` sets become owned by the field
    * manager; fields it owned before and `config` leaves out are removed (unless another manager owns
    * them). A field another manager owns with another value is a conflict: the request fails with
-   * {@link ApplyConflictError} (409) naming each manager and field, unless `force` takes them.
+   * `ApplyConflictError` (409, from `kube-informer/objects`) naming each manager and field, unless `force` takes them.
    * `config` must carry `apiVersion`, `kind`, `metadata.name` (and `metadata.namespace` for a
    * namespaced resource): `INVALID_OPTION` before sending otherwise.
    */
