@@ -99,20 +99,23 @@ export interface ApplyConflict {
 export class ApplyConflictError extends ApiStatusError {
   /** Each conflicting field and the manager that owns it. */
   readonly conflicts: readonly ApplyConflict[];
+  /** The field manager whose apply was refused. */
+  readonly fieldManager: string;
 
-  constructor(statusCode: number, message: string, conflicts: readonly ApplyConflict[], options: { reason?: string; status?: unknown; cause?: unknown }) {
+  constructor(statusCode: number, message: string, conflicts: readonly ApplyConflict[], options: { reason?: string; status?: unknown; cause?: unknown; fieldManager?: string }) {
     super(statusCode, message, options);
     this.conflicts = conflicts;
+    this.fieldManager = options.fieldManager ?? '';
   }
 }
 
 const MANAGER = /^conflicts? with "((?:[^"\\]|\\.)*)"/;
 
 /**
- * Turns a 409 answer to an apply whose Status carries `FieldManagerConflict` causes into an
- * {@link ApplyConflictError}; any other error is returned as it is.
+ * Turns a 409 answer to an apply by `fieldManager` whose Status carries `FieldManagerConflict`
+ * causes into an {@link ApplyConflictError}; any other error is returned as it is.
  */
-export function applyConflictFromStatus(err: ApiStatusError): ApiStatusError {
+export function applyConflictFromStatus(err: ApiStatusError, fieldManager = ''): ApiStatusError {
   if (err.statusCode !== 409) return err;
   const causes = (err.status as { details?: StatusDetails } | undefined)?.details?.causes;
   if (!Array.isArray(causes)) return err;
@@ -125,5 +128,6 @@ export function applyConflictFromStatus(err: ApiStatusError): ApiStatusError {
   }
   if (conflicts.length === 0) return err;
   const listed = conflicts.map((c) => `${c.field} (owned by ${c.manager})`).join(', ');
-  return new ApplyConflictError(409, `${err.message} — conflicting fields: ${listed}`, conflicts, { reason: err.reason, status: err.status, cause: err });
+  const message = `${err.message} — the apply by ${JSON.stringify(fieldManager)} conflicts on ${listed}`;
+  return new ApplyConflictError(409, message, conflicts, { reason: err.reason, status: err.status, cause: err, fieldManager });
 }

@@ -350,7 +350,7 @@ export class ResourceClient<T> {
     if (o.force === true) params.set('force', 'true');
     if (o.dryRun === true) params.set('dryRun', 'All');
     const path = `${this.#path(namespace, name)}${sub}?${params.toString()}`;
-    return this.#send('PATCH', path, JSON.stringify(config), APPLY_TYPE, o.signal, applyConflictFromStatus);
+    return this.#send('PATCH', path, JSON.stringify(config), APPLY_TYPE, o.signal, (err) => applyConflictFromStatus(err, fieldManager));
   }
 
   #write<R>(method: string, path: string, body: unknown, contentType: string, o: WriteOptions): Promise<R> {

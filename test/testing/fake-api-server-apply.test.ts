@@ -59,6 +59,8 @@ describe('fake API server: server-side apply', () => {
       { manager: 'first', field: '.data.b', message: 'conflict with "first"' },
     ]);
     expect((err as Error).message).toMatch(/Apply failed with 2 conflicts: conflicts with "first":\n- \.data\.a\n- \.data\.b/);
+    expect((err as Error).message).toMatch(/the apply by "second" conflicts on \.data\.a \(owned by first\), \.data\.b \(owned by first\)/);
+    expect((err as ApplyConflictError).fieldManager).toBe('second');
     const forced = await cms.apply(config({ a: '2', b: '2' }), { fieldManager: 'second', force: true });
     expect(forced.data).toEqual({ a: '2', b: '2' });
     expect(managers(forced)).toEqual(['second/Apply']);
