@@ -61,6 +61,30 @@ describe.each(Object.keys(targets))('writing on %s', (which) => {
     expect(isNotFound(await cms.get('del-b', target.namespace).catch((e: unknown) => e))).toBe(true);
   });
 
+  it('delete of a pod answers its final state; dryRun writes nothing; a map no manager owns any more goes', async () => {
+    const pods = newResourceClient<KubeObject>(target.kubeConfig, resources.pods);
+    // No kube-controller-manager here: the namespace's default ServiceAccount, which pod admission looks up, is made by hand.
+    const accounts = newResourceClient(target.kubeConfig, resources.serviceaccounts);
+    await accounts.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: target.namespace } }).catch((e: unknown) => {
+      if ((e as { statusCode?: number }).statusCode !== 409) throw e;
+    });
+    accounts.close();
+    await pods.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: target.namespace }, spec: { containers: [{ name: 'c', image: 'registry.example/app:1' }] } } as KubeObject);
+    const deleted = await pods.delete('p', target.namespace, { gracePeriodSeconds: 0 });
+    pods.close();
+    expect(deleted).toMatchObject({ gone: true, object: { kind: 'Pod', metadata: { name: 'p' } } });
+
+    const dry = await cms.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dry', namespace: target.namespace } }, { dryRun: true });
+    expect(dry.metadata?.name).toBe('dry');
+    expect(isNotFound(await cms.get('dry', target.namespace).catch((e: unknown) => e))).toBe(true);
+    await cms.apply(cm('maps', { a: '1' }), { fieldManager: 'only' });
+    expect((await cms.delete('maps', target.namespace, { dryRun: true })).gone).toBe(true);
+    const released = await cms.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'maps', namespace: target.namespace } }, { fieldManager: 'only' });
+    expect(released.data).toBeUndefined();
+    const emptyMap = await cms.apply(cm('maps', {}), { fieldManager: 'only' });
+    expect(emptyMap.metadata?.managedFields?.find((e) => e.manager === 'only')?.fieldsV1).toEqual({ 'f:data': {} }); // an empty map is a leaf, no '.'
+  });
+
   it('two managers conflict and the error names both; force takes the field; a dropped field is removed', async () => {
     await cms.apply(cm('ssa', { a: '1', b: '1', c: '1' }), { fieldManager: 'first' });
     const err = await cms.apply(cm('ssa', { a: '2', b: '2' }), { fieldManager: 'second' }).catch((e: unknown) => e);

@@ -32,14 +32,13 @@ function mergeInto(target: unknown, patch: unknown): unknown {
   return out;
 }
 
-/** Removes the field at `path` (a `.` path: the map, when empty), then every parent the removal left empty. */
-function removeAt(obj: Record<string, unknown>, at: Path): void {
-  const path = at[at.length - 1] === '.' ? at.slice(0, -1) : at;
-  if (path.length === 0) return;
-  if (path !== at) {
-    const node = valueAt(obj, path);
-    if (!isObject(node) || Object.keys(node).length > 0) return;
-  }
+/**
+ * Removes the field at `path` — unless it holds a non-empty map (fields below it are someone's: an
+ * owned empty map is a leaf) — then every parent the removal left empty.
+ */
+function removeAt(obj: Record<string, unknown>, path: Path): void {
+  const node = valueAt(obj, path);
+  if (isObject(node) && Object.keys(node).length > 0) return;
   const parents: Array<Record<string, unknown>> = [obj];
   for (const step of path.slice(0, -1)) {
     const next = parents[parents.length - 1][step.slice(2)];
@@ -143,8 +142,8 @@ export function serveApply(res: ServerResponse, state: ResourceState, r: ObjectR
   for (const e of others) {
     for (const q of ownedPaths(e)) {
       for (const p of applied) {
-        if (!overlaps(p, q)) continue;
-        if (p[p.length - 1] === '.' || q[q.length - 1] === '.') continue; // owning a map's existence never conflicts
+        // As structured-merge-diff: a conflict is a field in both sets (the same path) whose value changes.
+        if (pathKey(p) !== pathKey(q)) continue;
         if (isGranularList(r, p, valueAt(config, p))) throw notImplemented(`the list ${formatFieldPath(p)} is merged per element by kube-apiserver and is also owned by ${managerText(e)}`);
         if (sameValue(valueAt(config, p), valueAt(live, p))) continue;
         conflicts.push({ entry: e, path: p });

@@ -45,8 +45,7 @@ export function leafPaths(obj: unknown, only?: string, prefix: Path = []): Path[
     const key = pathKey(path);
     if (IGNORED.has(key)) continue;
     if (isObject(v) && Object.keys(v).length > 0) out.push(...leafPaths(v, undefined, path));
-    else if (isObject(v)) out.push([...path, '.']); // an empty map: only its existence is set
-    else out.push(path);
+    else out.push(path); // a scalar, a list, or an empty map (recorded as a leaf, as kube-apiserver does)
   }
   return out;
 }
