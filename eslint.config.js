@@ -1,5 +1,13 @@
 // ESLint with typescript-eslint's type-aware rules over the library and its tests (npm run lint).
+import { readFileSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
+
+// The package's entry points (package.json "exports"), as their sources: `./dist/x/index.js` -> `src/x/index.ts`.
+const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
+const entryPoints = Object.values(pkg.exports)
+  .map((target) => (typeof target === 'object' ? target.default : undefined))
+  .filter((target) => typeof target === 'string' && target.startsWith('./dist/'))
+  .map((target) => target.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts'));
 
 export default tseslint.config(
   { ignores: ['dist/**', 'docs/api/**', 'node_modules/**', 'test/apiserver/**/*.go', 'coverage/**'] },
@@ -26,6 +34,14 @@ export default tseslint.config(
         { name: 'setInterval', message: 'use the injectable Clock (core/clock.ts)' },
       ],
       'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'use the injectable Clock (core/clock.ts)' }],
+    },
+  },
+  {
+    // An entry point names what it exports, one by one, so nothing internal leaks through a re-export
+    // (CONTRIBUTING.md, "Layout"); room barrels that are not entry points may `export *`.
+    files: entryPoints,
+    rules: {
+      'no-restricted-syntax': ['error', { selector: 'ExportAllDeclaration', message: 'an entry point names what it exports (CONTRIBUTING.md): no `export *`' }],
     },
   },
   {

@@ -18,7 +18,7 @@ import { Readable } from 'node:stream';
 import { GCProfiler } from 'node:v8';
 import { SharedIndexInformer, stripManagedFields } from '../src/informer/index.js';
 import { decodeWatchStream, type ListerWatcher, type WatchEvent } from '../src/listwatch/index.js';
-import { READ_READY } from '../src/listwatch/decoder.js';
+import { READ_READY } from '../src/listwatch/types.js';
 import type { KubeObject } from '../src/core/index.js';
 import { makePod } from './lib/pods.js';
 

@@ -11,8 +11,42 @@
  * @module kube-informer/cache
  */
 
-export * from './store/index.js';
-export * from './fifo/index.js';
+export {
+  NamespaceIndex,
+  metaNamespaceIndexFunc,
+  IndexFuncError,
+  UnknownIndexError,
+  IndexerConflictError,
+  IndexedStore,
+  newStore,
+  newIndexer,
+  newLister,
+  SelectorParseError,
+  everythingSelector,
+  nothingSelector,
+  labelSelectorFromSet,
+  labelSelectorFromObject,
+  parseLabelSelector,
+  toLabelSelector,
+} from './store/index.js';
+export type {
+  IndexFunc,
+  Indexers,
+  Store,
+  Indexer,
+  IndexValues,
+  Lister,
+  NamespaceLister,
+  SelectorOperator,
+  LabelRequirement,
+  Labels,
+  LabelSelector,
+  LabelSelectorObject,
+  LabelSelectorRequirementObject,
+  LabelSelectorInput,
+} from './store/index.js';
+export { DeltaFIFO, FifoClosedError, TransformFailedError, isFifoClosedError, newestDelta, oldestDelta } from './fifo/index.js';
+export type { Delta, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter, PopProcessFunc } from './fifo/index.js';
 export { Reflector, INITIAL_EVENTS_END_ANNOTATION } from './reflector/index.js';
 export {
   WatchStalledError,
@@ -34,6 +68,7 @@ export type {
   WatchOpenedEvent,
   WatchEndedEvent,
   WatchEndReason,
+  BackoffWaitEvent,
   WatchEventReport,
   BookmarkEvent,
   ReflectorErrorEvent,

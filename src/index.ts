@@ -55,6 +55,7 @@ export type {
   InformerCounters,
   HandlerHealth,
   WatchHealth,
+  StaleCache,
 } from './informer/index.js';
 
 // Controllers: the reconcile runtime over informers (owns/watches, predicates, backoff, deadlines, leader election).
@@ -67,6 +68,7 @@ export {
   runWhileLeading,
   finalizer,
   ReconcileTimeoutError,
+  TerminalError,
   NotStartedError,
 } from './controller/index.js';
 export type {
@@ -77,6 +79,7 @@ export type {
   ReconcileResult,
   Reconciler,
   ReconcileContext,
+  ReconcileReason,
   ReconcileErrorPolicy,
   ExponentialBackoffOptions,
   WatchOptions,

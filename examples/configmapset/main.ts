@@ -5,7 +5,8 @@
 //   npx tsx examples/configmapset/main.ts --kubeconfig PATH    a real cluster (or set KUBECONFIG)
 //   npx tsx examples/configmapset/main.ts --leader-elect       the operator runs only while it holds a Lease
 //   npx tsx examples/configmapset/main.ts --seconds 60         keep the operator running 60 s after the scenario
-//   npx tsx examples/configmapset/main.ts --probe-port 8081    serve /livez, /readyz and /metrics (Prometheus) on that port
+//   npx tsx examples/configmapset/main.ts --probe-port 8081    serve /livez (/healthz), /readyz and /metrics (Prometheus) on that port
+//                                                               (on POD_IP when set, as in a pod; else loopback)
 //   npx tsx examples/configmapset/main.ts --namespace NAME     use that namespace (default: `demo` on the
 //                                                               fake, a new `configmapset-<hex>` on a real cluster)
 // It prints each step and what the operator did, then `consistency check: PASSED` (exit 0) or
@@ -37,7 +38,11 @@ export interface ConfigMapSetExampleOptions {
   namespace?: string;
   /** Run the operator under leader election on the Lease `configmapset-operator` in the namespace. Default false. */
   leaderElect?: boolean;
-  /** Serve `/livez`, `/readyz` and `/metrics` on this port (`0`: any free one) while the operator runs. Default: no probe server. */
+  /**
+   * Serve `/livez` (`/healthz`), `/readyz` and `/metrics` on this port (`0`: any free one) while the operator
+   * runs, on `POD_IP` when set (the downward API's `status.podIP`: the kubelet probes it), else loopback.
+   * Default: no probe server.
+   */
   probePort?: number;
   /** Print every action of the operator under its step. Default true. */
   verbose?: boolean;
@@ -110,7 +115,7 @@ export async function runConfigMapSetExample(options: ConfigMapSetExampleOptions
       }
     : undefined;
   let operatorError: { error: unknown } | undefined;
-  const probes = options.probePort === undefined ? undefined : { port: options.probePort, host: '127.0.0.1' };
+  const probes = options.probePort === undefined ? undefined : { port: options.probePort, host: process.env.POD_IP ?? '127.0.0.1' };
   const running = operator.run(stopAll, election, probes).catch((error: unknown) => {
     operatorError = { error };
     stop.abort(); // the scenario stops waiting

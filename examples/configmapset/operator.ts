@@ -14,6 +14,7 @@ import {
   resources,
   SharedInformerFactory,
   stripManagedFields,
+  TerminalError,
   type ControllerOptions,
   type ControllerStats,
   type DeepReadonly,
@@ -240,7 +241,7 @@ export class ConfigMapSetOperator {
     // The recorder, the audits and the shard ring run in every replica and stop after the controller
     // drained (the ring releases its slots only then).
     const ring = this.#ring;
-    const runnables = [this.events, ...this.audits, ...(ring === undefined ? [] : [{ name: `shard ring ${ring.identity}`, run: (s: AbortSignal) => ring.run(s) }])];
+    const runnables = [this.events, ...this.audits, ...(ring === undefined ? [] : [ring])];
     const rings = ring === undefined ? undefined : [ring];
     const manager = new Manager(this.factory, { controllers: [this.controller], runnables, leaderElection, probes, rings, metrics: this.metrics, logger: this.#logger });
     this.#manager = manager;
@@ -315,6 +316,9 @@ export class ConfigMapSetOperator {
         try {
           ctx.wrote(await this.#configMaps.create(desired, signal));
         } catch (err) {
+          // 422: the API refuses the ConfigMap (a name past 253 characters, data past 1 MiB): only a change
+          // of the set can fix that, so no retry with backoff — the set's next change reconciles it.
+          if (statusCode(err) === 422) throw new TerminalError(`ConfigMap ${ctx.namespace}/${name} of ${ctx.key} is invalid`, { cause: err });
           // Someone else's ConfigMap has that name: never take it over; say so in the status.
           if (statusCode(err) !== 409) throw err;
           taken.push(name);

@@ -6,9 +6,63 @@ import { AbortedError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { InvalidOptionError } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
-import type { DeepReadonly } from '../core/types.js';
+import { groupOf, type DeepReadonly } from '../core/types.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
 import type { AddEventHandlerOptions } from '../informer/options.js';
+import { misuse } from './outcomes.js';
+
+/**
+ * Why a reconcile runs (`ctx.reason`): the request that made the key due. Requests for one key merge
+ * (the earliest due wins, as the scheduler merges them), so this is the reason of the winning one.
+ *
+ * - `watch`: an informer event of a watched resource — `role` `for` (the primary itself), `owns` (a
+ *   child it controls) or `watches` (a mapped resource), `resource` its key (`apps/v1/deployments`),
+ *   `event` the event kind; `initial` is true for an add of the informer's initial list or of the
+ *   replay of its cache when the controller started (every primary is reconciled at the start so).
+ * - `requeue`: the key's previous reconcile returned `Action.requeueAfter(afterMs)`.
+ * - `retry`: the key's previous reconcile failed with `error`; the error policy asked for a retry
+ *   (`ctx.attempt` counts the failures in a row).
+ * - `resync`: `resyncPeriodMs` came round, or `controller.reconcileAll()` was called.
+ * - `schedule`: `controller.schedule(key)` was called.
+ * - `shard`: a sharded controller gained the key's slot and its caches synced.
+ */
+export type ReconcileReason =
+  | {
+      /** An informer event. */
+      readonly kind: 'watch';
+      /** Which watch of the builder: `for` (the primary), `owns` or `watches`. */
+      readonly role: 'for' | 'owns' | 'watches';
+      /** The watched resource's key: `v1/configmaps`, `example.com/v1/widgets`. */
+      readonly resource: string;
+      /** The event kind. */
+      readonly event: 'add' | 'update' | 'delete';
+      /** True for an add of the informer's initial list, or of the cache replayed when the controller started. */
+      readonly initial: boolean;
+    }
+  | {
+      /** The previous reconcile returned `Action.requeueAfter`. */
+      readonly kind: 'requeue';
+      /** The delay it asked for, in ms. */
+      readonly afterMs: number;
+    }
+  | {
+      /** A retry after a failed reconcile (the error policy's backoff). */
+      readonly kind: 'retry';
+      /** What the previous reconcile failed with. */
+      readonly error: Error;
+    }
+  | {
+      /** `resyncPeriodMs` or `reconcileAll()`. */
+      readonly kind: 'resync';
+    }
+  | {
+      /** `controller.schedule(key)`. */
+      readonly kind: 'schedule';
+    }
+  | {
+      /** A sharded controller gained the key's slot. */
+      readonly kind: 'shard';
+    };
 
 /**
  * What `reconcile(key, ctx)` receives. The primary is read from the cache when the reconcile starts —
@@ -34,11 +88,14 @@ export interface ReconcileContext<T> {
   readonly signal: AbortSignal;
   /** How many reconciles of this key failed in a row before this one (0 after a success). */
   readonly attempt: number;
+  /** Why this reconcile runs: which watch and event, a requeue, a retry, a resync (see {@link ReconcileReason}). */
+  readonly reason: ReconcileReason;
   /** The controller's logger. */
   readonly logger: Logger;
   /**
    * The objects of an owned resource (`owns`) whose controlling owner is this primary, from the cache.
-   * Throws `INVALID_OPTION` for a resource the controller does not own.
+   * Throws `INVALID_OPTION` for a resource the controller does not own — a programming error: a
+   * reconcile that fails with it stops the controller (`run` rejects with it).
    */
   children<C>(resource: ResourceDescriptor<C>): Array<DeepReadonly<C>>;
   /**
@@ -46,7 +103,8 @@ export interface ReconcileContext<T> {
    * `resourceVersion`). The next reconcile of this key waits until the cache of that resource holds
    * this version or newer, or has seen the object go (`awaitObserved`), at most `observeTimeoutMs` —
    * so it never acts on a cache older than its own last write. Throws `INVALID_OPTION` when the
-   * object is of a resource the controller does not watch, or has no name or resource version.
+   * object is of a resource the controller does not watch, or has no name or resource version — a
+   * programming error: a reconcile that fails with it stops the controller (`run` rejects with it).
    */
   wrote(result: unknown): void;
 }
@@ -77,11 +135,6 @@ interface WrittenMeta {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string };
 }
 
-function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash === -1 ? '' : apiVersion.slice(0, slash);
-}
-
 /**
  * The writes each key's reconciles recorded with `ctx.wrote`, kept until the key's next reconcile
  * has waited for the caches to observe them.
@@ -107,15 +160,19 @@ export class ObservedWrites {
     const name = obj?.metadata?.name;
     const rv = obj?.metadata?.resourceVersion;
     if (typeof obj?.apiVersion !== 'string' || typeof obj.kind !== 'string' || typeof name !== 'string' || typeof rv !== 'string' || rv === '') {
-      throw new InvalidOptionError(
-        `${this.#owner}: ctx.wrote needs the object the API server answered (apiVersion, kind, metadata.name and metadata.resourceVersion)`,
+      throw misuse(
+        new InvalidOptionError(
+          `${this.#owner}: ctx.wrote needs the object the API server answered (apiVersion, kind, metadata.name and metadata.resourceVersion)`,
+        ),
       );
     }
     const group = groupOf(obj.apiVersion);
     const source = this.#sources.find((s) => s.resource.kind === obj.kind && s.resource.group === group);
     if (source === undefined) {
-      throw new InvalidOptionError(
-        `${this.#owner}: ctx.wrote got a ${obj.kind} (${obj.apiVersion}), which this controller does not watch; only writes to watched resources can be waited for`,
+      throw misuse(
+        new InvalidOptionError(
+          `${this.#owner}: ctx.wrote got a ${obj.kind} (${obj.apiVersion}), which this controller does not watch; only writes to watched resources can be waited for`,
+        ),
       );
     }
     let writes = this.#pending.get(key);
@@ -187,6 +244,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
   readonly key: string;
   readonly object: DeepReadonly<T> | undefined;
   readonly attempt: number;
+  readonly reason: ReconcileReason;
   readonly logger: Logger;
   readonly #lazy: LazySignal;
   readonly #children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>;
@@ -197,6 +255,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     object: DeepReadonly<T> | undefined,
     lazy: LazySignal,
     attempt: number,
+    reason: ReconcileReason,
     logger: Logger,
     children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>,
     writes: ObservedWrites,
@@ -205,6 +264,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     this.object = object;
     this.#lazy = lazy;
     this.attempt = attempt;
+    this.reason = reason;
     this.logger = logger;
     this.#children = children;
     this.#writes = writes;

@@ -1,7 +1,7 @@
-// The controller: informer events → keys → the reconcile scheduler → reconcile(key, ctx), for as long as it runs.
+// The controller: informer events → keys → the reconcile scheduler → reconcile(key, ctx), for as long as it runs; and its builder (one file: `Controller.for` and `build` name each other).
 
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
-import { AlreadyStartedError, toError } from '../core/errors.js';
+import { AbortedError, AlreadyStartedError, toError } from '../core/errors.js';
 import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
@@ -10,20 +10,32 @@ import { InformerStoppedError } from '../informer/errors.js';
 import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
 import type { SharedInformerRegistration } from '../informer/handler.js';
 import { NamespaceIndex } from '../store/types.js';
-import { ControllerBuilder, type WatchOptions } from './builder.js';
+import { keyOf } from '../core/keys.js';
+import { checkResource, checkWatchOptions, type WatchOptions } from './builder.js';
+import { refKey, type MapFunc } from './mapping.js';
+import type { Predicate } from './predicates.js';
+import type { SourceRole } from './sharded.js';
 import { ControllerMetrics, type ControllerMetricsProvider } from './metrics.js';
-import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type SourceInformer } from './context.js';
+import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type ReconcileReason, type SourceInformer } from './context.js';
 import { ReconcileTimeoutError } from './errors.js';
+import { codeOf, isTerminal, misuse, misuseIn } from './outcomes.js';
 import { controllerOwnerKey } from './mapping.js';
-import { Action as Actions, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
+import { ReconcileReasons, RESYNC_REASON, SCHEDULE_REASON, SHARD_REASON } from './reasons.js';
+import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
 import { followsShard, ShardedSources, ShardGate } from './sharded.js';
 import { checkInformers, sourceHandler, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
+import { RunGroup } from '../runtime/run-group.js';
 
 /**
  * Reconciles one primary: reads what it needs from the caches, makes the world match the primary's
  * spec, and says what comes next (an {@link Action}). Called with the key, never with an object
- * from an event. A throw or rejection goes to the error policy; it never stops the controller.
+ * from an event. Its outcomes (docs/controllers.md, "Outcomes"): an action (success, requeue); a
+ * throw or rejection goes to the error policy (retried with backoff); a `TerminalError` is logged and
+ * counted, not retried; a rejection after the controller's stop (or the loss of the key's slot)
+ * aborted `ctx.signal` is no failure (the key is reconciled at the next start, or by its new owner);
+ * a programming error the runtime raises (`ctx.children` of a resource not owned, a result that is
+ * not an `Action`) stops the controller, as a throwing predicate does.
  */
 export type Reconciler<T> = (key: string, ctx: ReconcileContext<T>) => Promise<Action>;
 
@@ -40,7 +52,11 @@ export interface ControllerOptions {
   concurrency?: number;
   /** Hold a key's request until its changes stopped for this long (see `ReconcileSchedulerOptions.debounceMs`). Default `0`. */
   debounceMs?: number;
-  /** What follows a failed reconcile. Default {@link exponentialBackoff}`()`: 5 ms doubling to 1000 s per key. */
+  /**
+   * What follows a failed reconcile. Default {@link exponentialBackoff}`()`: 5 ms doubling to 1000 s per
+   * key. Not asked for a `TerminalError` (never retried). A policy that throws or returns something
+   * that is not an {@link Action} is logged and the default used.
+   */
   onError?: ReconcileErrorPolicy;
   /** Reconcile every primary in the cache this often, whatever changed. Default `0` (never). */
   resyncPeriodMs?: number;
@@ -102,10 +118,17 @@ export interface ControllerStats {
   readonly failing: number;
   /** Reconciles that returned an action. */
   readonly succeeded: number;
-  /** Reconciles that threw, rejected or timed out. */
+  /** Reconciles that threw, rejected or timed out (not those the stop interrupted). */
   readonly failed: number;
   /** Reconciles that ran past `reconcileTimeoutMs` (counted in `failed` too). */
   readonly timedOut: number;
+  /** Reconciles that failed with a `TerminalError`, not retried (counted in `failed` too). */
+  readonly terminal: number;
+  /**
+   * Reconciles that the controller's stop (or, sharded, the loss of their slot) interrupted — they
+   * rejected after `ctx.signal` aborted: not failures, not retried.
+   */
+  readonly stopped: number;
 }
 
 /**
@@ -124,7 +147,9 @@ export interface ControllerStats {
  * `factory.waitForCacheSync` gives it), when the factory stops or an informer fails while it runs
  * (`INFORMER_STOPPED`, the failure as `cause`), and at once with `NOT_STARTED` when the factory has
  * not been started. A failing reconcile never makes it reject (incident 1's lesson is the other way:
- * handler errors are loud — here they are logged and retried, and counted in `stats()`).
+ * handler errors are loud — here they are logged and retried, and counted in `stats()`), except a
+ * programming error the runtime raises (`ctx.children` of a resource not owned, a result that is not
+ * an `Action`): that is logged and `run` rejects with it, after the same orderly stop.
  */
 export class Controller<T> {
   readonly #spec: ControllerSpec<T>;
@@ -143,7 +168,9 @@ export class Controller<T> {
   #writes: ObservedWrites;
   #scheduler: ReconcileScheduler | undefined;
   #resyncTimer: ClockTimer | undefined;
-  #counts = { succeeded: 0, failed: 0, timedOut: 0 };
+  #counts = { succeeded: 0, failed: 0, timedOut: 0, terminal: 0, stopped: 0 };
+  /** Why each requested key is due (`ctx.reason`). */
+  readonly #reasons: ReconcileReasons;
 
   /**
    * Starts describing a controller of `primary` on `factory`'s informers: chain `owns` and `watches`,
@@ -180,6 +207,7 @@ export class Controller<T> {
     this.#observeTimeoutMs = o.observeTimeoutMs ?? 10_000;
     this.#resyncMs = o.resyncPeriodMs ?? 0;
     this.#policy = o.onError ?? this.#defaultPolicy;
+    this.#reasons = new ReconcileReasons(o.debounceMs ?? 0);
     const ring = o.sharded;
     if (ring !== undefined && !(ring instanceof ShardRing)) throw new InvalidOptionError(`Controller: option sharded must be a ShardRing, got ${String(ring)}`);
     this.#shared = spec.sources.map((s) => (followsShard(ring, spec.primary, s.role, s.resource) ? undefined : spec.factory.forResource(s.resource)));
@@ -215,41 +243,49 @@ export class Controller<T> {
     });
     const metrics = new ControllerMetrics(this.#name, o.concurrency ?? 1, this.#clock, o.metricsProvider);
     this.#scheduler = scheduler;
-    const stop = new AbortController();
-    const runSignal = AbortSignal.any([signal, stop.signal]);
-    let failure: Error | undefined;
-    const fail = (err: Error): void => {
-      failure ??= err;
-      stop.abort(err);
-    };
+    // One lifetime: the sources (the factory watch, the sharded informers) start first and stop last,
+    // after the reconciles drained; the first failure stops both and is what run rejects with.
+    const group = new RunGroup({ name: `controller ${this.#name}`, signal, stages: ['sources', 'reconcile'], clock: this.#clock, logger: o.logger });
+    const fail = (err: Error): void => group.fail(err);
     const registrations = this.#sources.map(
-      (source) => [source, source.informer.addEventHandler(sourceHandler(source, (key) => scheduler.schedule(key)), { name: `controller ${this.#name}` })] as const,
+      (source) =>
+        [source, source.informer.addEventHandler(sourceHandler(source, (key, reason) => this.#request(scheduler, key, reason)), { name: `controller ${this.#name}` })] as const,
     );
-    const factoryEnded = this.#shared.some((i) => i !== undefined) ? this.#watchFactory(runSignal, signal, fail) : Promise.resolve();
-    const shardsEnded = shards?.run(runSignal).catch((err: unknown) => fail(new InformerStoppedError(`controller ${this.#name}: a sharded informer failed`, { cause: err })));
+    if (this.#shared.some((i) => i !== undefined)) group.start({ name: 'informer factory', run: (s) => this.#watchFactory(s, group.signal) }, 'sources');
+    if (shards !== undefined) {
+      group.start({ name: 'sharded informers', run: (s) => shards.run(s).catch((err: unknown) => Promise.reject(new InformerStoppedError(`controller ${this.#name}: a sharded informer failed`, { cause: err }))) }, 'sources');
+    }
     const gate = shards === undefined ? undefined : new ShardGate(ring as ShardRing, this.#sources[0].informer, shards);
-    const unfollow = gate?.follow((key) => scheduler.schedule(key), fail, runSignal);
+    const unfollow = gate?.follow((key) => this.#request(scheduler, key, SHARD_REASON), fail, group.signal);
     try {
-      await this.#waitForSync(registrations.map(([, r]) => r), runSignal, fail);
-      if (!runSignal.aborted) {
+      await this.#waitForSync(registrations.map(([, r]) => r), group.signal, fail);
+      if (!group.signal.aborted) {
         this.#log.info(`controller ${this.#name}: caches synced; reconciling with up to ${o.concurrency ?? 1} at a time`);
         if (ring?.running === false) this.#log.warn(`controller ${this.#name}: its shard ring is not running: this replica owns no slot and reconciles nothing (run ring.run(signal) beside it)`);
-        this.#armResync();
-        await scheduler.run(runSignal, this.#reconciler(scheduler, metrics, gate));
+        group.start({ name: 'reconcile', run: (s) => this.#reconcileUntil(s, scheduler, metrics, gate) }, 'reconcile');
       }
+      await group.closed();
+    } catch (failure) {
+      this.#log.error(`controller ${this.#name} stopped: ${toError(failure).message}`);
+      throw failure;
     } finally {
       unfollow?.();
       metrics.close();
       this.#disarmResync();
       for (const [source, registration] of registrations) source.informer.removeEventHandler(registration);
-      stop.abort();
-      await Promise.all([factoryEnded, shardsEnded]);
       this.#writes.clear();
+      this.#reasons.clear();
       this.#scheduler = undefined;
     }
-    if (failure !== undefined) {
-      this.#log.error(`controller ${this.#name} stopped: ${failure.message}`);
-      throw failure;
+  }
+
+  /** Reconciles until `signal` aborts (the resync timer armed meanwhile). */
+  async #reconcileUntil(signal: AbortSignal, scheduler: ReconcileScheduler, metrics: ControllerMetrics, gate: ShardGate | undefined): Promise<void> {
+    this.#armResync();
+    try {
+      await scheduler.run(signal, this.#reconciler(scheduler, metrics, gate));
+    } finally {
+      this.#disarmResync();
     }
   }
 
@@ -258,14 +294,18 @@ export class Controller<T> {
    * controller is not running this does nothing: every primary is reconciled when it starts.
    */
   schedule(key: string, request?: ScheduleRequest): void {
-    this.#scheduler?.schedule(key, request);
+    const scheduler = this.#scheduler;
+    if (scheduler === undefined) return;
+    scheduler.schedule(key, request);
+    const now = this.#clock.now();
+    this.#reasons.note(key, SCHEDULE_REASON, request?.runAt ?? now + (request?.delayMs ?? 0), true);
   }
 
   /** Requests a reconcile of every primary in the cache (what `resyncPeriodMs` does on a timer). */
   reconcileAll(): void {
     const scheduler = this.#scheduler;
     if (scheduler === undefined) return;
-    for (const key of this.#sources[0].informer.getIndexer().listKeys()) scheduler.schedule(key);
+    for (const key of this.#sources[0].informer.getIndexer().listKeys()) this.#request(scheduler, key, RESYNC_REASON);
   }
 
   /** Counts of queued, running and failing keys, and of reconcile outcomes. */
@@ -274,19 +314,26 @@ export class Controller<T> {
     return { active: this.#scheduler !== undefined, ...s, ...this.#counts };
   }
 
+  /** Requests a reconcile of `key` now, for `reason`. */
+  #request(scheduler: ReconcileScheduler, key: string, reason: ReconcileReason): void {
+    scheduler.schedule(key);
+    this.#reasons.note(key, reason, this.#clock.now(), true);
+  }
+
   /** The sources with the factory's informers, and `shards`' for the sources cached per slot. */
   #sourcesOf(shards: ShardedSources | undefined): WatchSource[] {
     return this.#spec.sources.map((s, i) => ({ ...s, informer: this.#shared[i] ?? (shards?.informerOf(s.resource) as SourceInformer) }));
   }
 
-  /** Ends the run with `INFORMER_STOPPED` when the factory stops (fails, or its own signal aborts) first. */
-  async #watchFactory(runSignal: AbortSignal, signal: AbortSignal, fail: (err: Error) => void): Promise<void> {
+  /** Ends the run with `INFORMER_STOPPED` when the factory stops (fails, or its own signal aborts) while the controller runs. */
+  async #watchFactory(signal: AbortSignal, running: AbortSignal): Promise<void> {
     try {
-      await this.#spec.factory.shutdown(runSignal);
-      if (!signal.aborted) fail(new InformerStoppedError(`controller ${this.#name}: its informer factory stopped while the controller was running`));
+      await this.#spec.factory.shutdown(signal);
     } catch (err) {
-      if (!runSignal.aborted) fail(new InformerStoppedError(`controller ${this.#name}: an informer failed`, { cause: err }));
+      if (running.aborted) return; // stopping anyway: what ended the factory is its own run's to report
+      throw new InformerStoppedError(`controller ${this.#name}: an informer failed`, { cause: err });
     }
+    if (!running.aborted) throw new InformerStoppedError(`controller ${this.#name}: its informer factory stopped while the controller was running`);
   }
 
   async #waitForSync(registrations: SharedInformerRegistration[], runSignal: AbortSignal, fail: (err: Error) => void): Promise<void> {
@@ -311,6 +358,7 @@ export class Controller<T> {
         watched = runSignal;
         runSignal.addEventListener('abort', () => live.forEach((l) => l.abort(runSignal.reason)), { once: true });
       }
+      const reason = this.#reasons.take(key);
       // Sharded: a key of a slot this replica does not own is skipped (its owner reconciles it).
       const slot = gate?.ownedSlot(key);
       if (gate !== undefined && slot === undefined) return DONE_ACTION;
@@ -328,15 +376,37 @@ export class Controller<T> {
           : undefined;
       const startedAt = metrics.started();
       try {
-        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(key, lazy, scheduler.attempts(key)));
-        const action = await (slot === undefined ? reconcile() : gate!.run(slot, lazy, reconcile));
+        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(key, lazy, scheduler.attempts(key), reason));
+        const action = checkAction(await (slot === undefined ? reconcile() : gate!.run(slot, lazy, reconcile)));
         if (timedOut !== undefined) throw timedOut;
         this.#counts.succeeded++;
         metrics.ended(startedAt, action);
+        if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'requeue', afterMs: action.ms }, this.#clock.now() + action.ms, false);
         return action;
       } catch (err) {
-        metrics.ended(startedAt, undefined);
-        throw timedOut !== undefined && !runSignal.aborted ? timedOut : err;
+        const slotLost = slot !== undefined && this.#spec.options.sharded?.owns(slot) === false;
+        if (runSignal.aborted || slotLost) {
+          // The stop (or the loss of the key's slot) aborted ctx.signal: whatever the reconcile rejects with
+          // now is its doing, not a failure. On a stop the scheduler keeps the key (an abort of its signal)
+          // for the next run; a lost slot's key is its new owner's.
+          this.#counts.stopped++;
+          metrics.ended(startedAt, 'stopped');
+          const by = slotLost ? `the loss of slot ${slot}` : 'the stop';
+          this.#log.debug(`controller ${this.#name}: the reconcile of ${key} was interrupted by ${by}: ${toError(err).message}`);
+          if (!runSignal.aborted) return DONE_ACTION;
+          throw new AbortedError(`controller ${this.#name}: the reconcile of ${key} was interrupted by the stop`, { cause: runSignal.reason });
+        }
+        const mistake = misuseIn(err);
+        if (mistake !== undefined) {
+          // The scheduler stops on it (it never reaches #onError): count and say it here.
+          this.#counts.failed++;
+          metrics.ended(startedAt, 'error');
+          this.#log.error(`controller ${this.#name}: the reconcile of ${key} misused the runtime (${codeOf(mistake)}): ${mistake.message}; stopping the controller`);
+          throw err;
+        }
+        const failure = timedOut ?? err;
+        metrics.ended(startedAt, isTerminal(failure) ? 'terminal' : 'error');
+        throw failure;
       } finally {
         live.delete(lazy);
         if (timer !== undefined) this.#clock.clearTimeout(timer);
@@ -351,9 +421,9 @@ export class Controller<T> {
     return error;
   }
 
-  #context(key: string, lazy: LazySignal, attempt: number): ReconcileContext<T> {
+  #context(key: string, lazy: LazySignal, attempt: number, reason: ReconcileReason): ReconcileContext<T> {
     const object = this.#sources[0].informer.getIndexer().getByKey(key) as DeepReadonly<T> | undefined;
-    return new ReconcileCtx<T>(key, object, lazy, attempt, this.#log, this.#childrenOf, this.#writes);
+    return new ReconcileCtx<T>(key, object, lazy, attempt, reason, this.#log, this.#childrenOf, this.#writes);
   }
 
   readonly #childrenOf = <C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> =>
@@ -362,26 +432,34 @@ export class Controller<T> {
   #children<C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> {
     const source = this.#sources.find((s) => s.role === 'owns' && s.resource === resource);
     if (source === undefined) {
-      throw new InvalidOptionError(`controller ${this.#name}: ctx.children(${gvrKey(resource)}) needs the resource to be owned (builder.owns)`);
+      throw misuse(new InvalidOptionError(`controller ${this.#name}: ctx.children(${gvrKey(resource)}) needs the resource to be owned (builder.owns)`));
     }
     const indexer = source.informer.getIndexer();
     const candidates = this.#spec.primary.namespaced ? indexer.byIndex(NamespaceIndex, namespace) : indexer.list();
     return candidates.filter((obj) => controllerOwnerKey(obj, this.#spec.primary) === key) as Array<DeepReadonly<C>>;
   }
 
+  /** What follows a failed reconcile (the scheduler's `onError`; a stop and a programming error never reach it). */
   #onError(key: string, error: Error, attempt: number): Action {
     this.#counts.failed++;
+    if (isTerminal(error)) {
+      this.#counts.terminal++;
+      this.#log.error(`controller ${this.#name}: reconcile of ${key} failed terminally (attempt ${attempt}): ${error.message}; not retrying until the next change`);
+      return Actions.awaitChange();
+    }
     let action: Action;
     try {
-      action = this.#policy(key, error, attempt);
+      action = checkAction(this.#policy(key, error, attempt));
     } catch (policyError) {
-      this.#log.error(`controller ${this.#name}: the error policy threw for ${key} (${toError(policyError).message}); using the default backoff`);
+      // The one fallback for a broken policy (a bare ReconcileScheduler stops instead).
+      this.#log.error(`controller ${this.#name}: the error policy failed for ${key} (${toError(policyError).message}); using the default backoff`);
       action = this.#defaultPolicy(key, error, attempt);
     }
     if (!(error instanceof ReconcileTimeoutError)) {
       const next = action.kind === 'requeueAfter' ? `retrying in ${action.ms} ms` : 'not retrying until the next change';
       this.#log.warn(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.message}; ${next}`);
     }
+    if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'retry', error }, this.#clock.now() + action.ms, false);
     return action;
   }
 
@@ -396,5 +474,85 @@ export class Controller<T> {
   #disarmResync(): void {
     if (this.#resyncTimer !== undefined) this.#clock.clearTimeout(this.#resyncTimer);
     this.#resyncTimer = undefined;
+  }
+}
+
+/**
+ * Describes a controller over one primary resource, then builds it. Created by {@link Controller.for}.
+ * Each resource's informer is the factory's shared one (created by `build`); the controller only adds a
+ * handler to it. A sharded controller (`sharded` option) caches its primary per owned slot instead.
+ *
+ * @example
+ * ```ts
+ * const controller = Controller.for(factory, configMapSets, { predicates: [predicates.generationChanged] })
+ *   .owns(resources.configMaps)
+ *   .build(async (key, ctx) => { ...; return Action.done(); }, { concurrency: 4 });
+ * factory.start(signal);
+ * await controller.run(signal);
+ * ```
+ */
+export class ControllerBuilder<T> {
+  readonly #factory: SharedInformerFactory;
+  readonly #primary: ResourceDescriptor<T>;
+  readonly #sources: WatchSpec[] = [];
+  readonly #owned: Array<ResourceDescriptor<unknown>> = [];
+  readonly #create: (spec: ControllerSpec<T>) => Controller<T>;
+  #built = false;
+
+  /**
+   * Use {@link Controller.for}; `create` builds the controller from what was described.
+   * @hidden
+   */
+  constructor(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options: WatchOptions<T>, create: (spec: ControllerSpec<T>) => Controller<T>) {
+    checkResource('Controller.for', primary);
+    checkWatchOptions('Controller.for', options);
+    this.#factory = factory;
+    this.#primary = primary;
+    this.#create = create;
+    this.#add('for', primary, (obj) => [keyOf(obj) ?? ''], options);
+  }
+
+  /**
+   * Reconciles the controlling owner of each object of `resource` — the owner reference with
+   * `controller: true` whose group and kind are the primary's — when the object is added, changed or
+   * deleted (for a change of owner, both owners). Objects without such a reference are ignored.
+   */
+  owns<C>(resource: ResourceDescriptor<C>, options: WatchOptions<NoInfer<C>> = {}): this {
+    checkResource('ControllerBuilder.owns', resource);
+    checkWatchOptions('ControllerBuilder.owns', options);
+    const primary = this.#primary;
+    this.#owned.push(resource);
+    return this.#add('owns', resource, (obj) => {
+      const key = controllerOwnerKey(obj, primary);
+      return key === undefined ? [] : [key];
+    }, options);
+  }
+
+  /**
+   * Reconciles the primaries `map` names for each object of `resource` that is added, changed (both
+   * states are mapped) or deleted — for relations other than ownership: a Secret referenced by name,
+   * every primary of a namespace.
+   */
+  watches<W>(resource: ResourceDescriptor<W>, map: MapFunc<NoInfer<W>>, options: WatchOptions<NoInfer<W>> = {}): this {
+    checkResource('ControllerBuilder.watches', resource);
+    checkWatchOptions('ControllerBuilder.watches', options);
+    if (typeof map !== 'function') throw new InvalidOptionError('ControllerBuilder.watches: map must be a function from an object to primary keys');
+    return this.#add('watches', resource, (obj) => Array.from(map(obj as never), refKey), options);
+  }
+
+  /**
+   * Builds the controller running `reconcile` for each key. Throws `INVALID_OPTION` for an option
+   * out of range, or when called twice.
+   */
+  build(reconcile: Reconciler<T>, options: ControllerOptions = {}): Controller<T> {
+    if (typeof reconcile !== 'function') throw new InvalidOptionError('ControllerBuilder.build: reconcile must be a function');
+    if (this.#built) throw new InvalidOptionError('ControllerBuilder.build: this builder has built its controller already');
+    this.#built = true;
+    return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, reconcile, options });
+  }
+
+  #add<W>(role: SourceRole, resource: ResourceDescriptor<W>, keys: (obj: unknown) => string[], options: WatchOptions<W>): this {
+    this.#sources.push({ role, resource, keys, predicates: (options.predicates ?? []) as Array<Predicate<unknown>> });
+    return this;
   }
 }

@@ -38,3 +38,24 @@ export class NotStartedError extends KubeInformerError {
     this.name = 'NotStartedError';
   }
 }
+
+/**
+ * An error a reconcile throws (or rejects with) to say retrying will not help — the primary's spec is
+ * invalid, a dependency it names does not exist — as controller-runtime's `reconcile.TerminalError`
+ * (code `RECONCILE_TERMINAL`). The controller logs it as an error, counts it in `stats().failed` and
+ * `stats().terminal` and in `controller_runtime_terminal_reconcile_errors_total`, and does not retry
+ * the key: it is reconciled again when something it watches changes (or a resync, a `schedule`). The
+ * error policy is not asked. Found in the `cause` chain too, so a wrapped one counts.
+ *
+ * @example
+ * ```ts
+ * if (ctx.object.spec.replicas < 0) throw new TerminalError(`spec.replicas must be ≥ 0`);
+ * ```
+ */
+export class TerminalError extends KubeInformerError {
+  /** `message` says why retrying will not help; `options.cause` keeps the error behind it. */
+  constructor(message: string, options?: KubeInformerErrorOptions) {
+    super(ErrorCodes.RECONCILE_TERMINAL, message, options);
+    this.name = 'TerminalError';
+  }
+}

@@ -2,14 +2,9 @@
 
 import { resolveLogger, type LoggerOption } from '../core/log.js';
 import { LeaderElector, type LeaderElectorOptions } from '../leaderelection/elector.js';
+import { RunGroup, type Runnable } from '../runtime/run-group.js';
 
-/** What {@link runWhileLeading} runs: a {@link Controller}, or anything with a name that runs until its signal aborts. */
-export interface Runnable {
-  /** For the log lines. */
-  readonly name: string;
-  /** Runs until `signal` aborts; rejects on a failure it cannot recover from. */
-  run(signal: AbortSignal): Promise<void>;
-}
+export type { Runnable } from '../runtime/run-group.js';
 
 /** Options of {@link runWhileLeading}: the {@link LeaderElector}'s, without its callbacks, plus a logger. */
 export interface RunWhileLeadingOptions extends Omit<LeaderElectorOptions, 'onStartedLeading' | 'onStoppedLeading'> {
@@ -57,28 +52,10 @@ export async function runWhileLeading(
       onStartedLeading: async (term) => {
         terms++;
         log.info(`leading (term ${terms}): running controllers ${names}`);
-        await runTogether(controllers, term);
+        await RunGroup.run(controllers, term, { name: `term ${terms}`, logger });
       },
     });
     await elector.run(signal);
     if (!signal.aborted && terms > 0) log.warn(`leadership lost: controllers ${names} stopped; competing again`);
   }
-}
-
-/** Runs every controller until `signal` aborts; the first rejection stops the others, then is rethrown. */
-export async function runTogether(controllers: readonly Runnable[], signal: AbortSignal): Promise<void> {
-  const group = new AbortController();
-  const groupSignal = AbortSignal.any([signal, group.signal]);
-  let failure: { error: unknown } | undefined;
-  await Promise.all(
-    controllers.map(async (controller) => {
-      try {
-        await controller.run(groupSignal);
-      } catch (error) {
-        failure ??= { error };
-        group.abort(error);
-      }
-    }),
-  );
-  if (failure !== undefined) throw failure.error;
 }

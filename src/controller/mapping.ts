@@ -1,8 +1,8 @@
 // From a watched object to the keys of the primaries it concerns: the primary itself, its controlling owner, or a user mapping.
 
-import { DeletedFinalStateUnknown } from '../core/keys.js';
+import { DeletedFinalStateUnknown, namespacedKey } from '../core/keys.js';
 import type { ResourceDescriptor } from '../core/resources.js';
-import type { DeepReadonly } from '../core/types.js';
+import { groupOf, type DeepReadonly } from '../core/types.js';
 
 /** A primary to reconcile: its name, and its namespace (absent or `''` for a cluster-scoped primary). */
 export interface ObjectRef {
@@ -22,7 +22,7 @@ export type MapFunc<W> = (obj: DeepReadonly<W>) => Iterable<string | ObjectRef>;
 /** The key of a primary: `namespace/name`, or `name` when it has no namespace. */
 export function refKey(ref: string | ObjectRef): string {
   if (typeof ref === 'string') return ref;
-  return ref.namespace === undefined || ref.namespace === '' ? ref.name : `${ref.namespace}/${ref.name}`;
+  return namespacedKey(ref.namespace, ref.name);
 }
 
 interface OwnerReference {
@@ -30,12 +30,6 @@ interface OwnerReference {
   kind?: string;
   name?: string;
   controller?: boolean;
-}
-
-function groupOf(apiVersion: string | undefined): string | undefined {
-  if (apiVersion === undefined) return undefined;
-  const slash = apiVersion.indexOf('/');
-  return slash === -1 ? '' : apiVersion.slice(0, slash);
 }
 
 /**
@@ -52,7 +46,7 @@ export function controllerOwnerKey(obj: unknown, owner: Pick<ResourceDescriptor,
   if (refs === undefined) return undefined;
   for (const ref of refs) {
     if (ref.controller !== true) continue;
-    if (ref.kind !== owner.kind || groupOf(ref.apiVersion) !== owner.group || typeof ref.name !== 'string') return undefined;
+    if (ref.kind !== owner.kind || ref.apiVersion === undefined || groupOf(ref.apiVersion) !== owner.group || typeof ref.name !== 'string') return undefined;
     return refKey({ name: ref.name, namespace: owner.namespaced ? metadata?.namespace : undefined });
   }
   return undefined;

@@ -8,12 +8,21 @@ import type { Action } from './scheduler.js';
 export type ReconcileResult = 'success' | 'requeue_after' | 'error';
 
 /**
+ * How one reconcile ended, for {@link ControllerMetrics.ended}: its action, a failure (`error`), a
+ * `TerminalError` (`terminal`: an error that is not retried), or `stopped` (interrupted by the
+ * controller's stop: no result counted).
+ */
+type ReconcileEnd = Action | 'error' | 'terminal' | 'stopped';
+
+/**
  * Creates the metrics of one controller (its `name`); each method is called once per run of the
  * controller. Mirrors controller-runtime's metrics so existing dashboards work:
  *
  * - reconcileTotal(result): reconciles that ended, by result — `success` (done or await), `requeue_after`,
- *   `error` (threw, or passed its deadline);
- * - reconcileErrors: reconciles that failed;
+ *   `error` (threw, or passed its deadline); a reconcile interrupted by the controller's stop is not
+ *   counted;
+ * - reconcileErrors: reconciles that failed (a `TerminalError` included);
+ * - terminalReconcileErrors: reconciles that failed with a `TerminalError` (not retried);
  * - reconcileTime: seconds from the start of a reconcile (after its wait for recorded writes) to its end;
  * - activeWorkers: reconciles running now;
  * - maxConcurrentReconciles: the `concurrency` option.
@@ -28,6 +37,12 @@ export interface ControllerMetricsProvider {
   newReconcileTotalMetric(controller: string, result: ReconcileResult): CounterMetric;
   /** The counter of failed reconciles of `controller`. */
   newReconcileErrorsMetric(controller: string): CounterMetric;
+  /**
+   * The counter of reconciles of `controller` that failed with a `TerminalError`
+   * (`controller_runtime_terminal_reconcile_errors_total`). Optional: without it they count in
+   * `newReconcileErrorsMetric` only.
+   */
+  newTerminalReconcileErrorsMetric?(controller: string): CounterMetric;
   /** The reconcile-time histogram (seconds) of `controller`. */
   newReconcileTimeMetric(controller: string): HistogramMetric;
   /** The gauge of running reconciles of `controller`. */
@@ -43,6 +58,7 @@ export class ControllerMetrics {
   readonly #clock: Clock;
   readonly #total: Record<ReconcileResult, CounterMetric> | undefined;
   readonly #errors: CounterMetric | undefined;
+  readonly #terminal: CounterMetric | undefined;
   readonly #time: HistogramMetric | undefined;
   readonly #active: SettableGaugeMetric | undefined;
   #running = 0;
@@ -57,6 +73,7 @@ export class ControllerMetrics {
       error: provider.newReconcileTotalMetric(name, 'error'),
     };
     this.#errors = provider.newReconcileErrorsMetric(name);
+    this.#terminal = provider.newTerminalReconcileErrorsMetric?.(name);
     this.#time = provider.newReconcileTimeMetric(name);
     this.#active = provider.newActiveWorkersMetric(name);
     provider.newMaxConcurrentReconcilesMetric(name).set(concurrency);
@@ -70,15 +87,18 @@ export class ControllerMetrics {
     return this.#clock.now();
   }
 
-  /** A reconcile that started at `startedAt` ended with `action`, or failed (`action` undefined). */
-  ended(startedAt: number, action: Action | undefined): void {
+  /** A reconcile that started at `startedAt` ended as `end` says. */
+  ended(startedAt: number, end: ReconcileEnd): void {
     if (this.#total === undefined) return;
-    this.#time?.observe((this.#clock.now() - startedAt) / 1000);
     this.#active?.set(--this.#running);
-    if (action === undefined) {
+    if (end === 'stopped') return;
+    this.#time?.observe((this.#clock.now() - startedAt) / 1000);
+    if (typeof end !== 'string') this.#total[end.kind === 'requeueAfter' ? 'requeue_after' : 'success'].inc();
+    else {
       this.#total.error.inc();
       this.#errors?.inc();
-    } else this.#total[action.kind === 'requeueAfter' ? 'requeue_after' : 'success'].inc();
+      if (end === 'terminal') this.#terminal?.inc();
+    }
   }
 
   /** The run ended: no reconcile is active. */

@@ -6,6 +6,7 @@ import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { isAbortOf, TaskScope } from '../core/task-scope.js';
 import { DelayHeap } from '../workqueue/heap.js';
 import { QueueMetrics, type WorkQueueMetricsProvider } from '../workqueue/metrics.js';
+import { misuse, misuseIn } from './outcomes.js';
 
 /**
  * What a reconcile asks for next: `done` (nothing until the key is scheduled again), `requeueAfter`
@@ -41,7 +42,11 @@ export const Action = Object.freeze({
   awaitChange: (): Action => AWAIT,
 });
 
-/** Decides what follows a failed reconcile of `key`; `attempt` counts the key's failures in a row, from 1. */
+/**
+ * Decides what follows a failed reconcile of `key`; `attempt` counts the key's failures in a row, from 1.
+ * It must return an {@link Action} and not throw: in a `Controller` a throw or a bad action is logged and
+ * the default backoff used; in a bare `ReconcileScheduler` it stops the scheduler (`run` rejects with it).
+ */
 export type ReconcileErrorPolicy = (key: string, error: Error, attempt: number) => Action;
 
 /** Options of {@link exponentialBackoff}. */
@@ -85,7 +90,11 @@ export interface ReconcileSchedulerOptions {
    * Warning: a key requested more often than every `debounceMs` is held for as long as that lasts.
    */
   debounceMs?: number;
-  /** What follows a reconcile that threw or rejected. Default {@link exponentialBackoff}`()` (5 ms doubling to 1000 s). */
+  /**
+   * What follows a reconcile that threw or rejected. Default {@link exponentialBackoff}`()` (5 ms doubling
+   * to 1000 s). A policy that throws or returns something that is not an {@link Action} stops the
+   * scheduler: `run` rejects with the error.
+   */
   onError?: ReconcileErrorPolicy;
   /** The clock the due times and timers use. Default `realClock`. */
   clock?: Clock;
@@ -134,7 +143,8 @@ const OWNER = 'ReconcileScheduler';
  * running at once — a request made during a run is kept and runs after it ends, at its due time; at most
  * `concurrency` reconciles run at once, the key due first going first (ties: the earlier request). A
  * reconcile's {@link Action} may requeue its key; a failure goes to the `onError` policy and never stops
- * the scheduler.
+ * the scheduler — except a programming error the runtime raised (a result that is not an `Action`, a
+ * misuse of the reconcile context) and a policy that throws: those stop it, and `run` rejects with them.
  *
  * Recovery: a reconcile interrupted by the stop (it rejects with its signal's abort) is kept as a request
  * due now, with no failure counted; requests left when `run` resolves stay in `stats().queued`.
@@ -152,7 +162,6 @@ export class ReconcileScheduler {
   readonly #concurrency: number;
   readonly #debounceMs: number;
   readonly #onError: ReconcileErrorPolicy;
-  readonly #defaultPolicy = exponentialBackoff();
   readonly #clock: Clock;
   readonly #pending = new Map<string, Pending>();
   readonly #heap = new DelayHeap<string>();
@@ -177,7 +186,7 @@ export class ReconcileScheduler {
     validateOptions(OWNER, options, { concurrency: 'positiveCount', debounceMs: 'duration', onError: 'function', clock: 'clock', name: 'string', metricsProvider: 'object' });
     this.#concurrency = options.concurrency ?? 1;
     this.#debounceMs = options.debounceMs ?? 0;
-    this.#onError = options.onError ?? this.#defaultPolicy;
+    this.#onError = options.onError ?? exponentialBackoff();
     this.#clock = options.clock ?? realClock;
     this.#metrics = new QueueMetrics<string>(options.name ?? '', this.#clock, options.metricsProvider, 500);
   }
@@ -223,7 +232,8 @@ export class ReconcileScheduler {
   /**
    * Runs `reconcile` for each key when it is due until `signal` aborts; then starts no more, lets the
    * running ones see the aborted signal, and resolves once they ended, leaving no timer behind. Never
-   * rejects for a reconcile's failure (those go to `onError`); rejects with `ALREADY_STARTED` when called
+   * rejects for a reconcile's failure (those go to `onError`), but — after the same orderly stop — for a
+   * programming error (see the class) or a throwing `onError`; rejects with `ALREADY_STARTED` when called
    * a second time.
    */
   async run(signal: AbortSignal, reconcile: Reconcile): Promise<void> {
@@ -368,15 +378,10 @@ export class ReconcileScheduler {
     }
     const attempt = (this.#attempts.get(key) ?? 0) + 1;
     this.#attempts.set(key, attempt);
-    const error = toError(thrown);
-    let action: Action;
-    try {
-      action = checkAction(this.#onError(key, error, attempt));
-    } catch {
-      // A broken policy must not lose the key: fall back to the default backoff.
-      action = this.#defaultPolicy(key, error, attempt);
-    }
-    this.#apply(key, action);
+    // A programming error is not retried: it fails the run (the caller's catch), as a throwing policy does.
+    const mistake = misuseIn(thrown);
+    if (mistake !== undefined) throw mistake;
+    this.#apply(key, checkAction(this.#onError(key, toError(thrown), attempt)));
   }
 
   #apply(key: string, action: Action): void {
@@ -384,10 +389,10 @@ export class ReconcileScheduler {
   }
 }
 
-/** Returns `value` when it is an {@link Action}; throws a `TypeError` naming it otherwise. */
-function checkAction(value: unknown): Action {
+/** Returns `value` when it is an {@link Action}; throws a `TypeError` naming it otherwise (a programming error: see `misuse`). */
+export function checkAction(value: unknown): Action {
   const a = value as Partial<{ kind: unknown; ms: unknown }> | null | undefined;
   if (a?.kind === 'done' || a?.kind === 'await') return a as Action;
   if (a?.kind === 'requeueAfter' && typeof a.ms === 'number' && a.ms >= 0 && !Number.isNaN(a.ms)) return a as Action;
-  throw new TypeError(`${OWNER}: a reconcile must return { kind: 'done' | 'await' } or { kind: 'requeueAfter', ms ≥ 0 }, got ${JSON.stringify(value)}`);
+  throw misuse(new TypeError(`${OWNER}: a reconcile must return { kind: 'done' | 'await' } or { kind: 'requeueAfter', ms ≥ 0 }, got ${JSON.stringify(value)}`));
 }

@@ -4,7 +4,8 @@
 import type { ResourceDescriptor } from '../core/resources.js';
 import { InformerStoppedError } from '../informer/errors.js';
 import type { ResourceEventHandler } from '../informer/handler.js';
-import type { Source, SourceInformer } from './context.js';
+import { gvrKey } from '../informer/factory.js';
+import type { ReconcileReason, Source, SourceInformer } from './context.js';
 import { NotStartedError } from './errors.js';
 import { unwrapTombstone } from './mapping.js';
 import type { ChangeEvent, Predicate } from './predicates.js';
@@ -24,34 +25,43 @@ export interface WatchSpec {
 /** A watched resource with the informer of the current run. */
 export interface WatchSource extends WatchSpec, Source {}
 
+/** The {@link ReconcileReason}s of one source's events, made once (an event allocates none). */
+function watchReasons(source: WatchSpec): Record<'listed' | 'add' | 'update' | 'delete', ReconcileReason> {
+  const resource = gvrKey(source.resource);
+  const reason = (event: 'add' | 'update' | 'delete', initial = false): ReconcileReason => Object.freeze({ kind: 'watch', role: source.role, resource, event, initial });
+  return { listed: reason('add', true), add: reason('add'), update: reason('update'), delete: reason('delete') };
+}
+
 /**
  * The handler the controller adds to a source's informer: each event that passes the source's
- * predicates becomes the primary keys it concerns (both states of an update), handed to `schedule`.
+ * predicates becomes the primary keys it concerns (both states of an update), handed to `schedule`
+ * with the event as the reason.
  */
-export function sourceHandler(source: WatchSource, schedule: (key: string) => void): ResourceEventHandler<unknown> {
-  const enqueue = (event: ChangeEvent<unknown>): void => {
+export function sourceHandler(source: WatchSource, schedule: (key: string, reason: ReconcileReason) => void): ResourceEventHandler<unknown> {
+  const reasons = watchReasons(source);
+  const enqueue = (event: ChangeEvent<unknown>, reason: ReconcileReason): void => {
     for (const predicate of source.predicates) if (!predicate(event)) return;
-    for (const key of source.keys(event.object)) if (key !== '') schedule(key);
-    if (event.type === 'update') for (const key of source.keys(event.oldObject)) if (key !== '') schedule(key);
+    for (const key of source.keys(event.object)) if (key !== '') schedule(key, reason);
+    if (event.type === 'update') for (const key of source.keys(event.oldObject)) if (key !== '') schedule(key, reason);
   };
   if (source.predicates.length === 0) {
     // No predicate to show the event to: only keys (the hot path of most primaries).
-    const scheduleKeys = (obj: unknown): void => {
-      for (const key of source.keys(obj)) if (key !== '') schedule(key);
+    const scheduleKeys = (obj: unknown, reason: ReconcileReason): void => {
+      for (const key of source.keys(obj)) if (key !== '') schedule(key, reason);
     };
     return {
-      onAdd: scheduleKeys,
+      onAdd: (obj, initial) => scheduleKeys(obj, initial ? reasons.listed : reasons.add),
       onUpdate: (oldObject, object) => {
-        scheduleKeys(object);
-        scheduleKeys(oldObject);
+        scheduleKeys(object, reasons.update);
+        scheduleKeys(oldObject, reasons.update);
       },
-      onDelete: (obj) => scheduleKeys(unwrapTombstone(obj)),
+      onDelete: (obj) => scheduleKeys(unwrapTombstone(obj), reasons.delete),
     };
   }
   return {
-    onAdd: (object) => enqueue({ type: 'add', object }),
-    onUpdate: (oldObject, object) => enqueue({ type: 'update', object, oldObject }),
-    onDelete: (obj) => enqueue({ type: 'delete', object: unwrapTombstone(obj) }),
+    onAdd: (object, initial) => enqueue({ type: 'add', object }, initial ? reasons.listed : reasons.add),
+    onUpdate: (oldObject, object) => enqueue({ type: 'update', object, oldObject }, reasons.update),
+    onDelete: (obj) => enqueue({ type: 'delete', object: unwrapTombstone(obj) }, reasons.delete),
   };
 }
 

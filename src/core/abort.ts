@@ -10,6 +10,8 @@ export const ABORTED: unique symbol = Symbol('aborted');
  * Settles like `promise`, or resolves {@link ABORTED} as soon as `signal` aborts, whichever comes first.
  * A ListerWatcher that ignores its signal can therefore never hang the reflector. A late rejection of
  * `promise` is observed (no unhandled rejection) and dropped; the abort listener is always removed.
+ * The one race against a signal: {@link abortableWait} is the same race for callers that want the
+ * abort as a rejection (`ABORTED`) instead of a value.
  */
 export function raceAbort<V>(promise: Promise<V>, signal: AbortSignal): Promise<V | typeof ABORTED> {
   if (signal.aborted) {

@@ -68,6 +68,11 @@ export const ErrorCodes = {
   PENDING_FAULTS: 'PENDING_FAULTS',
   /** A reconcile ran past the controller's `reconcileTimeoutMs`: its signal was aborted and it counts as failed. */
   RECONCILE_TIMEOUT: 'RECONCILE_TIMEOUT',
+  /**
+   * A reconcile failed for good (a `TerminalError`): counted and logged, not retried until the key is
+   * requested again.
+   */
+  RECONCILE_TERMINAL: 'RECONCILE_TERMINAL',
   /** Adding or removing a finalizer failed: another writer changed the list, or the write was refused. */
   FINALIZER_PATCH_FAILED: 'FINALIZER_PATCH_FAILED',
   /** `setControllerReference` found another controller already owning the object (controller-runtime's AlreadyOwnedError). */
@@ -76,6 +81,8 @@ export const ErrorCodes = {
   NOT_STARTED: 'NOT_STARTED',
   /** A broken internal invariant: a bug in kube-informer, or one of its internal APIs called out of order. */
   INTERNAL: 'INTERNAL',
+  /** A Manager gave up waiting for its caches: one or more informers cannot sync (each named, with its reason). */
+  CACHE_SYNC_FAILED: 'CACHE_SYNC_FAILED',
 } as const;
 
 /** One of the {@link ErrorCodes} values: the `code` of every library error. */

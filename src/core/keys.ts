@@ -42,6 +42,14 @@ export function metaNamespaceKeyFunc(obj: unknown): string {
   if (namespace !== undefined && namespace !== null && typeof namespace !== 'string') {
     throw new InvalidObjectError(`object's metadata.namespace is not a string: ${preview(obj)}`);
   }
+  return namespacedKey(namespace, name);
+}
+
+/**
+ * The key of `name` in `namespace`: `namespace/name`, or `name` when the namespace is empty or absent
+ * (cluster-scoped). Every key in the library is built here.
+ */
+export function namespacedKey(namespace: string | null | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
 }
 
@@ -49,6 +57,18 @@ export function metaNamespaceKeyFunc(obj: unknown): string {
 export function deletionHandlingMetaNamespaceKeyFunc(obj: unknown): string {
   if (obj instanceof DeletedFinalStateUnknown) return obj.key;
   return metaNamespaceKeyFunc(obj);
+}
+
+/**
+ * {@link deletionHandlingMetaNamespaceKeyFunc}, or `undefined` for an object that has no key: for code
+ * that must not throw on a bad object (a guard, a log line).
+ */
+export function keyOf(obj: unknown): string | undefined {
+  try {
+    return deletionHandlingMetaNamespaceKeyFunc(obj);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -119,6 +119,12 @@ export function getMeta(obj: unknown): ObjectMeta | undefined {
   return meta !== null && typeof meta === 'object' ? (meta) : undefined;
 }
 
+/** The API group of an `apiVersion`: `apps` of `apps/v1`, `''` (the core group) of `v1`. */
+export function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash === -1 ? '' : apiVersion.slice(0, slash);
+}
+
 /** `metadata.resourceVersion` of an object, or `undefined`. */
 export function getResourceVersion(obj: unknown): string | undefined {
   const rv = getMeta(obj)?.resourceVersion;

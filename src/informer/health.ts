@@ -67,9 +67,15 @@ export interface WatchHealth {
   stalled: boolean;
   /** The most recent list/watch failure, if any. */
   lastError: Error | undefined;
-  /** Failures in a row since the last successful list or watch opening. */
+  /**
+   * Failures in a row since the last successful list or watch opening (a watch refused by its first
+   * event, e.g. a 410, is no opening: the run goes on).
+   */
   consecutiveErrors: number;
-  /** How long no watch has been open, while none is (`undefined` when one is open). */
+  /**
+   * How long no watch has been open, while none is (`undefined` when one is open). A watch refused by
+   * its first event does not reset it.
+   */
   msDisconnected: number | undefined;
 }
 
@@ -96,6 +102,24 @@ export interface InformerCounters {
   handlerErrors: number;
 }
 
+/**
+ * The cache is known stale: the reflector's cycle ended (a relist is due, or deferred by backoff) or a
+ * watch was answered 410 (too old resource version). Until the next complete list, changes are missed.
+ */
+export interface StaleCache {
+  /** Why: the error that ended the cycle (e.g. `too old resource version: 12 (40)`). */
+  reason: string;
+  /** How long the cache has been known stale, in ms. */
+  msStale: number;
+  /**
+   * When the relist is deferred by backoff: in how many ms it comes. `undefined` while it is under way
+   * (a relist after a 410 from a server that answers is taken at once).
+   */
+  relistInMs: number | undefined;
+  /** When the deferred relist comes, clock time in ms (`undefined` while it is under way). */
+  relistAt: number | undefined;
+}
+
 /** A snapshot returned by `SharedIndexInformer.health()`. */
 export interface InformerHealth {
   /** The informer's name. */
@@ -112,9 +136,10 @@ export interface InformerHealth {
    */
   live: boolean;
   /**
-   * Readiness: live, running, synced, the watch not stalled (`watchStallMs`), not disconnected for
-   * longer than `watchDisconnectedMs`, and no slow handler. Never true before the first sync; a
-   * never-synced informer with failing requests names the last error in `problems`.
+   * Readiness: live, running, synced, the cache not known stale (see {@link InformerHealth.stale}), the
+   * watch not stalled (`watchStallMs`), not disconnected for longer than `watchDisconnectedMs`, and no
+   * slow handler. Never true before the first sync; a never-synced informer with failing requests names
+   * the last error in `problems`.
    */
   ready: boolean;
   /** `live && ready`: no problem found. */
@@ -123,6 +148,8 @@ export interface InformerHealth {
   problems: string[];
   /** The watch. */
   watch: WatchHealth;
+  /** Set while a synced informer's cache is known stale (then `ready` is false); see {@link StaleCache}. */
+  stale: StaleCache | undefined;
   /** One entry per registered handler, in registration order. */
   handlers: HandlerHealth[];
   /** Counters. */
@@ -157,6 +184,12 @@ export interface SourceState {
   consecutiveErrors: number;
   /** The most recent request failure. */
   lastError: Error | undefined;
+  /** Since when the cache is known stale (a cycle ended: a relist is due; or a 410), until the next list. */
+  staleSince: number | undefined;
+  /** The error that made it stale. */
+  staleReason: string | undefined;
+  /** When the deferred relist comes (clock time), while the backoff lasts; cleared by the next list. */
+  relistAt: number | undefined;
 }
 
 /**
@@ -166,6 +199,8 @@ export interface SourceState {
 export class SourceHealth {
   readonly #clock: Clock;
   #state: SourceState;
+  /** What the last `watchOpened` replaced, put back if that watch turns out refused. */
+  #beforeOpen: Pick<SourceState, 'disconnectedSince' | 'lastActivityAt' | 'consecutiveErrors'> | undefined;
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -178,6 +213,9 @@ export class SourceHealth {
       disconnectedSince: now,
       consecutiveErrors: 0,
       lastError: undefined,
+      staleSince: undefined,
+      staleReason: undefined,
+      relistAt: undefined,
     };
   }
 
@@ -198,19 +236,32 @@ export class SourceHealth {
     const s = this.#state;
     const now = (): number => this.#clock.now();
     events.on('watchOpened', () => {
+      this.#beforeOpen = { disconnectedSince: s.disconnectedSince, lastActivityAt: s.lastActivityAt, consecutiveErrors: s.consecutiveErrors };
       s.connected = true;
       s.disconnectedSince = undefined;
       s.lastActivityAt = now();
       s.consecutiveErrors = 0;
     });
-    events.on('watchEnded', () => {
+    events.on('watchEnded', (e) => {
       if (!s.connected) return;
       s.connected = false;
+      const before = this.#beforeOpen;
+      if (e.refused && before !== undefined) {
+        // Refused by the server that answered (e.g. 410): it never opened, so nothing it reset was reset.
+        s.disconnectedSince = before.disconnectedSince ?? before.lastActivityAt;
+        s.lastActivityAt = before.lastActivityAt;
+        s.consecutiveErrors = before.consecutiveErrors;
+        return;
+      }
       s.lastActivityAt = now();
       s.disconnectedSince = s.lastActivityAt;
     });
     events.on('listed', () => {
       s.consecutiveErrors = 0;
+      s.staleSince = s.staleReason = s.relistAt = undefined;
+    });
+    events.on('backoff', (e) => {
+      if (e.then === 'relist') s.relistAt = e.until;
     });
     events.on('event', () => {
       s.lastEventAt = s.lastActivityAt = now();
@@ -219,6 +270,12 @@ export class SourceHealth {
       s.lastEventAt = s.lastBookmarkAt = s.lastActivityAt = now();
     });
     events.on('error', (e) => {
+      if (e.action === 'relist') {
+        // The cycle ended (or a 410 answered): the cache misses changes until the next list.
+        s.staleSince ??= now();
+        s.staleReason = e.error.message;
+        s.relistAt = undefined;
+      }
       if (!e.requestFailed) return;
       s.consecutiveErrors++;
       s.lastError = e.error;
@@ -263,6 +320,11 @@ export interface HandlerInput {
   stats: ListenerStats;
 }
 
+/** A clock time as an ISO-8601 string (UTC), for messages. */
+export function clockTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
 /** Builds a health snapshot from raw state (pure, for testability). */
 export function computeHealth(input: HealthInputs): InformerHealth {
   const { now, source: m, counters: c } = input;
@@ -288,6 +350,13 @@ export function computeHealth(input: HealthInputs): InformerHealth {
     notReady.push(`watch stalled: no activity for ${sinceActivity} ms, ${why}`);
   } else if (running && input.synced && msDisconnected !== undefined && msDisconnected > disconnectedLimit) {
     notReady.push(`watch disconnected for ${msDisconnected} ms, the cache is going stale${lastError}`);
+  }
+  let stale: StaleCache | undefined;
+  if (running && input.synced && m.staleSince !== undefined) {
+    const relistInMs = m.relistAt !== undefined && m.relistAt > now ? m.relistAt - now : undefined;
+    stale = { reason: m.staleReason ?? 'a relist is due', msStale: now - m.staleSince, relistInMs, relistAt: relistInMs === undefined ? undefined : m.relistAt };
+    const when = relistInMs === undefined ? 'relisting now' : `relist deferred by backoff until ${clockTime(m.relistAt ?? now)} (in ${relistInMs} ms)`;
+    notReady.push(`cache is stale for ${stale.msStale} ms (${stale.reason}); ${when}`);
   }
   let handlerErrors = 0;
   let wedgedAny = false;
@@ -338,6 +407,7 @@ export function computeHealth(input: HealthInputs): InformerHealth {
       consecutiveErrors: m.consecutiveErrors,
       msDisconnected,
     },
+    stale,
     handlers,
     counters: {
       lists: c.lists,

@@ -5,7 +5,7 @@ export type { ErrorPolicy } from './listener.js';
 export { SingleFileTracker, AsyncTracker } from './sync-track.js';
 export * from './wait-for-cache-sync.js';
 export * from './transforms.js';
-export type { HealthThresholds, InformerHealth, InformerState, InformerCounters, HandlerHealth, WatchHealth } from './health.js';
+export type { HealthThresholds, InformerHealth, InformerState, InformerCounters, HandlerHealth, WatchHealth, StaleCache } from './health.js';
 export {
   processDeltas,
   isSyncDelta,

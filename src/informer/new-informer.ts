@@ -1,7 +1,7 @@
 // newInformer / newIndexerInformer: one handler, called inline by the process loop (no buffering).
 
 import type { Clock } from '../core/clock.js';
-import { deletionHandlingMetaNamespaceKeyFunc } from '../core/keys.js';
+import { deletionHandlingMetaNamespaceKeyFunc, keyOf } from '../core/keys.js';
 import { DeltaFIFO } from '../fifo/delta-fifo.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import type { ReflectorOptions } from '../reflector/types.js';
@@ -79,14 +79,6 @@ function inlineHandler<T>(handler: ResourceEventHandler<T>, name: string): Delta
     onUpdate: (oldObj, newObj) => guard('update', newObj, () => h.onUpdate?.(oldObj, newObj)),
     onDelete: (obj) => guard('delete', obj, () => h.onDelete?.(obj)),
   };
-}
-
-function keyOf(obj: unknown): string | undefined {
-  try {
-    return deletionHandlingMetaNamespaceKeyFunc(obj);
-  } catch {
-    return undefined;
-  }
 }
 
 function build<T>(

@@ -4,7 +4,7 @@ import { abortableWait } from '../core/abort.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { TaskScope } from '../core/task-scope.js';
 import { RateLimitedLog, resolveLogger } from '../core/log.js';
-import { deletionHandlingMetaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
+import { deletionHandlingMetaNamespaceKeyFunc, keyOf, type KeyFunc } from '../core/keys.js';
 import { channels, publish } from '../observability/channels.js';
 import { DeltaFIFO } from '../fifo/delta-fifo.js';
 import type { ListerWatcher } from '../listwatch/types.js';
@@ -18,7 +18,7 @@ import { AlreadyStartedError, InvalidResourceVersionError } from '../core/errors
 import { isComparableResourceVersion } from '../core/resource-version.js';
 import { InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
-import { computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
+import { clockTime, computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
 import { ProcessorListener } from './listener.js';
 import { CacheMutationDetector, type MutationDetector } from '../mutation/detector.js';
 import {
@@ -43,13 +43,6 @@ import type { ReflectorErrorContext } from '../reflector/types.js';
 import { reportHookFailure, type ReflectorEvents } from '../reflector/events.js';
 
 const keyFunc = deletionHandlingMetaNamespaceKeyFunc as KeyFunc<unknown>;
-function keyOf(obj: unknown): string | undefined {
-  try {
-    return keyFunc(obj);
-  } catch {
-    return undefined;
-  }
-}
 
 class Registration<T> implements SharedInformerRegistration {
   readonly listener: ProcessorListener<T>;
@@ -115,6 +108,8 @@ export class SharedIndexInformer<T> {
     fail: (err) => this.#fail(err),
   });
   #handlerCount = 0;
+  /** The failures the open watch's opening ended, until it carried something (see #watchServed). */
+  #watchRecovered = 0;
   #deltaHandler: DeltaHandler<T>;
   readonly #observed = new ObservedWaiters();
   #fifo: DeltaFIFO<T> | undefined;
@@ -578,11 +573,29 @@ export class SharedIndexInformer<T> {
       this.#onSourceSucceeded('list', e.failuresBefore);
       this.#catchUp.listed(e.consistent, e.resourceVersion);
     });
-    events.on('event', () => this.#catchUp.check());
-    events.on('bookmark', () => this.#catchUp.check());
+    events.on('event', (e) => {
+      this.#catchUp.check();
+      if (e.type !== 'ERROR') this.#watchServed();
+    });
+    events.on('bookmark', () => {
+      this.#catchUp.check();
+      this.#watchServed();
+    });
     events.on('watchOpened', (e) => {
-      this.#onSourceSucceeded('watch', e.failuresBefore);
+      // "Succeeded again" is told once the watch carries something or ends unrefused: a watch refused
+      // by its first event (an ERROR 410 after an outage) is no success.
+      this.#watchRecovered = e.failuresBefore;
       this.#events.emit('connect');
+    });
+    events.on('watchEnded', (e) => {
+      if (e.refused) this.#watchRecovered = 0;
+      else this.#watchServed();
+    });
+    events.on('backoff', (e) => {
+      // A synced cache stays stale meanwhile (health() says so too): say until when. (Before the first
+      // sync, the failed list's own warning and the sync-failure policy speak.)
+      if (e.then !== 'relist' || !this.hasSynced()) return;
+      this.#log.log('warn', 'relist-deferred', `informer ${this.#name}: relist deferred by backoff until ${clockTime(e.until)} (in ${e.delayMs} ms); the cache is stale until then`);
     });
   }
 
@@ -595,6 +608,14 @@ export class SharedIndexInformer<T> {
       reportHookFailure(this.#name, hookError);
     }
     this.#events.emit('error', err);
+  }
+
+  /** The open watch carried something (or ended unrefused): a recovery it ended is told now. */
+  #watchServed(): void {
+    if (this.#watchRecovered === 0) return;
+    const failuresBefore = this.#watchRecovered;
+    this.#watchRecovered = 0;
+    this.#onSourceSucceeded('watch', failuresBefore);
   }
 
   #onSourceSucceeded(what: 'list' | 'watch', failuresBefore: number): void {
@@ -613,7 +634,7 @@ export class SharedIndexInformer<T> {
 const NO_COUNTERS: SourceCounters = { lists: 0, relists: 0, watches: 0, errors: 0, events: 0, bookmarks: 0, regressions: 0 };
 
 const ACTION_TEXT: Record<ReflectorErrorContext['action'], string> = {
-  relist: 'will back off and list again',
+  relist: 'will list again',
   rewatch: 'will back off and watch again from the last resource version',
   skip: 'skipped that event',
   fallback: 'falling back to a paged list',

@@ -5,7 +5,11 @@ import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { AlreadyStartedError } from '../core/errors.js';
 import { channels, publish } from '../observability/channels.js';
 import { LeaderElectionError, LockNotFoundError, recordFingerprint, type LeaderElectionRecord, type ResourceLock } from './lock.js';
-import { raceAbort } from './race.js';
+import { abortableWait } from '../core/abort.js';
+import { TaskScope } from '../core/task-scope.js';
+
+/** The message of a lock call abandoned because its signal aborted (the transport may not cancel it). */
+const ABORTED_LOCK_CALL = 'the lock call was abandoned: its signal aborted';
 
 /** Retry periods are stretched by up to this factor of themselves at random (client-go's `JitterFactor`). */
 export const LEADER_ELECTION_JITTER_FACTOR = 1.2;
@@ -100,9 +104,8 @@ export class LeaderElector {
   #reportedLeader = '';
   #leading = false;
   #started = false;
-  #failure: { error: unknown } | undefined;
-  readonly #internal = new AbortController();
-  readonly #background = new Set<Promise<void>>();
+  /** The run's lifetime: its signal stops the loops; the callbacks run in it, and the first that throws ends the run. */
+  #scope: TaskScope | undefined;
 
   /** Validates the options like client-go; throws `INVALID_OPTION` errors. */
   constructor(options: LeaderElectorOptions) {
@@ -158,18 +161,23 @@ export class LeaderElector {
   async run(signal?: AbortSignal): Promise<void> {
     if (this.#started) throw new AlreadyStartedError('LeaderElector');
     this.#started = true;
-    const stop = signal === undefined ? this.#internal.signal : AbortSignal.any([signal, this.#internal.signal]);
+    const scope = new TaskScope({ name: `LeaderElector ${this.#name}`, signal });
+    this.#scope = scope;
+    const stop = scope.signal;
+    let failure: unknown;
     try {
       if (await this.#acquire(stop)) await this.#lead(stop);
     } finally {
-      while (this.#background.size > 0) await Promise.all([...this.#background]);
-      const onStopped = this.#options.onStoppedLeading;
-      if (onStopped !== undefined) await this.#guard(onStopped);
+      // Waits for the callbacks still running (onNewLeader), then onStoppedLeading; a throw of either is the run's failure.
+      failure = await scope.close().then(() => undefined, (err: unknown) => err);
+      try {
+        await this.#options.onStoppedLeading?.();
+      } catch (err) {
+        failure ??= err;
+      }
     }
-    if (this.#failure !== undefined) {
-      throw new LeaderElectionError('callback-failed', `a leader-election callback of ${this.#name} failed`, {
-        cause: this.#failure.error,
-      });
+    if (failure !== undefined) {
+      throw new LeaderElectionError('callback-failed', `a leader-election callback of ${this.#name} failed`, { cause: failure });
     }
   }
 
@@ -197,7 +205,7 @@ export class LeaderElector {
     const term = new AbortController();
     const endTerm = () => term.abort();
     stop.addEventListener('abort', endTerm, { once: true });
-    const work = this.#spawn(() => this.#options.onStartedLeading(term.signal));
+    const work = this.#spawn('onStartedLeading', () => this.#options.onStartedLeading(term.signal));
     try {
       const lost = await this.#renewLoop(stop);
       this.#publish(lost ? 'lost' : 'stopped');
@@ -261,7 +269,7 @@ export class LeaderElector {
       desired.acquireTime = observed.acquireTime;
       desired.leaderTransitions = observed.leaderTransitions;
       try {
-        await raceAbort(lock.update(desired, signal), signal);
+        await abortableWait(lock.update(desired, signal), signal, ABORTED_LOCK_CALL);
         this.#setObserved(desired);
         return true;
       } catch (err) {
@@ -272,12 +280,12 @@ export class LeaderElector {
     // 2. Read the record, creating it when it does not exist.
     let current: LeaderElectionRecord;
     try {
-      current = await raceAbort(lock.get(signal), signal);
+      current = await abortableWait(lock.get(signal), signal, ABORTED_LOCK_CALL);
     } catch (err) {
       if (signal.aborted) return false;
       if (!(err instanceof LockNotFoundError)) return this.#failed(err);
       try {
-        await raceAbort(lock.create(desired, signal), signal);
+        await abortableWait(lock.create(desired, signal), signal, ABORTED_LOCK_CALL);
       } catch (createErr) {
         return signal.aborted ? false : this.#failed(createErr);
       }
@@ -295,7 +303,7 @@ export class LeaderElector {
       desired.leaderTransitions = current.leaderTransitions + 1;
     }
     try {
-      await raceAbort(lock.update(desired, signal), signal);
+      await abortableWait(lock.update(desired, signal), signal, ABORTED_LOCK_CALL);
     } catch (err) {
       return signal.aborted ? false : this.#failed(err);
     }
@@ -308,7 +316,7 @@ export class LeaderElector {
     const timer = this.#clock.setTimeout(() => deadline.abort(), this.#renewDeadlineMs);
     const signal = deadline.signal;
     try {
-      const current = await raceAbort(this.#lock.get(signal), signal);
+      const current = await abortableWait(this.#lock.get(signal), signal, ABORTED_LOCK_CALL);
       if (recordFingerprint(current) !== this.#observedFingerprint) this.#setObserved(current);
       if (!this.#observedLeader()) return;
       const now = this.#wallNow();
@@ -319,7 +327,7 @@ export class LeaderElector {
         renewTime: now,
         leaderTransitions: current.leaderTransitions,
       };
-      await raceAbort(this.#lock.update(released, signal), signal);
+      await abortableWait(this.#lock.update(released, signal), signal, ABORTED_LOCK_CALL);
       this.#setObserved(released);
       this.#publish('released');
     } catch (err) {
@@ -356,7 +364,7 @@ export class LeaderElector {
     this.#reportedLeader = holder;
     this.#publish('new-leader');
     const onNewLeader = this.#options.onNewLeader;
-    if (onNewLeader !== undefined && holder !== '') void this.#spawn(() => onNewLeader(holder)); // #guard reports its failure
+    if (onNewLeader !== undefined && holder !== '') void this.#spawn('onNewLeader', () => onNewLeader(holder)); // a failure ends the run
   }
 
   /** Wall time for the record's informational timestamps, derived from the injected clock. */
@@ -364,20 +372,9 @@ export class LeaderElector {
     return new Date(performance.timeOrigin + this.#clock.now());
   }
 
-  /** Runs a callback in the background; its failure ends the run. `run` awaits it before settling. */
-  #spawn(fn: () => void | Promise<void>): Promise<void> {
-    const p = this.#guard(fn).finally(() => this.#background.delete(p));
-    this.#background.add(p);
-    return p;
-  }
-
-  async #guard(fn: () => void | Promise<void>): Promise<void> {
-    try {
-      await fn();
-    } catch (err) {
-      this.#failure ??= { error: err };
-      this.#internal.abort();
-    }
+  /** Runs a callback in the run's scope: its failure ends the run, and `run` waits for it before settling. */
+  #spawn(name: string, fn: () => void | Promise<void>): Promise<void> {
+    return (this.#scope as TaskScope).spawn(name, () => fn());
   }
 
   #publish(event: LeaderElectionEventType, error?: unknown): void {

@@ -8,7 +8,7 @@ import {
   type LeaderElectionRecord,
   type ResourceLock,
 } from './lock.js';
-import { raceAbort } from './race.js';
+import { abortableWait } from '../core/abort.js';
 
 /** The Lease fields the lock reads and writes (a structural subset of client-node's `V1Lease`). */
 export interface LeaseObject {
@@ -163,7 +163,7 @@ export class LeaseLock implements ResourceLock {
 
   async #call(op: string, request: Promise<LeaseObject>, signal: AbortSignal | undefined): Promise<LeaseObject> {
     try {
-      return await raceAbort(request, signal);
+      return await abortableWait(request, signal, `${op} lease ${this.describe()}: stopped waiting, the signal was aborted`);
     } catch (err) {
       if (err instanceof AbortedError) throw err;
       const status = httpStatus(err);

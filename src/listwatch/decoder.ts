@@ -3,7 +3,7 @@
 import { KubeInformerError } from '../core/index.js';
 import { chunkSource, type Chunk, type ChunkSource } from './chunk-source.js';
 import { WatchDecodeError, toNetworkError } from './errors.js';
-import type { WatchEvent } from './types.js';
+import { READ_READY, type ReadyIterator, type WatchEvent } from './types.js';
 
 /** Options of {@link decodeWatchStream}. */
 export interface DecodeWatchStreamOptions {
@@ -23,19 +23,6 @@ export interface DecodeWatchStreamOptions {
 
 const NEWLINE = 10;
 
-/**
- * Internal protocol between the decoder and the reflector: `iterator[READ_READY]()` hands out the next
- * event already decoded from the last chunk, synchronously, or `undefined` when none is (then `next()`
- * waits for more). Events come out in the same order either way; a failure found in a chunk is still
- * thrown by `next()` after the events before it. It saves a promise per event for the ~20 events a
- * network chunk usually holds.
- */
-export const READ_READY: unique symbol = Symbol('kube-informer.readReady');
-
-/** An iterator that can hand out already-decoded events without a promise (see {@link READ_READY}). */
-export interface ReadyIterator<T> extends AsyncIterator<WatchEvent<T>> {
-  [READ_READY](): WatchEvent<T> | undefined;
-}
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
 
 function isBlank(text: string): boolean {
@@ -82,7 +69,7 @@ function parseEventLine<T>(text: string, what: string): WatchEvent<T> | undefine
  * array of events and hands them out one by one, so the per-event cost is one `JSON.parse` and one
  * resolved promise; lines are cut with `Buffer.indexOf` and only a line split across chunks is copied.
  */
-class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
+class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, ReadyIterator<T> {
   #chunks: ChunkSource;
   #signal: AbortSignal | undefined;
   #what: string;

@@ -10,6 +10,8 @@ export const controllerMetricNames = {
   reconcileTotal: 'controller_runtime_reconcile_total',
   /** Counter, label `controller`. */
   reconcileErrors: 'controller_runtime_reconcile_errors_total',
+  /** Counter, label `controller`: reconciles that failed with a `TerminalError` (not retried). */
+  terminalReconcileErrors: 'controller_runtime_terminal_reconcile_errors_total',
   /** Histogram (seconds), label `controller`. */
   reconcileTime: 'controller_runtime_reconcile_time_seconds',
   /** Gauge, label `controller`. */
@@ -37,6 +39,7 @@ const RECONCILE_TIME_BUCKETS = [
  * A {@link ControllerMetricsProvider} that exports controller-runtime's controller metrics through
  * prom-client, so dashboards and alerts written for Go operators work unchanged:
  * `controller_runtime_reconcile_total{controller,result}`, `controller_runtime_reconcile_errors_total`,
+ * `controller_runtime_terminal_reconcile_errors_total`,
  * `controller_runtime_reconcile_time_seconds`, `controller_runtime_active_workers`,
  * `controller_runtime_max_concurrent_reconciles` — and, as its `workQueue`, the `workqueue_*` metrics of
  * each controller's scheduler (label `name` = the controller's name). Pass your own prom-client module:
@@ -61,6 +64,11 @@ export function prometheusControllerMetricsProvider(promClient: PromClientLike, 
   const n = controllerMetricNames;
   const total = make(n.reconcileTotal, ['controller', 'result'], (c) => new promClient.Counter({ ...c, help: 'Total number of reconciliations per controller.' }));
   const errors = make(n.reconcileErrors, ['controller'], (c) => new promClient.Counter({ ...c, help: 'Total number of reconciliation errors per controller.' }));
+  const terminal = make(
+    n.terminalReconcileErrors,
+    ['controller'],
+    (c) => new promClient.Counter({ ...c, help: 'Total number of terminal reconciliation errors per controller.' }),
+  );
   const time = make(
     n.reconcileTime,
     ['controller'],
@@ -76,6 +84,7 @@ export function prometheusControllerMetricsProvider(promClient: PromClientLike, 
   return {
     newReconcileTotalMetric: (controller: string, result: ReconcileResult): CounterMetric => zeroed(total.labels(controller, result)),
     newReconcileErrorsMetric: (controller: string): CounterMetric => zeroed(errors.labels(controller)),
+    newTerminalReconcileErrorsMetric: (controller: string): CounterMetric => zeroed(terminal.labels(controller)),
     newReconcileTimeMetric: (controller: string): HistogramMetric => time.labels(controller),
     newActiveWorkersMetric: (controller: string): SettableGaugeMetric => active.labels(controller),
     newMaxConcurrentReconcilesMetric: (controller: string): SettableGaugeMetric => max.labels(controller),

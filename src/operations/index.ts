@@ -1,10 +1,28 @@
 // The operations entry point (`kube-informer/operations`): running controllers in production — the manager, probes, metrics, the Event recorder, the drift audit.
-export * from './manager.js';
-export * from './probes.js';
-export * from './controller-metrics.js';
-export * from './informer-metrics.js';
-export * from './events/index.js';
-export * from './drift/index.js';
+export { Manager } from './manager.js';
+export type { ManagerOptions, ManagerPhase } from './manager.js';
+export { probeHandler, probeReport, startProbeServer } from './probes.js';
+export type { InformerVerdict, MetricsRegistryLike, ProbeOptions, ProbeReport, ProbeServer, ProbeServerOptions } from './probes.js';
+export { controllerMetricNames, prometheusControllerMetricsProvider } from './controller-metrics.js';
+export type { PrometheusControllerMetricsOptions } from './controller-metrics.js';
+export { informerMetricNames, registerInformerMetrics } from './informer-metrics.js';
+export type {
+  HasDriftAuditStats,
+  HasFactoryHealth,
+  HasInformerHealth,
+  HasShardRingHealth,
+  InformerHealthSource,
+  InformerMetricsOptions,
+  InformerMetricsRegistration,
+  PromCollectorClass,
+  PromCollectorClientLike,
+} from './informer-metrics.js';
+export { EventRecorder, eventsV1Resource } from './events/index.js';
+export type { EventDetails, EventObject, EventRecorderOptions, EventRecorderStats, EventsV1Event, EventSubject, EventType } from './events/index.js';
+export { DriftAudit } from './drift/index.js';
+export type { AuditedCache, AuditedInformer, Divergence, DriftAuditCounts, DriftAuditOptions, DriftAuditStats, DriftKind, DriftReport } from './drift/index.js';
+export { CacheSyncError } from './cache-sync.js';
+export type { UnsyncedInformer } from './cache-sync.js';
 export type { ControllerMetricsProvider, ReconcileResult } from '../controller/metrics.js';
 export type { Runnable, RunWhileLeadingOptions } from '../controller/leader.js';
 export type { PromClientLike, PromRegistryLike, PromMetricClass, PromLabelled, PrometheusWorkQueueMetricsOptions } from '../workqueue/prometheus.js';

@@ -211,7 +211,7 @@ export function registerInformerMetrics(promClient: PromCollectorClientLike, sou
   gauge(n.lastEventAge, 'Seconds since the last watch event, bookmarks included.', (h) => seconds(h.watch.msSinceLastEvent));
   gauge(n.lastBookmarkAge, 'Seconds since the last bookmark.', (h) => seconds(h.watch.msSinceLastBookmark));
   gauge(n.synced, '1 when the cache is synced.', (h) => Number(h.synced));
-  gauge(n.ready, '1 when the informer is ready (synced, watch not stalled or disconnected, no slow handler).', (h) => Number(h.ready));
+  gauge(n.ready, '1 when the informer is ready (synced, cache not known stale, watch not stalled or disconnected, no slow handler).', (h) => Number(h.ready));
   gauge(n.live, '1 when the informer is live (not failed or stopped, no wedged handler).', (h) => Number(h.live));
   gauge(n.watchConnected, '1 while a watch is open.', (h) => Number(h.watch.connected));
   define('Gauge', n.handlerBacklog, 'Notifications buffered and not yet delivered to a handler.', ['informer', 'handler'], (m, all) => {

@@ -1,10 +1,13 @@
 // The manager: one call that starts the informers, waits for them, runs the controllers (under leader election if asked), serves probes, and stops it all in order.
 
+import { realClock, type Clock } from '../core/clock.js';
 import { AlreadyStartedError } from '../core/errors.js';
 import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../core/options.js';
-import { runTogether, runWhileLeading, type Runnable, type RunWhileLeadingOptions } from '../controller/leader.js';
+import { runWhileLeading, type RunWhileLeadingOptions } from '../controller/leader.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
+import { RunGroup, type Runnable } from '../runtime/run-group.js';
+import { waitForCaches } from './cache-sync.js';
 import { startProbeServer, type MetricsRegistryLike, type ProbeServer, type ProbeServerOptions } from './probes.js';
 
 /** Options of a {@link Manager}. */
@@ -19,18 +22,39 @@ export interface ManagerOptions {
   /** Run `controllers` only while this process holds the lock (see `runWhileLeading`). Default: no election, they always run. */
   leaderElection?: RunWhileLeadingOptions;
   /**
-   * Serve `/livez`, `/readyz` and `/metrics` on a probe server of the manager's own (port, host) for as
-   * long as it runs — from before the caches sync (live, not ready) to after everything stopped.
-   * Default: no probe server (mount `probeHandler` in yours instead).
+   * Serve `/livez` (and `/healthz`), `/readyz` and `/metrics` on a probe server of the manager's own
+   * (port, host — loopback unless you set `host`: in a pod, `'0.0.0.0'` or the pod IP) for as long as it
+   * runs — from before the caches sync (live, not ready) to after everything stopped. Default: no probe
+   * server (mount `probeHandler` in yours instead).
    */
   probes?: Pick<ProbeServerOptions, 'port' | 'host'>;
   /** The registry served at `/metrics`. Default: none (404). */
   metrics?: MetricsRegistryLike;
   /** Shard rings reported by `/readyz` (see `ProbeOptions.rings`). Default: none. */
   rings?: ProbeServerOptions['rings'];
+  /**
+   * How long the manager keeps waiting for caches that cannot sync yet — an informer whose sync waits
+   * reject: a custom resource whose CRD is not installed yet (404), missing RBAC (403), a server not
+   * reachable — counted from the start of the wait, in ms. Meanwhile the informers keep retrying,
+   * `/readyz` answers 503, and a warning every `cacheSyncWarningIntervalMs` names every informer not
+   * synced with its reason; a cache that syncs in time (the CRD installed, the RBAC fixed) is used as
+   * usual. Past it, `run` rejects with a `CacheSyncError` (code `CACHE_SYNC_FAILED`) naming every
+   * informer that cannot sync, each with its reason. `0` gives up as soon as one cannot sync;
+   * `Infinity` waits until the signal aborts. A slow but progressing sync never makes it give up.
+   * Default `120_000` (controller-runtime's `CacheSyncTimeout`): a change fixed within two minutes is
+   * picked up, and one that is not ends the process, so a pod restarts loudly (CrashLoopBackOff).
+   */
+  cacheSyncTimeoutMs?: number;
+  /** How often, in ms, a warning names the informers not synced yet while the manager waits for them. Default `30_000`. */
+  cacheSyncWarningIntervalMs?: number;
+  /** The clock of the cache wait's timers and warnings. Default `realClock`. */
+  clock?: Clock;
   /** Where the manager logs its steps; `false` prints nothing. Default `console`. */
   logger?: LoggerOption;
 }
+
+/** How often an informer that cannot sync yet is asked again while the manager waits for it, in ms. */
+const CACHE_SYNC_POLL_MS = 1_000;
 
 /** Where a {@link Manager} is in its run. */
 export type ManagerPhase = 'new' | 'syncing' | 'running' | 'stopping' | 'stopped';
@@ -39,17 +63,25 @@ export type ManagerPhase = 'new' | 'syncing' | 'running' | 'stopping' | 'stopped
  * Runs a controller process the way controller-runtime's manager does, in one call. `run(signal)`:
  *
  * 1. starts the probe server when `probes` is set (live, not ready yet);
- * 2. starts every informer of the factory and waits for them to sync — rejecting with the reason when
- *    one cannot (a bad selector, missing permissions, an unreachable server: incident 5, never a
- *    silent wait);
+ * 2. starts every informer of the factory and waits for them to sync; an informer that cannot sync
+ *    yet (a CRD not installed, missing permissions, an unreachable server) is waited for up to
+ *    `cacheSyncTimeoutMs`, with a warning every `cacheSyncWarningIntervalMs` and `/readyz` 503 —
+ *    never a silent wait (incident 5) — then `run` rejects naming every informer that cannot sync;
  * 3. runs the `runnables`, and the `controllers` (under leader election when `leaderElection` is set);
  * 4. when `signal` aborts, stops in order: no new reconcile starts and the running ones drain, then the
  *    runnables end, then the informers stop, then the probe server closes (incident 4: everything is
  *    released, in order, and `run` resolves only after).
  *
- * It rejects — after the same ordered stop — when something it cannot recover from happens: a cache
- * that cannot sync, an informer that fails (a handler threw: incident 1), a controller or runnable that
- * rejects. A reconcile that fails is not such a thing: the controller retries it.
+ * It rejects — after the same ordered stop — when something it cannot recover from happens: caches
+ * that still cannot sync after `cacheSyncTimeoutMs` (a `CacheSyncError`), an informer that fails (a
+ * handler threw: incident 1), a controller or runnable that rejects (the first failure; the rest are
+ * logged). A reconcile that fails is not such a thing: the controller retries it. Everything it runs
+ * is one `RunGroup` in three stages (informers, runnables, controllers), stopped in reverse order.
+ *
+ * Recovery: a manager runs once; after it stopped, build a new factory and manager (or let the pod restart).
+ *
+ * Warning: with `cacheSyncTimeoutMs: Infinity`, a cache that can never sync (a selector the server
+ * rejects) keeps the process waiting, not ready, for good: watch the warnings and `/readyz`.
  *
  * @example
  * ```ts
@@ -61,13 +93,27 @@ export class Manager {
   readonly #factory: SharedInformerFactory;
   readonly #options: ManagerOptions;
   readonly #log: Logger;
+  readonly #clock: Clock;
+  readonly #syncTimeoutMs: number;
   #phase: ManagerPhase = 'new';
   #leading = false;
   #probeServer: ProbeServer | undefined;
 
   /** A manager of `factory`'s informers and the given controllers. Throws `INVALID_OPTION` for a bad option. */
   constructor(factory: SharedInformerFactory, options: ManagerOptions = {}) {
-    validateOptions('Manager', options, { leaderElection: 'object', probes: 'object', metrics: 'object', logger: 'logger' });
+    validateOptions('Manager', options, {
+      leaderElection: 'object',
+      probes: 'object',
+      metrics: 'object',
+      cacheSyncWarningIntervalMs: 'positiveDuration',
+      clock: 'clock',
+      logger: 'logger',
+    });
+    const timeout: unknown = options.cacheSyncTimeoutMs ?? 120_000;
+    if (typeof timeout !== 'number' || !(timeout >= 0)) {
+      throw new InvalidOptionError(`Manager: option cacheSyncTimeoutMs must be a number of milliseconds >= 0 (Infinity waits for good), got ${describeValue(timeout)}`);
+    }
+    this.#syncTimeoutMs = timeout;
     for (const option of ['controllers', 'runnables'] as const) {
       const list: unknown = options[option] ?? [];
       const ok = Array.isArray(list) && list.every((r: unknown) => typeof (r as Runnable | null)?.run === 'function' && typeof (r as Runnable).name === 'string');
@@ -76,6 +122,7 @@ export class Manager {
     this.#factory = factory;
     this.#options = options;
     this.#log = resolveLogger(options.logger);
+    this.#clock = options.clock ?? realClock;
   }
 
   /** Where the run is. */
@@ -98,23 +145,12 @@ export class Manager {
     if (this.#phase !== 'new') throw new AlreadyStartedError('Manager');
     this.#phase = 'syncing';
     const o = this.#options;
-    const failed = new AbortController();
-    let failure: { error: unknown } | undefined;
-    const fail = (error: unknown): void => {
-      failure ??= { error };
-      failed.abort(error);
-    };
-    const runSignal = AbortSignal.any([signal, failed.signal]);
+    // Stopped in reverse: the controllers drain first, then the runnables (an Event a draining reconcile recorded is still written), then the informers.
+    const group = new RunGroup({ name: 'manager', signal, stages: ['informers', 'runnables', 'controllers'], clock: this.#clock, logger: o.logger });
     const onStop = (): void => {
       this.#phase = 'stopping'; // from the stop on, while the reconciles drain: /readyz says not ready
     };
-    runSignal.addEventListener('abort', onStop, { once: true });
-    const informersStop = new AbortController();
-    let informers: Promise<void> | undefined;
-    // Runnables stop after the controllers drained, so what a draining reconcile hands them (an Event to write) is not lost.
-    const runnablesStop = new AbortController();
-    let controllers: Promise<void> = Promise.resolve();
-    let runnables: Promise<unknown> = Promise.resolve();
+    group.signal.addEventListener('abort', onStop, { once: true });
     try {
       if (o.probes !== undefined) {
         this.#probeServer = await startProbeServer({
@@ -124,41 +160,47 @@ export class Manager {
           rings: o.rings,
           isLeader: o.leaderElection === undefined ? undefined : () => this.#leading,
           stopping: () => this.#phase === 'stopping' || this.#phase === 'stopped',
+          logger: o.logger, // it logs the address it serves at
         });
-        this.#log.info(`manager: serving /livez, /readyz${o.metrics ? ', /metrics' : ''} at ${this.#probeServer.url}`);
       }
-      informers = this.#factory.run(informersStop.signal).catch(fail);
-      await this.#factory.waitForCacheSync(runSignal);
-      if (!runSignal.aborted) {
+      // Stopped while the probe server started: its stages may have ended already, start nothing.
+      if (!group.signal.aborted) group.start({ name: 'informers', run: (s) => this.#factory.run(s) }, 'informers');
+      await waitForCaches(Object.values(this.#factory.informers()), group.signal, {
+        timeoutMs: this.#syncTimeoutMs,
+        warningIntervalMs: o.cacheSyncWarningIntervalMs ?? 30_000,
+        pollMs: CACHE_SYNC_POLL_MS,
+        clock: this.#clock,
+        log: this.#log,
+      });
+      if (!group.signal.aborted) {
         this.#phase = 'running';
         this.#log.info(`manager: caches synced; running ${this.#names()}`);
-        runnables = Promise.all((o.runnables ?? []).map((r) => r.run(runnablesStop.signal).catch(fail)));
-        controllers = this.#runControllers(runSignal).catch(fail);
-        await controllers;
+        for (const runnable of o.runnables ?? []) group.start(runnable, 'runnables');
+        for (const runnable of this.#controllers()) group.start(runnable, 'controllers');
       }
     } catch (error) {
-      fail(error);
+      group.fail(error, 'manager');
+    }
+    let failure: { error: unknown } | undefined;
+    try {
+      await group.closed();
+    } catch (error) {
+      failure = { error };
     } finally {
-      failed.abort(); // everything below sees the stop, whatever ended the run (onStop set the phase)
-      await controllers;
-      runnablesStop.abort();
-      await runnables;
-      informersStop.abort();
-      await informers;
       await this.#probeServer?.close();
       this.#probeServer = undefined;
-      runSignal.removeEventListener('abort', onStop);
+      group.signal.removeEventListener('abort', onStop);
       this.#phase = 'stopped';
     }
     if (failure !== undefined) {
-      this.#log.error(`manager stopped: ${failure.error instanceof Error ? failure.error.message : String(failure.error)}`);
+      this.#log.error(`manager stopped, and its informers with it: ${failure.error instanceof Error ? failure.error.message : String(failure.error)}`);
       throw failure.error;
     }
     this.#log.info('manager stopped');
   }
 
-  /** The controllers, with a marker that keeps {@link isLeading} true while they run. */
-  #runControllers(signal: AbortSignal): Promise<void> {
+  /** The controllers (under leader election when asked), with a marker that keeps {@link isLeading} true while they run. */
+  #controllers(): Runnable[] {
     const controllers = this.#options.controllers ?? [];
     const marker: Runnable = {
       name: 'leading',
@@ -173,8 +215,9 @@ export class Manager {
           else s.addEventListener('abort', end, { once: true });
         }),
     };
-    if (this.#options.leaderElection === undefined) return runTogether([marker, ...controllers], signal);
-    return runWhileLeading([marker, ...controllers], { logger: this.#options.logger, ...this.#options.leaderElection }, signal);
+    const election = this.#options.leaderElection;
+    if (election === undefined) return [marker, ...controllers];
+    return [{ name: 'leader election', run: (s) => runWhileLeading([marker, ...controllers], { logger: this.#options.logger, ...election }, s) }];
   }
 
   #names(): string {

@@ -1,5 +1,7 @@
 // Liveness, readiness and metrics endpoints: a handler to mount in your own node:http server, or a small server of its own.
 
+import { resolveLogger, type LoggerOption } from '../core/log.js';
+import { validateOptions } from '../core/options.js';
 import type { ShardRingHealth } from '../sharding/ring-options.js';
 import type { HasShardRingHealth } from './informer-metrics.js';
 import http from 'node:http';
@@ -58,9 +60,9 @@ export interface InformerVerdict {
 
 /**
  * The probe report now: `/livez` is ok when every informer is `live` (nothing failed, stopped or
- * wedged: a restart would help otherwise); `/readyz` when every informer is `ready` (synced, its watch
- * neither stalled nor disconnected too long, no slow handler) and the process is not stopping. With no
- * informer at all, not ready.
+ * wedged: a restart would help otherwise); `/readyz` when every informer is `ready` (synced, its cache
+ * not known stale, its watch neither stalled nor disconnected too long, no slow handler) and the
+ * process is not stopping. With no informer at all, not ready.
  */
 export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): ProbeReport {
   const all = healthOf(options.informers);
@@ -77,9 +79,10 @@ export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): Pr
 }
 
 /**
- * A request handler for `GET /livez`, `GET /readyz` (200 or 503, a JSON {@link ProbeReport}) and
- * `GET /metrics` (the registry's exposition text). Returns `false` for any other path, so it mounts
- * in a server that serves more:
+ * A request handler for `GET /livez` (and `/healthz`, its alias: kubebuilder's manifests probe
+ * `/healthz` and `/readyz`), `GET /readyz` (200 or 503, a JSON {@link ProbeReport}) and `GET /metrics`
+ * (the registry's exposition text). Returns `false` for any other path, so it mounts in a server that
+ * serves more:
  *
  * ```ts
  * const probes = probeHandler({ informers: factory, metrics: promClient.register });
@@ -89,7 +92,7 @@ export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): Pr
 export function probeHandler(options: ProbeOptions): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/livez' && path !== '/readyz' && path !== '/metrics') return false;
+    if (path !== '/livez' && path !== '/healthz' && path !== '/readyz' && path !== '/metrics') return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return true;
@@ -106,7 +109,7 @@ export function probeHandler(options: ProbeOptions): (req: http.IncomingMessage,
       );
       return true;
     }
-    const report = probeReport(path === '/livez' ? 'livez' : 'readyz', options);
+    const report = probeReport(path === '/readyz' ? 'readyz' : 'livez', options);
     res.writeHead(report.ok ? 200 : 503, { 'content-type': 'application/json' }).end(`${JSON.stringify(report)}\n`);
     return true;
   };
@@ -116,9 +119,19 @@ export function probeHandler(options: ProbeOptions): (req: http.IncomingMessage,
 export interface ProbeServerOptions extends ProbeOptions {
   /** The TCP port; `0` picks a free one. Default `8081` (kubebuilder's health-probe port). */
   port?: number;
-  /** The address to listen on. Default `'0.0.0.0'` (reachable by the kubelet). */
+  /**
+   * The address to listen on. Default `'127.0.0.1'`: loopback only, so the reports (informer names,
+   * errors, leader, ring members) and `/metrics` are not served to the network by accident. In a pod
+   * the kubelet probes the pod IP, so set `'0.0.0.0'` (every interface) or the pod IP (the downward
+   * API's `status.podIP`); started on loopback inside a pod (`KUBERNETES_SERVICE_HOST` set), it warns.
+   */
   host?: string;
+  /** Where the address it serves at is logged once it listens; `false` prints nothing. Default `console`. */
+  logger?: LoggerOption;
 }
+
+/** The probe server's default address: loopback (see `ProbeServerOptions.host`). */
+const DEFAULT_PROBE_HOST = '127.0.0.1';
 
 /** A running probe server. */
 export interface ProbeServer {
@@ -132,25 +145,40 @@ export interface ProbeServer {
 
 /**
  * Serves {@link probeHandler} on its own `node:http` server (404 for other paths) — for a controller
- * that has no HTTP server of its own. Rejects when it cannot listen (the port is taken: `EADDRINUSE`).
+ * that has no HTTP server of its own — and logs the address it serves at. Rejects when it cannot
+ * listen (the port is taken: `EADDRINUSE`), and with `INVALID_OPTION` for a bad `port` or `host`.
+ *
+ * Warning: the default `host` is loopback (`127.0.0.1`), which the kubelet cannot reach: in a pod, set
+ * `host: '0.0.0.0'` or the pod IP (docs/operations.md#probes has a manifest).
  */
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
+  validateOptions('startProbeServer', options, { port: 'count', host: 'string', logger: 'logger' });
+  const log = resolveLogger(options.logger);
   const handle = probeHandler(options);
   const server = http.createServer((req, res) => {
-    if (!handle(req, res)) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the probe server serves /livez, /readyz and /metrics\n');
+    if (!handle(req, res)) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the probe server serves /livez, /healthz, /readyz and /metrics\n');
   });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 8081, options.host ?? '0.0.0.0', () => {
+    server.listen(options.port ?? 8081, options.host ?? DEFAULT_PROBE_HOST, () => {
       server.off('error', reject);
       resolve();
     });
   });
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
+  const url = `http://${host}:${port}`;
+  const paths = `/livez, /healthz, /readyz${options.metrics === undefined ? '' : ', /metrics'}`;
+  const loopback = address === '::1' || address.startsWith('127.');
+  if (loopback && (process.env.KUBERNETES_SERVICE_HOST ?? '') !== '') {
+    log.warn(`probe server: serving ${paths} at ${url} — loopback only, inside a Kubernetes pod: the kubelet probes the pod IP and will fail; set host to '0.0.0.0' or the pod IP (status.podIP)`);
+  } else {
+    const reach = loopback ? "loopback only: set host to '0.0.0.0' or the pod IP for the kubelet to reach it" : address === '0.0.0.0' || address === '::' ? 'every interface' : 'this address only';
+    log.info(`probe server: serving ${paths} at ${url} (${reach})`);
+  }
   return {
-    url: `http://${host}:${port}`,
+    url,
     port,
     close: () =>
       new Promise<void>((resolve) => {

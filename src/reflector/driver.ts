@@ -38,6 +38,8 @@ export interface DriverDeps<T> {
   readonly onWatchOpened: (options: ListOptions, streaming: boolean) => void;
   /** A watch ended (for the `watchEnded` event). */
   readonly onWatchEnded: (reason: WatchEndReason) => void;
+  /** A backoff wait starts (for the `backoff` event): how long, and what it defers. */
+  readonly onBackoff: (delayMs: number, then: 'relist' | 'rewatch') => void;
 }
 
 const RESYNC_DUE: Result<never> = { kind: 'resyncDue' };
@@ -219,7 +221,7 @@ export class Driver<T> {
       case 'list': return this.#list(plan.options);
       case 'watch': return this.#watch(plan.options, plan.streaming);
       case 'read': return this.#read();
-      case 'sleep': return this.#sleep(plan.atLeastMs);
+      case 'sleep': return this.#sleep(plan.atLeastMs, plan.then);
       case 'stop': return Promise.resolve(ABORTED_RESULT);
     }
   }
@@ -297,11 +299,12 @@ export class Driver<T> {
     );
   }
 
-  async #sleep(atLeastMs: number): Promise<Result<T>> {
+  async #sleep(atLeastMs: number, then: 'relist' | 'rewatch'): Promise<Result<T>> {
     const op = new ChildAbort(this.#signal);
     this.#cancel = () => op.controller.abort();
     try {
       const delay = Math.max(this.#deps.backoff.next(), atLeastMs);
+      this.#deps.onBackoff(delay, then);
       return (await sleep(this.#deps.clock, delay, op.signal)) ? { kind: 'slept' } : ABORTED_RESULT;
     } finally {
       op.dispose();

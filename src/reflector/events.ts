@@ -41,6 +41,26 @@ export type WatchEndReason = 'closed' | 'stalled' | 'aborted' | 'stopped' | 'err
 export interface WatchEndedEvent {
   /** Why. */
   readonly reason: WatchEndReason;
+  /**
+   * The watch's first event was an ERROR (e.g. 410 too old resource version): the server that answered
+   * refused the watch, so it never opened. Health takes back its `watchOpened` (the disconnected time
+   * and the run of failures go on from before it); the `watches` counter still counts the answer.
+   */
+  readonly refused: boolean;
+}
+
+/**
+ * A retry waits for the backoff: a relist deferred (the cycle ended with a failure), or a re-watch.
+ * Published when the wait starts. Not published for a relist taken at once (a 410 from a server that
+ * answers, see `machine.ts`).
+ */
+export interface BackoffWaitEvent {
+  /** What waits: a `relist` (the cache is stale until it is done) or a `rewatch`. */
+  readonly then: 'relist' | 'rewatch';
+  /** The wait, in ms. */
+  readonly delayMs: number;
+  /** When it ends, clock time in ms (`clock.now()` + `delayMs`). */
+  readonly until: number;
 }
 
 /**
@@ -88,6 +108,8 @@ export interface ReflectorEventMap {
   watchOpened: (event: WatchOpenedEvent) => void;
   /** See {@link WatchEndedEvent}. */
   watchEnded: (event: WatchEndedEvent) => void;
+  /** See {@link BackoffWaitEvent}. */
+  backoff: (event: BackoffWaitEvent) => void;
   /** See {@link WatchEventReport}. */
   event: (event: WatchEventReport) => void;
   /** See {@link BookmarkEvent}. */

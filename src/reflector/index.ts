@@ -16,6 +16,7 @@ export type {
   WatchOpenedEvent,
   WatchEndedEvent,
   WatchEndReason,
+  BackoffWaitEvent,
   WatchEventReport,
   BookmarkEvent,
   ReflectorErrorEvent,

@@ -38,6 +38,11 @@ export interface Session {
   readonly fromStart: boolean;
   /** A MODIFIED, DELETED or BOOKMARK has been seen on this watch. */
   readonly sawNonAdded: boolean;
+  /**
+   * An event other than an ERROR has arrived on this watch. A watch whose first event is an ERROR was
+   * refused by the server that answered it (e.g. 410 too old resource version): it never opened.
+   */
+  readonly delivered: boolean;
 }
 
 /** A store operation, applied by the driver in order; the first that throws is fed back as `storeFailed`. */
@@ -81,22 +86,26 @@ export const RESULT_KINDS = [
 /**
  * The request a state asks for: a list (a first page, a next page, a relist at a version or at `""`),
  * a watch (classic or streaming; the driver adds `timeoutSeconds`), the next event of the open stream,
- * a backoff sleep (never shorter than `atLeastMs`, a Retry-After), or stop.
+ * a backoff sleep (never shorter than `atLeastMs`, a Retry-After; `then` says what it defers), or stop.
  */
 export type Plan =
   | { readonly kind: 'list'; readonly options: ListOptions }
   | { readonly kind: 'watch'; readonly options: ListOptions; readonly streaming: boolean }
   | { readonly kind: 'read' }
-  | { readonly kind: 'sleep'; readonly atLeastMs: number }
+  | { readonly kind: 'sleep'; readonly atLeastMs: number; readonly then: 'relist' | 'rewatch' }
   | { readonly kind: 'stop'; readonly error: Error | undefined };
 
-/** What the reflector reports; the driver publishes each as the event of the same name. */
+/**
+ * What the reflector reports; the driver publishes each as the event of the same name, except
+ * `watchRefused` (the open watch's first event was an ERROR: it ends as refused, see `WatchEndedEvent`).
+ */
 export type Report =
   | { readonly kind: 'listed'; readonly payload: Omit<ListedEvent, 'failuresBefore'> }
   | { readonly kind: 'event'; readonly payload: WatchEventReport }
   | { readonly kind: 'bookmark'; readonly payload: BookmarkEvent }
   | { readonly kind: 'error'; readonly payload: ReflectorErrorEvent }
-  | { readonly kind: 'regression'; readonly payload: RegressionInfo };
+  | { readonly kind: 'regression'; readonly payload: RegressionInfo }
+  | { readonly kind: 'watchRefused' };
 
 /** The reflector's options, as the machine needs them. */
 export interface MachineEnv<T> extends EventRules<T> {

@@ -15,17 +15,23 @@
 // | streaming     | next event      | change → streaming (collected) · other bookmark, foreign → streaming · initial-events-end  |
 // |               |                 |   bookmark → watching (listed; replace), or, older than held, FALLBACK (regression) ·      |
 // |               |                 |   ERROR, invalid, closed, timedOut, failed, storeFailed → FALLBACK                          |
-// | watchOpening  | watch           | opened → watching · failed refused/429, timedOut → REWATCH · failed → END · resyncDue      |
+// | watchOpening  | watch           | opened → watching · failed refused/429, timedOut → REWATCH · failed 410 → EXPIRED ·      |
+// |               |                 |   failed → END · resyncDue                                                                 |
 // | watching      | next event      | change, bookmark → watching (add/update/delete, resourceVersion) · foreign → watching ·     |
-// |               |                 |   regressed → END · invalid, ERROR 429 → REWATCH · ERROR → END · closed → watchOpening, or  |
-// |               |                 |   END when very short · timedOut → watchOpening · failed decode/429/network → REWATCH ·   |
-// |               |                 |   failed → END · storeFailed → END · resyncDue                                             |
+// |               |                 |   regressed → END · invalid, ERROR 429 → REWATCH · ERROR 410 → EXPIRED · ERROR → END ·     |
+// |               |                 |   (an ERROR as the watch's first event: also watchRefused) · closed → watchOpening, or END |
+// |               |                 |   when very short · timedOut → watchOpening · failed decode/429/network → REWATCH · failed |
+// |               |                 |   410 → EXPIRED · failed → END · storeFailed → END · resyncDue                             |
 // | waiting       | backoff sleep   | slept → start of a cycle (then = cycle) or watchOpening (then = watch) · resyncDue (watch)  |
 // | stopped       | nothing         | nothing leaves it                                                                          |
 //
 // END = the cycle ends: an error reported with action `relist`, then waiting(then = cycle), or stopped
 // with that error under `oneCycle`. REWATCH = error reported with action `rewatch`, then waiting(then =
-// watch). FALLBACK = error reported with action `fallback`, then listing at once. Every "→
+// watch). FALLBACK = error reported with action `fallback`, then listing at once. EXPIRED = a 410 (too
+// old resource version) from a server that answers: not a failure, so no backoff — error reported with
+// action `relist`, then the start of a cycle at once (remembered as `expiredRelist`); but END instead
+// when the last relist was such a one and no watch carried an event, or lasted until it closed, since
+// (a server answering 410 forever backs off). Every "→
 // watchOpening" first checks the watch can resume: held "" or "0" after unadopted events is END
 // (UnresumableWatchError). resyncDue = a resync operation, the state stays. relistDue (asked for, the
 // watch dropped) → listing at "" from streamOpening, streaming, watchOpening and watching. aborted →
@@ -79,7 +85,7 @@ export interface Transition<T> {
 }
 
 /** The memory of a reflector that has never listed. */
-export const INITIAL_MEMORY: Memory = { versions: NO_VERSIONS, consistent: false, pagedCache: false, repair: false };
+export const INITIAL_MEMORY: Memory = { versions: NO_VERSIONS, consistent: false, pagedCache: false, repair: false, expiredRelist: false };
 
 /** The first state of a cycle: a streaming list with `useWatchList`, else a list. */
 export function start<T>(mem: Memory, env: MachineEnv<T>): State<T> {
@@ -100,7 +106,7 @@ export function planOf<T>(state: State<T>): Plan {
     case 'watchOpening': return { kind: 'watch', options: state.options, streaming: false };
     case 'streaming':
     case 'watching': return READ;
-    case 'waiting': return { kind: 'sleep', atLeastMs: state.atLeastMs };
+    case 'waiting': return { kind: 'sleep', atLeastMs: state.atLeastMs, then: state.then === 'cycle' ? 'relist' : 'rewatch' };
     case 'stopped': return { kind: 'stop', error: state.error };
   }
 }
@@ -170,10 +176,11 @@ export function step<T>(state: State<T>, result: Result<T>, env: MachineEnv<T>):
       switch (r.kind) {
         case 'opened': {
           const from = state.options.resourceVersion ?? '';
-          return fx.to({ kind: 'watching', mem, session: { fromStart: from !== '' && from !== '0', sawNonAdded: false } });
+          return fx.to({ kind: 'watching', mem, session: { fromStart: from !== '' && from !== '0', sawNonAdded: false, delivered: false } });
         }
         case 'failed':
           if (isConnectionRefused(r.error) || isTooManyRequests(r.error)) return rewatchLater(fx, mem, r.error, 'watch', true);
+          if (isExpired(r.error)) return relistExpired(fx, mem, r.error);
           return endCycle(fx, mem, r.error, 'watch', true);
         case 'timedOut': return rewatchLater(fx, mem, new WatchStalledError(env.name, r.afterMs), 'watch', true);
         case 'page': case 'event': case 'closed': case 'slept': case 'resyncDue': case 'storeFailed': return onResync(fx, state, r);
@@ -187,7 +194,8 @@ export function step<T>(state: State<T>, result: Result<T>, env: MachineEnv<T>):
           if (r.received === 0 && r.lastedMs < VERY_SHORT_WATCH_MS && early) {
             return endCycle(fx, mem, new VeryShortWatchError(env.name, r.lastedMs), 'watch', false);
           }
-          return resume(fx, mem);
+          // A watch that lasted served the relist it followed: the next 410 relists at once again.
+          return resume(fx, mem.expiredRelist ? { ...mem, expiredRelist: false } : mem);
         }
         case 'timedOut':
           fx.error(new WatchStalledError(env.name, r.afterMs), 'watch', 'rewatch', false);
@@ -195,7 +203,8 @@ export function step<T>(state: State<T>, result: Result<T>, env: MachineEnv<T>):
         case 'failed': {
           const decode = (r.error as { code?: unknown } | null)?.code === ErrorCodes.WATCH_DECODE;
           const transient = decode || isTooManyRequests(r.error) || isNetworkError(r.error);
-          if (transient && !isExpired(r.error)) return rewatchLater(fx, mem, r.error, 'watch', true);
+          if (isExpired(r.error)) return relistExpired(fx, mem, r.error);
+          if (transient) return rewatchLater(fx, mem, r.error, 'watch', true);
           return endCycle(fx, mem, r.error, 'watch', true);
         }
         case 'page': case 'opened': case 'slept': case 'resyncDue': case 'storeFailed': return onResync(fx, state, r);
@@ -240,7 +249,7 @@ function finishList<T>(fx: Effects<T>, mem: Memory, request: ListOptions, pages:
   versions = fx.versions(check.order === 'older' ? reset(versions, rv) : advance(versions, rv));
   const pagedCache = mem.pagedCache || (request.resourceVersion === '0' && paginated);
   fx.report({ kind: 'listed', payload: { resourceVersion: rv, items: items.length, streamed: false, consistent } });
-  return resume(fx, { versions, consistent: false, pagedCache, repair: false });
+  return resume(fx, { versions, consistent: false, pagedCache, repair: false, expiredRelist: mem.expiredRelist });
 }
 
 /** One event of a streaming list's initial state. */
@@ -278,19 +287,24 @@ function onStreamedEvent<T>(fx: Effects<T>, state: Extract<State<T>, { kind: 'st
       fx.op({ kind: 'replace', items: [...collected.values()], resourceVersion: v.resourceVersion });
       const next: Memory = { ...mem, versions: fx.versions(advance(versions, v.resourceVersion)), consistent: false, repair: false };
       fx.report({ kind: 'listed', payload: { resourceVersion: v.resourceVersion, items: collected.size, streamed: true, consistent: false } });
-      return fx.to({ kind: 'watching', mem: next, session: { fromStart: true, sawNonAdded: false } });
+      return fx.to({ kind: 'watching', mem: next, session: { fromStart: true, sawNonAdded: false, delivered: true } });
     }
   }
 }
 
 /** One event of a classic watch (or of a streaming list past its initial state). */
 function onWatchedEvent<T>(fx: Effects<T>, state: Extract<State<T>, { kind: 'watching' }>, v: EventVerdict<T>): Transition<T> {
-  const { mem, session } = state;
+  const { session } = state;
+  // An event other than an ERROR: the watch works, and serves the relist it followed.
+  const mem = v.kind === 'status' || !state.mem.expiredRelist ? state.mem : { ...state.mem, expiredRelist: false };
   const held = mem.versions.held;
   switch (v.kind) {
     case 'status':
       fx.seen(v, 'dropped');
+      // An ERROR for first event: the server that answered refused the watch; it never opened.
+      if (!session.delivered) fx.report({ kind: 'watchRefused' });
       if (isTooManyRequests(v.error)) return rewatchLater(fx, mem, v.error, 'watch', true);
+      if (isExpired(v.error)) return relistExpired(fx, mem, v.error);
       return endCycle(fx, mem, v.error, 'watch', true);
     case 'invalid':
       fx.seen(v, 'dropped');
@@ -298,14 +312,14 @@ function onWatchedEvent<T>(fx: Effects<T>, state: Extract<State<T>, { kind: 'wat
     case 'foreign':
       fx.seen(v, 'dropped');
       fx.error(v.error, 'event', 'skip', false);
-      return fx.to(state);
+      return fx.to(session.delivered ? state : { kind: 'watching', mem, session: { ...session, delivered: true } });
     case 'bookmark': {
       fx.report({ kind: 'bookmark', payload: { resourceVersion: v.resourceVersion, initialEventsEnd: v.initialEventsEnd } });
       const check = compare(mem.versions, v.resourceVersion, held);
       const versions = fx.versions(check);
       if (check.order === 'older') return reject(fx, { ...mem, versions }, regression(fx, '', 'BOOKMARK', held, v.resourceVersion, 'held'));
       const next = accept(fx, withVersions(mem, versions), v.resourceVersion);
-      return fx.to({ kind: 'watching', mem: next, session: session.sawNonAdded ? session : { ...session, sawNonAdded: true } });
+      return fx.to({ kind: 'watching', mem: next, session: session.sawNonAdded && session.delivered ? session : { ...session, sawNonAdded: true, delivered: true } });
     }
     case 'change': {
       // A change on a watch that started at (or passed) the held version must be strictly newer: one
@@ -341,7 +355,7 @@ function onWatchedEvent<T>(fx: Effects<T>, state: Extract<State<T>, { kind: 'wat
       if (guarded || sawNonAdded) next = accept(fx, next, v.resourceVersion);
       else next = withVersions(next, observe(next.versions, v.resourceVersion));
       fx.seen(v, 'applied');
-      return fx.to({ kind: 'watching', mem: next, session: sawNonAdded === session.sawNonAdded ? session : { ...session, sawNonAdded } });
+      return fx.to({ kind: 'watching', mem: next, session: sawNonAdded === session.sawNonAdded && session.delivered ? session : { ...session, sawNonAdded, delivered: true } });
     }
   }
 }
@@ -376,7 +390,7 @@ function accept<T>(fx: Effects<T>, mem: Memory, rv: string): Memory {
 
 /** `mem` with other versions (itself when they are the same). */
 function withVersions(mem: Memory, versions: Versions): Memory {
-  return versions === mem.versions ? mem : { versions, consistent: mem.consistent, pagedCache: mem.pagedCache, repair: mem.repair };
+  return versions === mem.versions ? mem : { versions, consistent: mem.consistent, pagedCache: mem.pagedCache, repair: mem.repair, expiredRelist: mem.expiredRelist };
 }
 
 /** A rejected event: reported, not applied; the cycle ends and the next list repairs the cache. */
@@ -406,6 +420,20 @@ function endCycle<T>(fx: Effects<T>, mem: Memory, error: unknown, phase: Reflect
   fx.error(err, phase, 'relist', requestFailed);
   if (fx.env.oneCycle) return fx.to({ kind: 'stopped', mem, error: err });
   return fx.to({ kind: 'waiting', mem, then: 'cycle', atLeastMs: retryAfterMs(error) });
+}
+
+/**
+ * EXPIRED: a 410 (too old resource version) in the watch phase. The server answered: that is not a
+ * failure, and the backoff grown by the failures before it (an outage) does not apply — start a cycle
+ * at once (a list, or a streaming list, not older than the held version; a list refused 410 in turn
+ * asks `""`). Once only: when the last relist was such a one and no watch has carried an event (past a
+ * streamed list's initial state) or lasted until it closed since, the cycle ends with backoff (END), so
+ * a server that answers 410 forever cannot make a hot loop. A relist that fails backs off as any failure.
+ */
+function relistExpired<T>(fx: Effects<T>, mem: Memory, error: unknown): Transition<T> {
+  if (mem.expiredRelist || fx.env.oneCycle) return endCycle(fx, mem, error, 'watch', true);
+  fx.error(error, 'watch', 'relist', true);
+  return fx.to(start({ ...mem, expiredRelist: true }, fx.env));
 }
 
 /** REWATCH: reported with action `rewatch`; back off, then watch again from the held version. */

@@ -75,7 +75,11 @@ function validateReflectorOptions(options: ReflectorOptions<unknown>): void {
  * retried after a shared jittered backoff (800 ms doubling to 30 s, jitter 1.0, reset after 2 minutes
  * without a failure), never sooner than a 429's Retry-After. A watch closed by the server, refused
  * (ECONNREFUSED), throttled, broken mid-stream, stalled or fed a bad event resumes from the last good
- * version without a relist; a 410, a regression, a store error or anything else relists.
+ * version without a relist; a 410, a regression, a store error or anything else relists. A watch's 410
+ * (too old resource version) relists at once — the server answered, and the backoff grown by the
+ * failures before it (an outage) is not for answers — except a second 410 before any watch carried an
+ * event, which backs off (no hot loop). Each backoff wait is published as a `backoff` event (what it
+ * defers, until when); a watch whose first event is an ERROR ends as `refused` (it never opened).
  *
  * Warning: a resource version that is not a decimal integer (some aggregated APIs) turns the guard off
  * for this reflector, with one warning. A consistent (`""`) list answering older than the held version
@@ -93,6 +97,10 @@ export class Reflector<T> {
   #io: Driver<T> | undefined;
   #running = false;
   #failuresInARow = 0;
+  /** The run of failures the last `watchOpened` ended (restored when that watch is refused). */
+  #failuresAtOpen = 0;
+  /** The stream ending now was refused (its first event an ERROR): set while the machine's report is applied. */
+  #refused = false;
 
   /**
    * @param lw - lists and watches the collection.
@@ -129,7 +137,8 @@ export class Reflector<T> {
       resyncPeriodMs: options.resyncPeriodMs ?? 0,
       shouldResync: options.shouldResync,
       onWatchOpened: (o, streaming) => this.#watchOpened(o, streaming),
-      onWatchEnded: (reason) => this.#emit('watchEnded', { reason }),
+      onWatchEnded: (reason) => this.#emit('watchEnded', { reason, refused: this.#refused }),
+      onBackoff: (delayMs, then) => this.#emit('backoff', { then, delayMs, until: clock.now() + delayMs }),
     };
     this.#stats = new ReflectorStatsRecorder(clock);
     this.#stats.subscribe(this.#events);
@@ -237,7 +246,12 @@ export class Reflector<T> {
     // What arrived is told first; then the stream closes (if the state left it); then the rest: a
     // bad event, the end of its watch, the error that ended it, in that order.
     for (const report of t.reports) if (report.kind === 'event' || report.kind === 'bookmark') this.#report(report);
+    // A refused watch (its first event an ERROR) never opened: its end says so, and the run of failures
+    // its opening ended goes on.
+    this.#refused = t.reports.some((r) => r.kind === 'watchRefused');
+    if (this.#refused) this.#failuresInARow += this.#failuresAtOpen;
     io.settle(readsStream(next), resyncArmed(next));
+    this.#refused = false;
     for (const report of t.reports) if (report.kind !== 'event' && report.kind !== 'bookmark') this.#report(report);
     return next;
   }
@@ -260,11 +274,15 @@ export class Reflector<T> {
       case 'regression':
         this.#emit('regression', report.payload);
         return;
+      case 'watchRefused':
+        return;
     }
   }
 
   #watchOpened(options: ListOptions, streaming: boolean): void {
-    this.#emit('watchOpened', { resourceVersion: options.resourceVersion ?? '', streaming, failuresBefore: this.#recovered() });
+    const failuresBefore = this.#recovered();
+    this.#failuresAtOpen = failuresBefore;
+    this.#emit('watchOpened', { resourceVersion: options.resourceVersion ?? '', streaming, failuresBefore });
   }
 
   /** The run of request failures a success just ended (and the end of it). */

@@ -17,6 +17,11 @@ export interface Memory {
   readonly pagedCache: boolean;
   /** A regression was rejected: the next list asks not older than the held version, explicitly. */
   readonly repair: boolean;
+  /**
+   * A watch was answered 410 (too old resource version) and relisted at once, and no watch has carried
+   * an event since: a 410 now backs off (a server that answers 410 forever cannot make a hot loop).
+   */
+  readonly expiredRelist: boolean;
 }
 
 /**

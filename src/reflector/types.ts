@@ -122,7 +122,11 @@ export interface ReflectorStats {
   readonly lists: number;
   /** Completed lists after the first (`lists - 1`, never negative). */
   readonly relists: number;
-  /** Watch streams opened (the server answered the watch request), streaming lists included: `watchOpened` events. */
+  /**
+   * Watch streams opened (the server answered the watch request), streaming lists included:
+   * `watchOpened` events. A watch refused by its first event (an ERROR) is counted too; its
+   * `watchEnded` says `refused`.
+   */
   readonly watches: number;
   /** ADDED/MODIFIED/DELETED events applied to the store (`event` events with outcome `applied`). Bookmarks excluded. */
   readonly events: number;

@@ -1,9 +1,8 @@
 // One open watch: its own abort signal, an idle timer that catches half-open connections, and stop().
 
 import type { Clock, ClockTimer } from '../core/clock.js';
-import type { ListerWatcher, ListOptions, WatchEvent } from '../listwatch/types.js';
+import { READ_READY, type ListerWatcher, type ListOptions, type ReadyIterator, type WatchEvent } from '../listwatch/types.js';
 import { ABORTED, ChildAbort, TIMED_OUT, raceAbort } from '../core/abort.js';
-import { READ_READY, type ReadyIterator } from '../listwatch/decoder.js';
 import type { WatchEndReason } from './events.js';
 
 /** How a stream read ends without an event: closed by the server, silent too long, or ended by us. */

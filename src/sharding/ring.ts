@@ -84,6 +84,11 @@ export class ShardRing {
     this.#deadlines = new Array<ClockTimer | undefined>(this.#slotCount).fill(undefined);
   }
 
+  /** `shard-ring:<name>`: its name as a `Runnable` (a `Manager`'s `runnables` may hold the ring) and in log lines. */
+  get name(): string {
+    return `shard-ring:${this.#name}`;
+  }
+
   /** This replica's identity. */
   get identity(): string {
     return this.#identity;

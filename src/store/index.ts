@@ -14,8 +14,6 @@ export type {
 } from '../core/label-selector.js';
 export {
   SelectorParseError,
-  labelKeyProblem,
-  labelValueProblem,
   everythingSelector,
   nothingSelector,
   labelSelectorFromSet,

@@ -2,6 +2,7 @@
 
 import type { DeepReadonly } from '../core/types.js';
 import { getMeta } from '../core/types.js';
+import { namespacedKey } from '../core/keys.js';
 import { everythingSelector, type LabelSelector } from '../core/label-selector.js';
 import { toLabelSelector, type LabelSelectorInput } from '../core/selector-parser.js';
 import { NamespaceIndex, type Indexer, type Store } from './types.js';
@@ -84,8 +85,7 @@ class NamespaceView<T> implements NamespaceLister<T> {
   }
 
   get(name: string): DeepReadonly<T> | undefined {
-    const key = this.#namespace === '' ? name : `${this.#namespace}/${name}`;
-    return this.#store.getByKey(key) as DeepReadonly<T> | undefined;
+    return this.#store.getByKey(namespacedKey(this.#namespace, name)) as DeepReadonly<T> | undefined;
   }
 }
 

@@ -26,17 +26,15 @@ export {
 } from './fake-controller-source.js';
 export {
   ResourceState,
-  objectKey,
   statusError,
   expiredError,
   tooLargeError,
   type ChangeType,
-  type StoredEntry,
   type StateChange,
   type ResourceStateOptions,
   type StateWriteOptions,
 } from './resource-state.js';
-export type { PageOptions, PageResult } from './state-paging.js';
+export type { PageOptions, PageResult, StoredEntry } from './state-paging.js';
 export { labelSelectorPredicate, fieldSelectorPredicate, type ObjectPredicate } from './selectors.js';
 export {
   FakeApiServer,
@@ -63,4 +61,3 @@ export type {
   SequenceFault,
 } from './fake-api-server/faults.js';
 export type { RequestRecord } from './fake-api-server/routes.js';
-export { applyMergePatch, applyJsonPatch } from './fake-api-server/patch.js';

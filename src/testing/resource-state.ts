@@ -2,31 +2,15 @@
 
 import { randomUUID } from 'node:crypto';
 import { ApiStatusError } from '../core/errors.js';
+import { namespacedKey } from '../core/keys.js';
 import type { KubeObject, ObjectMeta } from '../core/types.js';
-import { mergeSortedKeys, sortedKeys, pageEntries, type PageOptions, type PageResult } from './state-paging.js';
+import { mergeSortedKeys, sortedKeys, pageEntries, type PageOptions, type PageResult, type StoredEntry } from './state-paging.js';
 import { statusBody } from './status.js';
+
+export type { StoredEntry };
 
 /** The kind of change a {@link StateChange} records (the watch event type it becomes). */
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
-
-/**
- * One stored version of an object. `json` is the object serialized once, with the resourceVersion the
- * change gave it; every copy handed out is parsed from it, so nothing outside can change the store.
- */
-export interface StoredEntry {
-  /** `namespace/name`, or `name` for a cluster-scoped object. */
-  readonly key: string;
-  /** `metadata.namespace`, `''` when cluster-scoped. */
-  readonly namespace: string;
-  /** `metadata.name`. */
-  readonly name: string;
-  /** The resourceVersion this version was written at. */
-  readonly rv: number;
-  /** The object as JSON (serialized once per change). */
-  readonly json: string;
-  /** A private parsed copy of the metadata, for selectors and preconditions. Never hand it out. */
-  readonly meta: Readonly<ObjectMeta>;
-}
 
 /** One recorded change: what became the watch event at `rv`. */
 export interface StateChange {
@@ -82,11 +66,6 @@ interface ResourceSlot {
   readonly listeners: Set<(change: StateChange) => void>;
 }
 
-/** `namespace/name` or `name`: the key objects are stored under. */
-export function objectKey(namespace: string, name: string): string {
-  return namespace ? `${namespace}/${name}` : name;
-}
-
 /**
  * The state behind both fakes: objects per resource keyed by namespace/name, a global integer
  * resourceVersion that every change bumps and writes into the stored object's metadata, a bounded
@@ -119,7 +98,7 @@ export class ResourceState {
 
   /** The stored version of one object, or undefined. */
   get(resource: string, namespace: string, name: string): StoredEntry | undefined {
-    return this.#slots.get(resource)?.objects.get(objectKey(namespace, name));
+    return this.#slots.get(resource)?.objects.get(namespacedKey(namespace, name));
   }
 
   /** How many objects `resource` holds. */
@@ -136,7 +115,7 @@ export class ResourceState {
   create(resource: string, obj: KubeObject, options: StateWriteOptions = {}): StoredEntry {
     const slot = this.#slot(resource);
     const { namespace, name } = identity(obj);
-    const key = objectKey(namespace, name);
+    const key = namespacedKey(namespace, name);
     if (slot.objects.has(key)) {
       throw statusError(409, 'AlreadyExists', `${resource} "${name}" already exists`, resource, name);
     }
@@ -148,7 +127,7 @@ export class ResourceState {
   update(resource: string, obj: KubeObject, options: StateWriteOptions = {}): StoredEntry {
     const slot = this.#slot(resource);
     const { namespace, name } = identity(obj);
-    const key = objectKey(namespace, name);
+    const key = namespacedKey(namespace, name);
     const prev = slot.objects.get(key);
     if (prev === undefined) {
       if (options.allowCreate) return this.create(resource, obj, options);
@@ -169,7 +148,7 @@ export class ResourceState {
     options: StateWriteOptions & { finalState?: KubeObject } = {},
   ): StoredEntry {
     const slot = this.#slot(resource);
-    const key = objectKey(namespace, name);
+    const key = namespacedKey(namespace, name);
     const prev = slot.objects.get(key);
     if (prev === undefined) throw statusError(404, 'NotFound', `${resource} "${name}" not found`, resource, name);
     checkPreconditions(resource, prev, options);

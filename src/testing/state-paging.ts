@@ -1,6 +1,25 @@
 // Key-ordered pages over a resource's objects, as of now or of an older resourceVersion.
 
-import type { StoredEntry } from './resource-state.js';
+import type { ObjectMeta } from '../core/types.js';
+
+/**
+ * One stored version of an object. `json` is the object serialized once, with the resourceVersion the
+ * change gave it; every copy handed out is parsed from it, so nothing outside can change the store.
+ */
+export interface StoredEntry {
+  /** `namespace/name`, or `name` for a cluster-scoped object. */
+  readonly key: string;
+  /** `metadata.namespace`, `''` when cluster-scoped. */
+  readonly namespace: string;
+  /** `metadata.name`. */
+  readonly name: string;
+  /** The resourceVersion this version was written at. */
+  readonly rv: number;
+  /** The object as JSON (serialized once per change). */
+  readonly json: string;
+  /** A private parsed copy of the metadata, for selectors and preconditions. Never hand it out. */
+  readonly meta: Readonly<ObjectMeta>;
+}
 
 /** What {@link ResourceState.page} should return. */
 export interface PageOptions {

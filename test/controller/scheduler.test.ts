@@ -240,30 +240,30 @@ describe('ReconcileScheduler', () => {
     await h.stop();
   });
 
-  it('falls back to the default backoff when the error policy throws or returns nonsense', async () => {
-    let calls = 0;
-    const h = harness(
-      {
-        onError: () => {
-          calls++;
-          if (calls === 1) throw new Error('policy bug');
-          return { kind: 'later' } as unknown as Action;
-        },
+  // One fallback for a broken policy, the Controller's (logged); a bare scheduler stops, loudly.
+  it('stops when the error policy throws or returns nonsense: run rejects with it, no retry', async () => {
+    for (const policy of [
+      () => {
+        throw new Error('policy bug');
       },
-      (_key, n) => (n < 2 ? new Error('x') : { kind: 'done' }),
-    );
-    h.scheduler.schedule('a');
-    await h.clock.advance(100);
-    expect(h.times('a')).toEqual([0, 5, 15]);
-    await h.stop();
+      () => ({ kind: 'later' }) as unknown as Action,
+    ]) {
+      const h = harness({ onError: policy }, () => new Error('x'));
+      const ended = h.done.then(() => undefined, (e: unknown) => e);
+      h.scheduler.schedule('a');
+      await h.clock.advance(100);
+      expect(h.times('a')).toEqual([0]);
+      expect(await ended).toMatchObject({ message: expect.stringMatching(/policy bug|a reconcile must return/) });
+    }
   });
 
-  it('treats an action that is not one as a failure', async () => {
-    const h = harness({}, (_key, n) => (n === 0 ? (null as unknown as Action) : { kind: 'done' }));
+  it('stops at an action that is not one (a programming error): run rejects with a TypeError, no retry', async () => {
+    const h = harness({}, () => null as unknown as Action);
+    const ended = h.done.then(() => undefined, (e: unknown) => e);
     h.scheduler.schedule('a');
     await h.clock.advance(100);
-    expect(h.times('a')).toEqual([0, 5]);
-    await h.stop();
+    expect(h.times('a')).toEqual([0]);
+    expect(await ended).toBeInstanceOf(TypeError);
   });
 
   // kube-rs scheduler debounce: a burst of requests yields one reconcile once the burst is over.

@@ -5,7 +5,10 @@ import {
   InvalidObjectError,
   PREVIEW_MAX_CHARS,
   deletionHandlingMetaNamespaceKeyFunc,
+  groupOf,
+  keyOf,
   metaNamespaceKeyFunc,
+  namespacedKey,
   splitMetaNamespaceKey,
 } from '../../src/core/index.js';
 
@@ -97,5 +100,27 @@ describe('splitMetaNamespaceKey', () => {
       expect(name).toBe(meta.name);
       expect(namespace).toBe(meta.namespace ?? '');
     }
+  });
+});
+
+describe('the one key family', () => {
+  it('namespacedKey builds namespace/name, or name alone when the namespace is empty or absent', () => {
+    expect(namespacedKey('ns', 'a')).toBe('ns/a');
+    expect(namespacedKey('', 'a')).toBe('a');
+    expect(namespacedKey(undefined, 'a')).toBe('a');
+    expect(namespacedKey(null, 'a')).toBe('a');
+  });
+
+  it('keyOf is the deletion-handling key, or undefined for an object without one (never throws)', () => {
+    expect(keyOf({ metadata: { namespace: 'ns', name: 'a' } })).toBe('ns/a');
+    expect(keyOf(new DeletedFinalStateUnknown('ns/gone', {}))).toBe('ns/gone');
+    expect(keyOf({ metadata: {} })).toBeUndefined();
+    expect(keyOf(null)).toBeUndefined();
+  });
+
+  it('groupOf reads the API group of an apiVersion (the core group is empty)', () => {
+    expect(groupOf('apps/v1')).toBe('apps');
+    expect(groupOf('v1')).toBe('');
+    expect(groupOf('example.com/v1alpha1')).toBe('example.com');
   });
 });

@@ -161,6 +161,22 @@ describe('the configmapset operator', () => {
     expect(getSet('web')?.status?.conditions?.[0]).toMatchObject({ status: 'True', reason: 'AllConfigMapsWritten' });
   });
 
+  it('a ConfigMap the API refuses as invalid (422) is a TerminalError: counted, not retried, reconciled again on the next change of the set', async () => {
+    const clock = new FakeClock();
+    server.injectFault({ verb: 'create', resource: 'configmaps', type: 'status', code: 422 });
+    server.create(configMapSets, configMapSet('web', NS, { names: ['a'], data: { k: 'v' } }));
+    const { operator } = start({ controller: { clock } });
+    await until(() => operator.stats().terminal === 1, 'the terminal failure');
+    const creates = (): number => server.requests().filter((r) => r.method === 'POST' && r.path.endsWith('/configmaps')).length;
+    expect(creates()).toBe(1);
+    await clock.advance(60_000);
+    expect(creates()).toBe(1);
+    expect(operator.stats()).toMatchObject({ failed: 1, failing: 1 });
+    server.update(configMapSets, { ...getSet('web')!, spec: { names: ['a'], data: { k: 'v2' } } });
+    await converged();
+    expect(operator.stats()).toMatchObject({ terminal: 1, failing: 0 });
+  });
+
   it('the operator restarted mid-cleanup: the new instance runs the cleanup, removes the finalizer and leaves nothing orphaned', async () => {
     const hanging = new HangingRegistry(registry);
     const first = start({ registry: hanging });

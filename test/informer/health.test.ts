@@ -120,7 +120,10 @@ describe('informer health', () => {
       state: 'failed',
       synced: false,
       lastSyncResourceVersion: '',
-      source: { connected: false, lastActivityAt: 0, lastEventAt: undefined, lastBookmarkAt: undefined, lastError: undefined, consecutiveErrors: 0, disconnectedSince: 0 },
+      source: {
+        connected: false, lastActivityAt: 0, lastEventAt: undefined, lastBookmarkAt: undefined, lastError: undefined, consecutiveErrors: 0, disconnectedSince: 0,
+        staleSince: undefined, staleReason: undefined, relistAt: undefined,
+      },
       counters: { lists: 0, relists: 0, watches: 0, errors: 0, events: 0, bookmarks: 0, regressions: 0 },
       handlers: [{ name: 'h', synced: false, stats: { backlog: 2, oldestPendingAt: 1_000, inFlightSince: 9_000, delivered: 0, failures: 1, maxBacklog: 2 } }],
       thresholds: { slowHandlerMs: 5_000 },
@@ -130,6 +133,30 @@ describe('informer health', () => {
     expect(h.problems).toEqual(['informer failed: boom', expect.stringMatching(/handler h is slow: backlog 2, oldest pending 9000 ms, current callback 1000 ms/)]);
     expect(h.handlers[0]).toMatchObject({ oldestPendingAgeMs: 9_000, inFlightMs: 1_000, slow: true });
     expect(h.counters.handlerErrors).toBe(1);
+  });
+
+  it('is not ready while the cache is known stale, and says why and when the relist comes', () => {
+    const at = (relistAt: number | undefined): ReturnType<typeof computeHealth> => computeHealth({
+      name: 'x',
+      now: 10_000,
+      state: 'running',
+      synced: true,
+      lastSyncResourceVersion: '5',
+      source: {
+        connected: false, lastActivityAt: 9_000, lastEventAt: undefined, lastBookmarkAt: undefined, lastError: undefined, consecutiveErrors: 1, disconnectedSince: 9_000,
+        staleSince: 8_000, staleReason: 'too old resource version: 5 (9)', relistAt,
+      },
+      counters: { lists: 1, relists: 0, watches: 1, errors: 1, events: 0, bookmarks: 0, regressions: 0 },
+      handlers: [],
+      thresholds: {},
+      failure: undefined,
+    });
+    const deferred = at(40_000);
+    expect(deferred).toMatchObject({ ready: false, live: true, stale: { reason: 'too old resource version: 5 (9)', msStale: 2_000, relistInMs: 30_000, relistAt: 40_000 } });
+    expect(deferred.problems).toEqual(['cache is stale for 2000 ms (too old resource version: 5 (9)); relist deferred by backoff until 1970-01-01T00:00:40.000Z (in 30000 ms)']);
+    const now = at(undefined);
+    expect(now).toMatchObject({ ready: false, stale: { relistInMs: undefined, relistAt: undefined } });
+    expect(now.problems).toEqual(['cache is stale for 2000 ms (too old resource version: 5 (9)); relisting now']);
   });
 });
 

@@ -3,7 +3,8 @@
 // next() after the events before it. The reflector drains a chunk this way.
 
 import { describe, expect, it } from 'vitest';
-import { READ_READY, decodeWatchStream, type ReadyIterator } from '../../src/listwatch/decoder.js';
+import { decodeWatchStream } from '../../src/listwatch/decoder.js';
+import { READ_READY, type ReadyIterator } from '../../src/listwatch/types.js';
 import { WatchDecodeError, type WatchEvent } from '../../src/listwatch/index.js';
 import { eventLine, pod } from './helpers.js';
 

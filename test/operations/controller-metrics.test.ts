@@ -2,7 +2,7 @@
 
 import * as promClient from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { Action, Controller } from '../../src/controller/index.js';
+import { Action, Controller, TerminalError } from '../../src/controller/index.js';
 import { flushPromises } from '../../src/core/index.js';
 import { prometheusControllerMetricsProvider } from '../../src/operations/index.js';
 import { fixture, widget, widgets } from '../controller/fixture.js';
@@ -64,6 +64,35 @@ describe('prometheusControllerMetricsProvider', () => {
     expect(await value(registry, 'controller_runtime_reconcile_total', { ...c, result: 'error' })).toBe(2);
     f.ac.abort();
     await running;
+  });
+
+  it('counts a TerminalError in controller_runtime_terminal_reconcile_errors_total (and errors, result error); a reconcile the stop interrupted in none', async () => {
+    const f = fixture();
+    const registry = new promClient.Registry();
+    const src = f.source(widgets);
+    ['a', 'b'].forEach((n) => src.add(widget(n)));
+    const controller = Controller.for(f.factory, widgets).build(
+      async (key, ctx) => {
+        if (key === 'ns/a') throw new TerminalError('spec.size must be ≥ 0');
+        await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('request aborted'))));
+        return Action.done();
+      },
+      { name: 'terminal', concurrency: 2, clock: f.clock, logger: false, reconcileTimeoutMs: 0, metricsProvider: prometheusControllerMetricsProvider(promClient, { registry }) },
+    );
+    f.factory.start(f.ac.signal);
+    const running = controller.run(f.ac.signal);
+    await f.factory.waitForCacheSync(f.ac.signal);
+    await flushPromises(20);
+    await f.clock.advance(10_000);
+    f.ac.abort();
+    await running;
+    const c = { controller: 'terminal' };
+    expect(await value(registry, 'controller_runtime_terminal_reconcile_errors_total', c)).toBe(1);
+    expect(await value(registry, 'controller_runtime_reconcile_errors_total', c)).toBe(1);
+    expect(await value(registry, 'controller_runtime_reconcile_total', { ...c, result: 'error' })).toBe(1);
+    expect(await value(registry, 'controller_runtime_reconcile_total', { ...c, result: 'success' })).toBe(0);
+    expect(await value(registry, 'controller_runtime_reconcile_time_seconds_count', c)).toBe(1);
+    expect(controller.stats()).toMatchObject({ failed: 1, terminal: 1, stopped: 1, failing: 0 });
   });
 
   it('depth counts keys due and waiting for a free slot', async () => {

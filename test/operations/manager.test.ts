@@ -52,12 +52,12 @@ describe('Manager', () => {
     expect(log.lines.at(-1)).toBe('info: manager stopped');
   });
 
-  it('rejects with the reason when a cache cannot sync (403), after stopping everything', async () => {
+  it('rejects with the reason when a cache cannot sync (403) and cacheSyncTimeoutMs is 0, after stopping everything', async () => {
     for (let i = 0; i < 3; i++) server.injectFault({ verb: 'list', resource: 'configmaps', type: 'status', code: 403, message: 'configmaps is forbidden' });
     const factory = newFactory();
     const controller = Controller.for(factory, resources.configmaps).build(async () => Action.done(), { logger: false });
-    const manager = new Manager(factory, { controllers: [controller], probes: { port: 0, host: '127.0.0.1' }, logger: false });
-    await expect(manager.run(new AbortController().signal)).rejects.toMatchObject({ code: 'API_STATUS', statusCode: 403 });
+    const manager = new Manager(factory, { controllers: [controller], probes: { port: 0, host: '127.0.0.1' }, cacheSyncTimeoutMs: 0, logger: false });
+    await expect(manager.run(new AbortController().signal)).rejects.toMatchObject({ code: 'CACHE_SYNC_FAILED', cause: { code: 'API_STATUS', statusCode: 403 } });
     expect(manager.phase).toBe('stopped');
     expect(manager.probeUrl).toBeUndefined();
     expect(server.openWatches()).toBe(0);
@@ -154,5 +154,17 @@ describe('Manager', () => {
     stop.abort();
     await manager.run(stop.signal);
     await expect(manager.run(stop.signal)).rejects.toMatchObject({ code: 'ALREADY_STARTED' });
+  });
+
+  it('stops cleanly when its signal aborts while the probe server starts', async () => {
+    const factory = newFactory();
+    factory.forResource(resources.configmaps);
+    const manager = new Manager(factory, { probes: { port: 0, host: '127.0.0.1' }, logger: false });
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    stop.abort();
+    await running;
+    expect(manager.phase).toBe('stopped');
+    expect(server.openWatches()).toBe(0);
   });
 });

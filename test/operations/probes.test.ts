@@ -1,11 +1,12 @@
 // The probe endpoints over HTTP: ready only once synced, not live once an informer failed, /metrics from the registry.
 
 import * as promClient from 'prom-client';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { resources, SharedInformerFactory } from '../../src/index.js';
 import { startProbeServer, type ProbeServer } from '../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { until } from '../examples/helpers.js';
+import { memoryLog } from '../controller/fixture.js';
 
 let server: FakeApiServer;
 let probes: ProbeServer | undefined;
@@ -84,5 +85,60 @@ describe('probes', () => {
     const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
     probes = await startProbeServer({ port: 0, host: '127.0.0.1', informers: factory });
     await expect(startProbeServer({ port: probes.port, host: '127.0.0.1', informers: factory })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+  });
+
+  it('serves /healthz as an alias of /livez (kubebuilder manifests probe /healthz and /readyz)', async () => {
+    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false, onError: () => undefined });
+    factory.forResource(resources.configmaps).addEventHandler({
+      onAdd: () => {
+        throw new Error('handler bug');
+      },
+    });
+    probes = await startProbeServer({ port: 0, host: '127.0.0.1', informers: factory, logger: false });
+    factory.start(stop.signal);
+    await factory.waitForCacheSync(stop.signal);
+    const healthz = await get('/healthz');
+    expect(healthz.status).toBe(200);
+    expect(healthz.body).toBe((await get('/livez')).body);
+    expect((await get('/healthz', 'HEAD')).status).toBe(200);
+    server.create('configmaps', { metadata: { name: 'a', namespace: 'ns' } });
+    await until(async () => (await get('/healthz')).status === 503, '/healthz to fail with /livez');
+    expect((await get('/livez')).status).toBe(503);
+  });
+
+  it('binds loopback by default and logs the address it serves at', async () => {
+    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
+    const log = memoryLog();
+    vi.stubEnv('KUBERNETES_SERVICE_HOST', '');
+    try {
+      probes = await startProbeServer({ port: 0, informers: factory, logger: log.logger });
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(probes.url).toBe(`http://127.0.0.1:${probes.port}`);
+    expect(log.lines).toEqual([`info: probe server: serving /livez, /healthz, /readyz at http://127.0.0.1:${probes.port} (loopback only: set host to '0.0.0.0' or the pod IP for the kubelet to reach it)`]);
+  });
+
+  it('warns at start when it listens on loopback inside a cluster, where the kubelet probes the pod IP', async () => {
+    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
+    const log = memoryLog();
+    vi.stubEnv('KUBERNETES_SERVICE_HOST', '10.96.0.1');
+    try {
+      probes = await startProbeServer({ port: 0, informers: factory, metrics: new promClient.Registry(), logger: log.logger });
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(log.lines).toEqual([
+      `warn: probe server: serving /livez, /healthz, /readyz, /metrics at http://127.0.0.1:${probes.port} — loopback only, inside a Kubernetes pod: the kubelet probes the pod IP and will fail; set host to '0.0.0.0' or the pod IP (status.podIP)`,
+    ]);
+    await probes.close();
+    probes = await startProbeServer({ port: 0, host: '0.0.0.0', informers: factory, logger: log.logger });
+    expect(log.lines.at(-1)).toBe(`info: probe server: serving /livez, /healthz, /readyz at http://0.0.0.0:${probes.port} (every interface)`);
+  });
+
+  it('refuses a bad port or host', async () => {
+    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
+    await expect(startProbeServer({ port: -1, informers: factory })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    await expect(startProbeServer({ host: 8081 as never, informers: factory })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
   });
 });

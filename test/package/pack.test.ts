@@ -1,9 +1,10 @@
 // Packs the package as npm would publish it, installs the tarball into a scratch project and imports
-// both entry points, so a broken `exports` map or a file missing from `files` fails the suite.
+// every entry point, so a broken `exports` map or a file missing from `files` fails the suite; the
+// guides ship too, and every relative link of a shipped page must resolve inside the package.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -35,15 +36,20 @@ describe('the published package', () => {
     symlinkSync(join(repo, 'node_modules/@kubernetes/client-node'), join(project, 'node_modules/@kubernetes/client-node'));
   }, 300_000);
 
+  /** The paths in the tarball, without npm's `package/` prefix. */
+  function shippedFiles(): string[] {
+    return run('tar', ['-tzf', join(scratch, readdirSync(scratch).find((f) => f.endsWith('.tgz'))!)], repo)
+      .trim()
+      .split('\n')
+      .map((f) => f.replace(/^package\//, ''));
+  }
+
   afterAll(() => {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
-  it('ships only dist, the README and the license', () => {
-    const files = run('tar', ['-tzf', join(scratch, readdirSync(scratch).find((f) => f.endsWith('.tgz'))!)], repo)
-      .trim()
-      .split('\n')
-      .map((f) => f.replace(/^package\//, ''));
+  it('ships only dist, the README, the license, CONTRIBUTING.md and the guides with their pictures', () => {
+    const files = shippedFiles();
     expect(files).toContain('dist/index.js');
     expect(files).toContain('dist/index.d.ts');
     expect(files).toContain('dist/testing/index.js');
@@ -53,10 +59,32 @@ describe('the published package', () => {
     expect(files).toContain('dist/operations/index.js');
     expect(files).toContain('LICENSE');
     expect(files).toContain('README.md');
-    expect(files.filter((f) => !/^(dist\/|README\.md$|LICENSE$|package\.json$)/.test(f))).toEqual([]);
+    expect(files).toContain('CONTRIBUTING.md');
+    expect(files).toContain('docs/README.md');
+    expect(files).toContain('docs/getting-started.md');
+    expect(files).toContain('docs/architecture.svg');
+    expect(files.filter((f) => !/^(dist\/|docs\/[^/]+\.(md|svg)$|README\.md$|CONTRIBUTING\.md$|LICENSE$|package\.json$)/.test(f))).toEqual([]);
   });
 
-  it('imports every entry point from the installed tarball; the root names at most 60 runtime values', () => {
+  it('every relative link of a shipped page resolves to a shipped file (links into examples/ and bench/ are the repository\'s)', () => {
+    const files = new Set(shippedFiles());
+    const dead: string[] = [];
+    for (const page of [...files].filter((f) => f.endsWith('.md'))) {
+      const text = readFileSync(join(scratch, 'app/node_modules/kube-informer', page), 'utf8')
+        .replace(/```[\s\S]*?```/g, '')
+        .replace(/`[^`\n]*`/g, '');
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^([a-z]+:|#)/.test(target)) continue;
+        const file = posix.normalize(posix.join(posix.dirname(page), target.replace(/#.*$/, '')));
+        if (/^(examples|bench)\//.test(file)) continue;
+        if (!files.has(file)) dead.push(`${page}: ${target}`);
+      }
+    }
+    expect(dead).toEqual([]);
+    expect(existsSync(join(scratch, 'app/node_modules/kube-informer/docs/getting-started.md'))).toBe(true);
+  });
+
+  it('imports every entry point from the installed tarball; the root names at most 61 runtime values', () => {
     const script = [
       "const root = await import('kube-informer');",
       "const cache = await import('kube-informer/cache');",
@@ -79,7 +107,7 @@ describe('the published package', () => {
     const out = run(process.execPath, ['--input-type=module', '-e', script], join(scratch, 'app'));
     const counts = JSON.parse(out.trim()) as { root: number; testing: number };
     expect(counts.root).toBeGreaterThan(10);
-    expect(counts.root).toBeLessThanOrEqual(60);
+    expect(counts.root).toBeLessThanOrEqual(61);
     expect(counts.testing).toBeGreaterThan(0);
   });
 

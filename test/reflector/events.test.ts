@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiStatusError } from '../../src/core/errors.js';
 import { channelNames } from '../../src/observability/channels.js';
 import type { ReflectorEventMap } from '../../src/reflector/index.js';
-import { bookmark, harness, pod, podList, settle, statusEvent } from './helpers.js';
+import { FakeWatch, bookmark, connRefused, harness, pod, podList, settle, statusEvent } from './helpers.js';
 import type { Harness, Pod } from './helpers.js';
 
 /** Records every event of the harness's reflector as `[name, payload]`. */
@@ -36,7 +36,7 @@ describe('Reflector events', () => {
       ['event', { type: 'MODIFIED', key: 'a', resourceVersion: '11', outcome: 'applied' }],
       ['bookmark', { resourceVersion: '12', initialEventsEnd: false }],
       ['event', { type: 'ADDED', key: undefined, resourceVersion: '', outcome: 'dropped' }],
-      ['watchEnded', { reason: 'stopped' }],
+      ['watchEnded', { reason: 'stopped', refused: false }],
       ['error', expect.objectContaining({ name: 'test', phase: 'event', action: 'rewatch', requestFailed: false })],
     ]);
   });
@@ -54,6 +54,34 @@ describe('Reflector events', () => {
     expect(listed).toEqual([{ resourceVersion: '5', items: 0, streamed: false, consistent: false, failuresBefore: 2 }]);
     const opened = seen.filter(([name]) => name === 'watchOpened').map(([, e]) => e);
     expect(opened).toEqual([{ resourceVersion: '5', streaming: false, failuresBefore: 0 }]);
+  });
+
+  it('ends a watch whose first event is an ERROR as refused: the run of failures it interrupted goes on', async () => {
+    const h = harness();
+    const seen = record(h);
+    h.reflector.events.on('backoff', (e) => void seen.push(['backoff', e]));
+    h.lw.lists.push(podList('10', []), podList('20', []));
+    h.lw.watches.push(connRefused(), connRefused(), new FakeWatch().push(statusEvent(410, 'Expired')));
+    h.start();
+    await settle();
+    await h.clock.advance(800);
+    await h.clock.advance(1600);
+    await h.stop();
+    expect(seen.filter(([name]) => name !== 'event')).toEqual([
+      ['listed', { resourceVersion: '10', items: 0, streamed: false, consistent: false, failuresBefore: 0 }],
+      ['error', expect.objectContaining({ phase: 'watch', action: 'rewatch', requestFailed: true })],
+      ['backoff', { then: 'rewatch', delayMs: 800, until: 800 }],
+      ['error', expect.objectContaining({ phase: 'watch', action: 'rewatch', requestFailed: true })],
+      ['backoff', { then: 'rewatch', delayMs: 1600, until: 2400 }],
+      ['watchOpened', { resourceVersion: '10', streaming: false, failuresBefore: 2 }],
+      ['watchEnded', { reason: 'stopped', refused: true }],
+      // The 410 relists at once: no backoff.
+      ['error', expect.objectContaining({ phase: 'watch', action: 'relist', requestFailed: true })],
+      // The refused watch took nothing back: 3 failures in a row (two refused connections, the 410).
+      ['listed', { resourceVersion: '20', items: 0, streamed: false, consistent: false, failuresBefore: 3 }],
+      ['watchOpened', { resourceVersion: '20', streaming: false, failuresBefore: 0 }],
+      ['watchEnded', { reason: 'aborted', refused: false }],
+    ]);
   });
 
   it('derives every counter of stats() from the events, one meaning each', async () => {

@@ -28,6 +28,8 @@ function walk(seed: number, visited: Set<string>): string[] {
   const errors = [gone(), connRefused(), new ApiStatusError(429, 'slow'), new ApiStatusError(500, 'etcd'), new Error('boom')];
   const violations: string[] = [];
   let state: State<Pod> = start(INITIAL_MEMORY, env);
+  /** Relists taken at once (no backoff) since the last sleep or the last event a watch carried. */
+  let atOnce = 0;
   for (let i = 0; i < STEPS && violations.length === 0; i++) {
     rv += Math.floor(rand() * 3);
     visited.add(state.kind);
@@ -85,6 +87,12 @@ function walk(seed: number, visited: Set<string>): string[] {
     }
     if (t.state.kind === 'stopped') bad('stopped without an abort');
     if (readsStream(t.state) && !readsStream(state) && result.kind !== 'opened') bad(`reads a stream nobody opened (${result.kind})`);
+    // No hot loop: a relist without backoff (after a 410 from a server that answers) is taken once,
+    // then not again before a backoff sleep, or a watch that carried an event or lasted until it closed.
+    const served = t.reports.some((x) => x.kind === 'bookmark' || (x.kind === 'event' && x.payload.type !== 'ERROR'));
+    if (plan.kind === 'sleep' || served || (state.kind === 'watching' && result.kind === 'closed' && t.state.kind === 'watchOpening')) atOnce = 0;
+    const relisted = t.reports.some((x) => x.kind === 'error' && x.payload.action === 'relist');
+    if ((state.kind === 'watchOpening' || state.kind === 'watching') && (t.state.kind === 'listing' || t.state.kind === 'streamOpening') && relisted && ++atOnce > 1) bad('a second relist at once: a hot loop');
     state = t.state;
   }
   const abort = step(state, { kind: 'aborted' }, env);

@@ -36,7 +36,7 @@ const states: Record<StateKind, State<Pod>> = {
   streamOpening: { kind: 'streamOpening', mem, options: streamRequest(mem) },
   streaming: { kind: 'streaming', mem, initial: chain(undefined, ['a', pod('a', '11')] as const) },
   watchOpening: { kind: 'watchOpening', mem, options: { resourceVersion: '10', allowWatchBookmarks: true } },
-  watching: { kind: 'watching', mem, session: { fromStart: true, sawNonAdded: false } },
+  watching: { kind: 'watching', mem, session: { fromStart: true, sawNonAdded: false, delivered: false } },
   waiting: { kind: 'waiting', mem, then: 'watch', atLeastMs: 0 },
   stopped: { kind: 'stopped', mem, error: undefined },
 };
@@ -114,7 +114,8 @@ describe('the reflector state machine, every state × every result kind', () => 
         const t = step(s, results[r], env());
         for (const e of errors(t)) {
           const where = `${s.kind} × ${r} (${e.action})`;
-          if (e.action === 'relist') expect(t.state, where).toMatchObject({ kind: 'waiting', then: 'cycle' });
+          // A relist follows a backoff, or comes at once after a 410 from a server that answers.
+          if (e.action === 'relist') expect(['waitingcycle', 'listing', 'streamOpening'], where).toContain(t.state.kind === 'waiting' ? `waiting${t.state.then}` : t.state.kind);
           if (e.action === 'rewatch') expect(['waitingwatch', 'watchOpening'], where).toContain(t.state.kind === 'waiting' ? `waiting${t.state.then}` : t.state.kind);
           if (e.action === 'fallback') expect(t.state.kind, where).toBe('listing');
           expect(e.name, where).toBe('t');
@@ -175,7 +176,7 @@ describe('the reflector state machine, the variants that decide each recovery', 
       ['410: the token expired, one unpaginated list', failed(gone()), 'refetching', ''],
       ['another token', { kind: 'page', page: podList('12', [], 'c2') }, 'paging', ''],
     ]],
-    'a watch from "0" (its synthetic ADDED events are not adopted)': [{ ...states.watching, session: { fromStart: false, sawNonAdded: false } } as State<Pod>, [
+    'a watch from "0" (its synthetic ADDED events are not adopted)': [{ ...states.watching, session: { fromStart: false, sawNonAdded: false, delivered: false } } as State<Pod>, [
       ['an ADDED older than the cached copy: rejected', event({ type: 'ADDED', object: pod('cached', '11') }), 'waiting·cycle', 'relist'],
       ['an ADDED newer than the cached copy', event({ type: 'ADDED', object: pod('cached', '60') }), 'watching', ''],
     ]],
@@ -186,7 +187,7 @@ describe('the reflector state machine, the variants that decide each recovery', 
     'a watch request': [states.watchOpening, [
       ['connection refused: back off, re-watch', failed(connRefused()), 'waiting·watch', 'rewatch'],
       ['429: back off, re-watch', failed(new ApiStatusError(429, 'slow down')), 'waiting·watch', 'rewatch'],
-      ['410: relist', failed(gone()), 'waiting·cycle', 'relist'],
+      ['410 from a server that answers: relist at once', failed(gone()), 'listing', 'relist'],
       ['no connection in time: re-watch', { kind: 'timedOut', afterMs: 1 }, 'waiting·watch', 'rewatch'],
     ]],
     'a watch': [states.watching, [
@@ -195,7 +196,8 @@ describe('the reflector state machine, the variants that decide each recovery', 
       ['a change newer than held: applied, the held version bounds every cached copy', event({ type: 'MODIFIED', object: pod('cached', '11') }), 'watching', ''],
       ['a bookmark', event(bookmark('20')), 'watching', ''],
       ['an older bookmark: rejected', event(bookmark('5')), 'waiting·cycle', 'relist'],
-      ['an ERROR 410', event(statusEvent(410, 'Expired')), 'waiting·cycle', 'relist'],
+      ['an ERROR 410: relist at once', event(statusEvent(410, 'Expired')), 'listing', 'relist'],
+      ['an ERROR 410 with the old reason Gone: relist at once', event(statusEvent(410, 'Gone')), 'listing', 'relist'],
       ['an ERROR 429', event(statusEvent(429, 'TooManyRequests')), 'waiting·watch', 'rewatch'],
       ['an ERROR 500', event(statusEvent(500, 'InternalError')), 'waiting·cycle', 'relist'],
       ['an unknown type', event({ type: 'SURPRISE', object: pod('b', '11') }), 'waiting·watch', 'rewatch'],
@@ -203,11 +205,19 @@ describe('the reflector state machine, the variants that decide each recovery', 
       ['a server-side Table: skipped', event({ type: 'ADDED', object: { apiVersion: 'meta.k8s.io/v1', kind: 'Table', metadata: { name: 't' } } }), 'watching', 'skip'],
       ['a malformed line', failed(decode), 'waiting·watch', 'rewatch'],
       ['a reset connection', failed(reset), 'waiting·watch', 'rewatch'],
-      ['a 410 thrown by the stream', failed(gone()), 'waiting·cycle', 'relist'],
+      ['a 410 thrown by the stream: relist at once', failed(gone()), 'listing', 'relist'],
       ['a very short, empty watch', { kind: 'closed', lastedMs: 10, received: 0, requestedTimeoutMs: 300_000 }, 'waiting·cycle', 'relist'],
       ['an empty watch ended at its own short timeout', { kind: 'closed', lastedMs: 995, received: 0, requestedTimeoutMs: 1000 }, 'watchOpening', ''],
       ['a silent watch', { kind: 'timedOut', afterMs: 330_000 }, 'watchOpening', 'rewatch'],
       ['a resync that throws', { kind: 'storeFailed', error: new Error('x'), op: 'resync' }, 'waiting·cycle', 'relist'],
+    ]],
+    'a watch opened right after a relist forced by a 410': [{ ...states.watching, mem: { ...mem, expiredRelist: true } } as State<Pod>, [
+      ['an ERROR 410 again: back off, relist', event(statusEvent(410, 'Expired')), 'waiting·cycle', 'relist'],
+      ['a 410 thrown again: back off, relist', failed(gone()), 'waiting·cycle', 'relist'],
+      ['a change: applied', event({ type: 'MODIFIED', object: pod('a', '11') }), 'watching', ''],
+    ]],
+    'a watch request right after a relist forced by a 410': [{ ...states.watchOpening, mem: { ...mem, expiredRelist: true } } as State<Pod>, [
+      ['410 again: back off, relist', failed(gone()), 'waiting·cycle', 'relist'],
     ]],
     'a streaming list': [states.streaming, [
       ['an initial event', event({ type: 'ADDED', object: pod('b', '3') }), 'streaming', ''],
@@ -226,7 +236,7 @@ describe('the reflector state machine, the variants that decide each recovery', 
 
   it('cannot resume a watch from "0" after adopting nothing: the cycle ends (WATCH_UNRESUMABLE)', () => {
     const zero: Memory = { ...INITIAL_MEMORY, versions: { held: '0', observed: '4', enabled: true } };
-    const t = step({ kind: 'watching', mem: zero, session: { fromStart: false, sawNonAdded: false } }, { kind: 'closed', lastedMs: 5000, received: 2, requestedTimeoutMs: 300_000 }, env());
+    const t = step({ kind: 'watching', mem: zero, session: { fromStart: false, sawNonAdded: false, delivered: true } }, { kind: 'closed', lastedMs: 5000, received: 2, requestedTimeoutMs: 300_000 }, env());
     expect(t.state).toMatchObject({ kind: 'waiting', then: 'cycle' });
     expect(errors(t).map((e) => [e.error.name, (e.error as KubeInformerError).code])).toEqual([['UnresumableWatchError', 'WATCH_UNRESUMABLE']]);
   });
@@ -256,6 +266,62 @@ describe('the reflector state machine, the variants that decide each recovery', 
     expect(t.state.mem.versions).toEqual({ held: 'xyz', observed: undefined, enabled: false });
     const next = step(t.state, event({ type: 'MODIFIED', object: pod('a', 'abc') }), env());
     expect(errors(next)).toEqual([]);
+  });
+
+  it('relists at once after a 410 from a server that answers, once: a server that answers 410 forever gets the backoff', () => {
+    // The watch phase of a server that answers every watch with ERROR 410: one relist at once, then
+    // each relist waits for a backoff sleep (its result is `slept`), however often the lists succeed.
+    let s: State<Pod> = states.watchOpening;
+    const path: string[] = [];
+    let rv = 10;
+    for (let i = 0; i < 20; i++) {
+      const plan = planOf(s);
+      let r: Result<Pod>;
+      if (plan.kind === 'watch') r = { kind: 'opened' };
+      else if (plan.kind === 'read') r = event(statusEvent(410, 'Expired'));
+      else if (plan.kind === 'list') r = { kind: 'page', page: podList(String(++rv), []) };
+      else r = { kind: 'slept' };
+      const t = step(s, r, env());
+      if (plan.kind === 'read') path.push(t.state.kind === 'waiting' ? 'ERROR 410 → backoff' : 'ERROR 410 → list at once');
+      s = t.state;
+    }
+    expect(path.length).toBeGreaterThan(3);
+    expect(path).toEqual(['ERROR 410 → list at once', ...path.slice(1).map(() => 'ERROR 410 → backoff')]);
+  });
+
+  it('forgets the forced relist once a watch carries an event: the next 410 relists at once again', () => {
+    const forced = step(states.watching, event(statusEvent(410, 'Expired')), env()).state;
+    expect(forced).toMatchObject({ kind: 'listing', request: { resourceVersion: '10' }, mem: { expiredRelist: true } });
+    const listed = step(forced, { kind: 'page', page: podList('20', []) }, env()).state;
+    const opened = step(listed, { kind: 'opened' }, env()).state;
+    const delivered = step(opened, event(bookmark('21')), env()).state;
+    expect(delivered).toMatchObject({ kind: 'watching', mem: { expiredRelist: false }, session: { delivered: true } });
+    expect(step(delivered, event(statusEvent(410, 'Expired')), env()).state.kind).toBe('listing');
+    // After a streamed list too: its initial state does not count, the first event after it does.
+    const streamed = step(states.watching, event(statusEvent(410, 'Expired')), env({ useWatchList: true })).state;
+    expect(streamed).toMatchObject({ kind: 'streamOpening', mem: { expiredRelist: true } });
+    let s: State<Pod> = step(streamed, { kind: 'opened' }, env({ useWatchList: true })).state;
+    s = step(s, event(bookmark('30', true)), env({ useWatchList: true })).state;
+    expect(s).toMatchObject({ kind: 'watching', mem: { expiredRelist: true } });
+    expect(step(s, event(statusEvent(410, 'Expired')), env({ useWatchList: true })).state).toMatchObject({ kind: 'waiting', then: 'cycle' });
+    s = step(s, event({ type: 'MODIFIED', object: pod('a', '31') }), env({ useWatchList: true })).state;
+    expect(s).toMatchObject({ kind: 'watching', mem: { expiredRelist: false } });
+    // A relist that fails still backs off, as any failure.
+    expect(step(forced, failed(new ApiStatusError(500, 'etcd')), env()).state).toMatchObject({ kind: 'waiting', then: 'cycle' });
+  });
+
+  it('reports a watch whose first event is an ERROR as refused (it never opened), and no other', () => {
+    const refused = (from: State<Pod>, r: Result<Pod>): boolean => step(from, r, env()).reports.some((x) => x.kind === 'watchRefused');
+    expect(refused(states.watching, event(statusEvent(410, 'Expired')))).toBe(true);
+    expect(refused(states.watching, event(statusEvent(500, 'InternalError')))).toBe(true);
+    const delivered: State<Pod> = { ...states.watching, session: { fromStart: true, sawNonAdded: true, delivered: true } } as State<Pod>;
+    expect(refused(delivered, event(statusEvent(410, 'Expired')))).toBe(false);
+    expect(refused(states.watching, event(bookmark('11')))).toBe(false);
+  });
+
+  it('plans each backoff sleep with what it defers: a relist or a re-watch', () => {
+    expect(planOf(waitingForCycle)).toEqual({ kind: 'sleep', atLeastMs: 0, then: 'relist' });
+    expect(planOf(states.waiting)).toEqual({ kind: 'sleep', atLeastMs: 0, then: 'rewatch' });
   });
 
   it('marks request failures apart from what the reflector decided on its own', () => {

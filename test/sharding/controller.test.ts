@@ -10,7 +10,7 @@ import { resources, SharedInformerFactory } from '../../src/index.js';
 import { InMemoryRingStore, ShardRing } from '../../src/sharding/index.js';
 import { startFakeApiServer } from '../../src/testing/index.js';
 import { useCleanups } from '../listwatch/helpers.js';
-import { settle } from './helpers.js';
+import { CuttableStore, settle } from './helpers.js';
 
 const { cleanups } = useCleanups();
 
@@ -70,5 +70,41 @@ describe('Controller with the sharded option', () => {
     const expected = [...Array(N).keys()].map((i) => `default/cm-${i}`).filter((k) => owner([a, b, c], k) === 'c').sort();
     expect(cKeys).toEqual(expected);
     expect(overlaps).toEqual([]);
+  }, 60_000);
+
+  it('a reconcile whose slot is lost is interrupted, not failed: not logged as a failure, not counted, not retried', async () => {
+    const fake = await startFakeApiServer();
+    cleanups.push(() => fake.close());
+    for (let i = 0; i < 8; i++) fake.create(resources.configmaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'default' } });
+    const clock = new FakeClock();
+    const store = new CuttableStore(new InMemoryRingStore());
+    const warnings: string[] = [];
+    let started = 0;
+    const ring = new ShardRing({ store, name: 'cms', identity: 'a', slots: 8, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, logger: false });
+    const factory = new SharedInformerFactory(fake.kubeConfig, { logger: false });
+    const controller = Controller.for(factory, resources.configmaps).build(
+      async (key, ctx) => {
+        started++;
+        // A write in flight: it rejects when the signal aborts (as a request does).
+        await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error(`PUT ${key} was aborted`)), { once: true }));
+        return Action.done();
+      },
+      { name: 'cms-a', sharded: ring, concurrency: 8, reconcileTimeoutMs: 0, clock, logger: { debug: () => {}, info: () => {}, warn: (m) => void warnings.push(m), error: (m) => void warnings.push(m) } },
+    );
+    const stop = new AbortController();
+    factory.start(stop.signal);
+    const done = Promise.all([ring.run(stop.signal), controller.run(stop.signal)]);
+    cleanups.push(async () => {
+      stop.abort();
+      await clock.advance(20_000);
+      await done;
+    });
+    await settle(clock, 'a owns every slot and reconciles every primary', () => ring.ownedSlots().length === 8 && started === 8);
+    store.cut = true;
+    await settle(clock, 'a lost its slots', () => ring.ownedSlots().length === 0 && controller.stats().running === 0);
+    expect(controller.stats()).toMatchObject({ failed: 0, stopped: 8, failing: 0 });
+    expect(warnings).toEqual([]);
+    await clock.advance(10_000);
+    expect(started).toBe(8);
   }, 60_000);
 });

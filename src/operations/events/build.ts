@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ObjectReference } from 'kubernetes-types/core/v1.js';
 import { ApiStatusError, ErrorCodes, KubeInformerError, toError } from '../../core/errors.js';
+import { DNS_SUBDOMAIN, labelKeyProblem } from '../../core/label-selector.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../../core/options.js';
 import type { SeriesEntry } from './series.js';
 import type { EventDetails, EventsV1Event, EventSubject, EventType } from './types.js';
@@ -11,18 +12,9 @@ import type { EventDetails, EventsV1Event, EventSubject, EventType } from './typ
 /** The API's limits on an events.k8s.io/v1 Event (kubernetes `pkg/apis/core/validation/events.go`). */
 export const LIMITS = { reason: 128, action: 128, reportingInstance: 128, noteBytes: 1024 } as const;
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-
-/** True for a Kubernetes qualified name: `name` or `dns.prefix/name` (`IsQualifiedName`). */
+/** True for a Kubernetes qualified name: `name` or `dns.prefix/name` (`IsQualifiedName`, a label key's rules). */
 export function isQualifiedName(value: string): boolean {
-  const slash = value.indexOf('/');
-  const name = slash < 0 ? value : value.slice(slash + 1);
-  if (slash >= 0) {
-    const prefix = value.slice(0, slash);
-    if (prefix === '' || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)) return false;
-  }
-  return name.length <= 63 && QUALIFIED_NAME_PART.test(name);
+  return labelKeyProblem(value) === undefined;
 }
 
 /** client-go's default `reportingInstance`: `<controller>-<hostname>`, cut to the API's 128 characters. */

@@ -10,7 +10,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * Applies an RFC 7386 merge patch: objects merge key by key, `null` removes a key, anything else
  * (arrays included) replaces. Returns a new value; `target` is not changed.
  */
-export function applyMergePatch(target: unknown, patch: unknown): unknown {
+function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return structuredClone(patch);
   const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
@@ -97,7 +97,7 @@ function addAt(doc: unknown, pointer: string, value: unknown, replace: boolean):
 }
 
 /** Applies an RFC 6902 JSON patch (add, remove, replace, move, copy, test). Returns a new document. */
-export function applyJsonPatch(target: unknown, ops: unknown): unknown {
+function applyJsonPatch(target: unknown, ops: unknown): unknown {
   if (!Array.isArray(ops)) throw statusError(400, 'BadRequest', 'a JSON patch must be an array of operations');
   let doc = structuredClone(target);
   for (const raw of ops) {

@@ -1,0 +1,151 @@
+// The import table of CONTRIBUTING.md ("Layout") as dependency-cruiser rules; `npm run lint` runs it.
+//
+// Three rules, each over every file in src/:
+// - the table: a room imports only the rooms in its row (ROWS below — CONTRIBUTING.md's table says the same);
+// - no side door: a file of another room is imported only if that room's index.ts re-exports it (the
+//   room's contract), or it is listed in SHARED_INTERNALS; CONTRACTS narrows that for some pairs;
+// - no file circle: no import cycle, type-only imports included.
+// An import that cannot be resolved is an error too, so a broken resolver cannot make the check pass.
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+/**
+ * The rows of the table: room -> the rooms it may import (its own files are always allowed).
+ * `core` and `observability` import nothing; `runtime` is the one runtime (runnable group, backoff,
+ * ring buffer) between them and everything above; nothing in src/ imports `testing` except `testing`.
+ */
+const ROWS = {
+  core: [],
+  observability: [],
+  runtime: ['core', 'observability'],
+  // listwatch publishes its requests on the diagnostics channels (observability imports nothing).
+  listwatch: ['core', 'observability', 'runtime'],
+  reflector: ['core', 'observability', 'runtime', 'listwatch'],
+  fifo: ['core', 'runtime'],
+  store: ['core', 'runtime'],
+  mutation: ['core', 'observability', 'runtime'],
+  informer: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation'],
+  workqueue: ['core', 'observability', 'runtime'],
+  leaderelection: ['core', 'observability', 'runtime'],
+  sharding: ['core', 'observability', 'runtime', 'listwatch', 'informer'],
+  controller: ['core', 'observability', 'runtime', 'listwatch', 'store', 'informer', 'workqueue', 'leaderelection', 'sharding'],
+  // The top floor: runs controllers in production (manager, probes, metrics, Events, drift audit).
+  operations: ['core', 'observability', 'runtime', 'listwatch', 'informer', 'workqueue', 'leaderelection', 'controller', 'sharding'],
+  testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
+};
+
+/**
+ * Files another room may import although the room's index.ts does not re-export them (the index of
+ * some rooms is a public entry point, which must not grow internals).
+ */
+const SHARED_INTERNALS = {
+  // The scheduler's keyed delayed queue is built on the work queue's heap.
+  workqueue: ['heap.ts'],
+};
+
+/**
+ * Narrower doors for some pairs of rooms: room -> (imported room -> the only files it may import
+ * there). The reflector depends on the ListerWatcher contract, never on the transport or the decoder.
+ */
+const CONTRACTS = {
+  reflector: { listwatch: ['index.ts', 'types.ts', 'errors.ts'] },
+};
+
+/** The package's entry points at the top of src/ (they import room barrels only). */
+const ENTRY_POINTS = ['index.ts', 'cache.ts', 'objects.ts'];
+
+const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The files a room's index.ts re-exports (`export ... from './x.js'`), as paths relative to the room. */
+function doorsOf(srcDir, room) {
+  const index = path.join(srcDir, room, 'index.ts');
+  const doors = ['index.ts'];
+  if (!fs.existsSync(index)) return doors;
+  const text = fs.readFileSync(index, 'utf8');
+  for (const m of text.matchAll(/\bfrom\s+'\.\/([^']+)\.js'/g)) doors.push(`${m[1]}.ts`);
+  return doors;
+}
+
+/**
+ * The forbidden rules for the src/ tree under `baseDir`.
+ * @param {string} baseDir the folder that holds src/ (paths in the rules are relative to it)
+ */
+function forbiddenRules(baseDir) {
+  const srcDir = path.join(baseDir, 'src');
+  const rooms = Object.keys(ROWS);
+  const rules = [];
+  for (const room of rooms) {
+    const allowed = [room, ...ROWS[room]];
+    rules.push({
+      name: `import-table-${room}`,
+      comment: `${room}/ imports only ${ROWS[room].length ? ROWS[room].join(', ') : 'nothing'} (CONTRIBUTING.md, "Layout")`,
+      severity: 'error',
+      from: { path: `^src/${room}/` },
+      to: { path: '^src/', pathNot: allowed.map((r) => `^src/${r}/`) },
+    });
+    const doors = [...doorsOf(srcDir, room), ...(SHARED_INTERNALS[room] ?? [])];
+    rules.push({
+      name: `no-side-door-${room}`,
+      comment: `another room imports ${room}/ only through the files its index.ts re-exports (its contract)`,
+      severity: 'error',
+      from: { path: '^src/', pathNot: `^src/${room}/` },
+      to: { path: `^src/${room}/`, pathNot: `^src/${room}/(${doors.map(esc).join('|')})$` },
+    });
+  }
+  for (const [room, targets] of Object.entries(CONTRACTS)) {
+    for (const [target, files] of Object.entries(targets)) {
+      rules.push({
+        name: `contract-${room}-${target}`,
+        comment: `${room}/ imports ${target}/ only through ${files.join(', ')}`,
+        severity: 'error',
+        from: { path: `^src/${room}/` },
+        to: { path: `^src/${target}/`, pathNot: `^src/${target}/(${files.map(esc).join('|')})$` },
+      });
+    }
+  }
+  rules.push(
+    {
+      name: 'unknown-room',
+      comment: 'every folder under src/ is a room with a row in the table (.dependency-cruiser.cjs ROWS)',
+      severity: 'error',
+      from: { path: '^src/', pathNot: [...rooms.map((r) => `^src/${r}/`), ...ENTRY_POINTS.map((f) => `^src/${esc(f)}$`)] },
+      to: {},
+    },
+    {
+      name: 'entry-point-imports-barrels',
+      comment: 'an entry point (src/index.ts, src/cache.ts, src/objects.ts) imports room barrels only',
+      severity: 'error',
+      from: { path: ENTRY_POINTS.map((f) => `^src/${esc(f)}$`) },
+      to: { path: '^src/', pathNot: '^src/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'no file circle (type-only imports included)',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'every import resolves (a resolver that finds nothing would make every rule above pass)',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+  );
+  return rules;
+}
+
+module.exports = {
+  // The tree checked is the one in the working directory (npm runs scripts from the package root).
+  forbidden: forbiddenRules(process.cwd()),
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|dist)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.d.ts', '.js'] },
+  },
+};
