@@ -168,6 +168,22 @@ export type {
   ResourceClientOptions,
   JsonPatchOperation,
   DeleteOptions,
+  DeleteResult,
+  Status,
+  StatusDetails,
+  WriteOptions,
+  ReadOptions,
+  ClientListOptions,
+  PatchType,
+  ApplyOptions,
+  ApplyConfiguration,
+  ApplyIdentity,
+  ApplyMetadata,
+  DeepPartial,
+  Scale,
+  ApplyConflict,
+  CreateOrUpdateOptions,
+  CreateOrUpdateResult,
 } from './listwatch/index.js';
 
 // Reading the cache: listers and the namespace index.

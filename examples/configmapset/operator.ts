@@ -141,16 +141,6 @@ export interface ConfigMapSetOperatorStats extends ControllerStats {
 const statusCode = (err: unknown): number | undefined => (err as { statusCode?: number } | null)?.statusCode;
 
 /**
- * Records `result` with `ctx.wrote` when it is an object with a resource version. kube-apiserver
- * answers the immediate DELETE of a ConfigMap or a custom resource with a `Status`, not the object:
- * there is no version to wait for, and a stale cache at worst makes the next reconcile's delete answer 404.
- */
-function record(ctx: ReconcileContext<ConfigMapSet>, result: unknown): void {
-  const obj = result as { kind?: string; metadata?: { resourceVersion?: string } } | null;
-  if (obj?.kind !== undefined && obj.kind !== 'Status' && obj.metadata?.resourceVersion) ctx.wrote(obj);
-}
-
-/**
  * The ConfigMapSet operator. For each set it keeps one ConfigMap `<set>-<name>` per `spec.names` entry
  * with `spec.data` (created, repaired when edited or deleted by hand, deleted when no longer listed),
  * a record in the external registry, and `status` (`observedGeneration`, `ready`, a `Ready` condition).
@@ -324,7 +314,7 @@ export class ConfigMapSetOperator {
       const current = children.get(name);
       if (current === undefined) {
         try {
-          record(ctx, await this.#configMaps.create(desired, signal));
+          ctx.wrote(await this.#configMaps.create(desired, signal));
         } catch (err) {
           // 422: the API refuses the ConfigMap (a name past 253 characters, data past 1 MiB): only a change
           // of the set can fix that, so no retry with backoff — the set's next change reconciles it.
@@ -339,7 +329,7 @@ export class ConfigMapSetOperator {
       } else if (!configMapMatches(current, desired)) {
         // The cached resourceVersion makes this a compare-and-swap: a concurrent edit fails with 409 and is retried on a fresher cache.
         const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion } };
-        record(ctx, await this.#configMaps.replace(body, signal));
+        ctx.wrote(await this.#configMaps.replace(body, signal));
         this.#counts.configMaps.updated++;
         this.#onEvent(`updated ConfigMap ${ctx.namespace}/${name}`);
       }
@@ -373,7 +363,10 @@ export class ConfigMapSetOperator {
   async #deleteConfigMap(child: DeepReadonly<ConfigMap>, ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<void> {
     const name = child.metadata?.name ?? '';
     try {
-      record(ctx, await this.#configMaps.delete(name, ctx.namespace, { preconditions: { uid: child.metadata?.uid } }, signal));
+      // Gone (a Status): nothing to wait for — a stale cache at worst makes the next delete answer 404.
+      // Held by finalizers: wait until the cache shows the deletionTimestamp.
+      const deleted = await this.#configMaps.delete(name, ctx.namespace, { preconditions: { uid: child.metadata?.uid } }, signal);
+      if (!deleted.gone) ctx.wrote(deleted.object);
     } catch (err) {
       if (statusCode(err) === 404) return;
       throw err;
@@ -403,7 +396,7 @@ export class ConfigMapSetOperator {
     if (unchanged) return;
     const lastTransitionTime = oldReady?.status === condition.status ? oldReady.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const status: ConfigMapSetStatus = { observedGeneration: generation, ready, conditions: [{ ...condition, lastTransitionTime }] };
-    record(ctx, await this.#sets.patchStatus(ctx.name, ctx.namespace, { status }, 'merge', signal));
+    ctx.wrote(await this.#sets.patchStatus(ctx.name, ctx.namespace, { status }, 'merge', signal));
     this.#counts.statusWrites++;
     this.#onEvent(`status of ${ctx.key}: ready ${ready}/${ready + taken.length}, observedGeneration ${generation ?? '-'}`);
   }

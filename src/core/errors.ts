@@ -75,6 +75,8 @@ export const ErrorCodes = {
   RECONCILE_TERMINAL: 'RECONCILE_TERMINAL',
   /** Adding or removing a finalizer failed: another writer changed the list, or the write was refused. */
   FINALIZER_PATCH_FAILED: 'FINALIZER_PATCH_FAILED',
+  /** `setControllerReference` found another controller already owning the object (controller-runtime's AlreadyOwnedError). */
+  ALREADY_OWNED: 'ALREADY_OWNED',
   /** Something was run before what it depends on was started (a controller before its informer factory). */
   NOT_STARTED: 'NOT_STARTED',
   /** A broken internal invariant: a bug in kube-informer, or one of its internal APIs called out of order. */

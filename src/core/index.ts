@@ -14,3 +14,7 @@ export * from './task-scope.js';
 export * from './resources.js';
 export * from './abort.js';
 export * from './shard-selector.js';
+export * from './api-errors.js';
+export * from './conditions.js';
+export * from './owner-references.js';
+export * from './managed-fields.js';

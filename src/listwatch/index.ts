@@ -8,4 +8,23 @@ export { newListWatch, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from './lis
 export type { NewListWatchOptions, KubeListWatch } from './list-watch.js';
 export type { KubeConfigLike } from './transport.js';
 export { ResourceClient, newResourceClient } from './resource-client.js';
-export type { ResourceClientOptions, JsonPatchOperation, DeleteOptions } from './resource-client.js';
+export type { ResourceClientOptions, CreateOrUpdateOptions, CreateOrUpdateResult } from './resource-client.js';
+export type {
+  ApplyConfiguration,
+  ApplyIdentity,
+  ApplyMetadata,
+  ApplyOptions,
+  ClientListOptions,
+  DeepPartial,
+  DeleteOptions,
+  DeleteResult,
+  JsonPatchOperation,
+  PatchType,
+  ReadOptions,
+  Scale,
+  Status,
+  StatusDetails,
+  WriteOptions,
+} from './client-types.js';
+export { ApplyConflictError, MAX_FIELD_MANAGER_LENGTH } from './apply.js';
+export type { ApplyConflict } from './apply.js';

@@ -47,6 +47,11 @@ export interface StateWriteOptions {
   expectUid?: string;
   /** `update` of a missing object creates it instead of failing with 404. Default false. */
   allowCreate?: boolean;
+  /**
+   * Check and answer as for a real write, but change nothing (`dryRun=All`): no new resourceVersion,
+   * no history, no watch event. The answer keeps the stored resourceVersion (none for a create). Default false.
+   */
+  dryRun?: boolean;
 }
 
 const WRITE_OPTION_SCHEMA = {
@@ -54,6 +59,7 @@ const WRITE_OPTION_SCHEMA = {
   expectResourceVersion: 'string',
   expectUid: 'string',
   allowCreate: 'boolean',
+  dryRun: 'boolean',
 } as const satisfies OptionSchemaFor<StateWriteOptions>;
 
 interface ResourceSlot {
@@ -264,6 +270,14 @@ export class ResourceState {
     stamp: { uid: unknown },
     options: StateWriteOptions,
   ): StoredEntry {
+    if (options.dryRun === true) {
+      const dry: ObjectMeta = { ...(obj.metadata ?? {}) };
+      if (prev === undefined) delete dry.resourceVersion;
+      else dry.resourceVersion = prev.meta.resourceVersion;
+      if (typeof stamp.uid === 'string') dry.uid = stamp.uid;
+      const { namespace, name } = identity(obj);
+      return { key, namespace, name, rv: prev?.rv ?? 0, json: JSON.stringify({ ...obj, metadata: dry }), meta: structuredClone(dry) };
+    }
     const rv = this.#rv + 1;
     const meta: ObjectMeta = { ...(obj.metadata ?? {}), resourceVersion: String(rv) };
     if (typeof stamp.uid === 'string') meta.uid = stamp.uid;

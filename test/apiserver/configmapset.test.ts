@@ -87,7 +87,8 @@ describe('the configmapset operator against the real kube-apiserver', () => {
       expect(live.status?.observedGeneration).toBe(1);
 
       const marked = await sets.delete('web', namespace);
-      expect(marked.metadata?.deletionTimestamp).toBeDefined();
+      expect(marked.gone).toBe(false);
+      expect(marked.object?.metadata?.deletionTimestamp).toBeDefined();
       for (let i = 0; hanging.removeCalls === 0 && i < 600; i++) await new Promise((resolve) => setTimeout(resolve, 50));
       expect(hanging.removeCalls).toBeGreaterThan(0);
       first.stop.abort();

@@ -63,7 +63,7 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   // list/watch
   ['newListWatch', () => newListWatch(kc, resources.pods, js({ namespce: 'a' })), 'newListWatch: unknown option namespce (did you mean namespace?)'],
   ['newResourceClient', () => newResourceClient(kc, resources.pods, js({ fieldmanager: 'me' })), 'ResourceClient: unknown option fieldmanager (did you mean fieldManager?)'],
-  ['ResourceClient.delete', () => newResourceClient(kc, resources.pods).delete('p', 'ns', js({ preconditions: { resourceVerison: '1' } })), 'ResourceClient.delete: unknown option preconditions.resourceVerison (did you mean preconditions.resourceVersion?)'],
+  ['ResourceClient.delete', () => newResourceClient(kc, resources.pods).delete('p', 'ns', js({ preconditions: { resourceVerison: '1' } })), 'ResourceClient(pods).delete: unknown option preconditions.resourceVerison (did you mean preconditions.resourceVersion?)'],
   ['ListerWatcher.list', () => newListWatch(kc, resources.pods).list(js({ limt: 5 }), new AbortController().signal), 'ListerWatcher.list: unknown option limt (did you mean limit?)'],
   ['ListerWatcher.watch', () => newListWatch(kc, resources.pods).watch(js({ allowWatchBookmark: true }), new AbortController().signal), 'ListerWatcher.watch: unknown option allowWatchBookmark (did you mean allowWatchBookmarks?)'],
   ['decodeWatchStream', () => decodeWatchStream(js([]), js({ descripton: 'x' })), 'decodeWatchStream: unknown option descripton (did you mean description?)'],

@@ -90,3 +90,21 @@ describe('fake API server: finalizers', () => {
     expect(server.get('configmaps', 'c', 'default')).toBeDefined();
   });
 });
+
+describe('fake API server: the answer to a DELETE (kube-apiserver v1.37.2)', () => {
+  it('answers a Status (Success, details name/group/kind/uid) for an object without finalizers', async () => {
+    const created = server.create('configmaps', { metadata: { name: 'c', namespace: 'default' } });
+    const del = await send('DELETE', CM);
+    expect(del.status).toBe(200);
+    expect(del.body).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: 'c', kind: 'configmaps', uid: (created.metadata as { uid?: string }).uid } });
+    server.create('leases.coordination.k8s.io', { metadata: { name: 'l', namespace: 'default' } });
+    const lease = await send('DELETE', '/apis/coordination.k8s.io/v1/namespaces/default/leases/l');
+    expect(lease.body.details).toMatchObject({ name: 'l', group: 'coordination.k8s.io', kind: 'leases' });
+  });
+
+  it('answers the object (with deletionTimestamp) when finalizers hold it', async () => {
+    server.create('configmaps', withFinalizers('example.com/a'));
+    const del = await send('DELETE', CM);
+    expect(del.body).toMatchObject({ kind: 'ConfigMap', metadata: { deletionTimestamp: '2026-11-24T10:00:00Z' } });
+  });
+});

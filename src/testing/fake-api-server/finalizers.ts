@@ -31,7 +31,7 @@ export function deleteOrMark(state: ResourceState, stateKey: string, namespace: 
   const obj = JSON.parse(prev.json) as KubeObject;
   const meta: ObjectMeta = { ...obj.metadata, deletionTimestamp: metaTime(now), deletionGracePeriodSeconds: 0 };
   if (typeof meta.generation === 'number') meta.generation += 1;
-  return state.update(stateKey, { ...obj, metadata: meta }, { broadcast: options.broadcast });
+  return state.update(stateKey, { ...obj, metadata: meta }, { broadcast: options.broadcast, dryRun: options.dryRun });
 }
 
 /**

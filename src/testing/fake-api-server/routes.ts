@@ -10,6 +10,8 @@ import { parsePath, type ResourceInfo } from './paths.js';
 import { notServedError, type ResourceRegistry } from './registry.js';
 import { WatchConnection } from './watch.js';
 import { serveCreate, serveDelete, serveGet, servePatch, serveUpdate, type ObjectRequest } from './writes.js';
+import { serveScale } from './scale.js';
+import { isApplyPatch, serveApply } from './apply.js';
 
 /** One request the fake server received, as {@link FakeApiServer.requests} reports it. */
 export interface RequestRecord {
@@ -220,7 +222,14 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
     contentType: req.headers['content-type'] ?? 'application/json',
     metadataOnly,
     now: ctx.now,
+    dryRun: query.get('dryRun') === 'All',
+    fieldManager: query.get('fieldManager') ?? undefined,
+    force: query.get('force') === 'true',
   };
+  if (query.has('dryRun') && query.get('dryRun') !== 'All') {
+    throw statusError(400, 'BadRequest', `dryRun: Unsupported value: ${JSON.stringify(query.get('dryRun'))}: supported values: "All"`);
+  }
+  if (parsed.subresource === 'scale') return serveScale(res, ctx.state, r, verb);
   if (parsed.subresource !== undefined && parsed.subresource !== 'status') {
     throw statusError(404, 'NotFound', `the server could not find the requested resource (subresource ${parsed.subresource})`);
   }
@@ -232,6 +241,7 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
     case 'update':
       return serveUpdate(res, ctx.state, r);
     case 'patch':
+      if (isApplyPatch(r.contentType)) return serveApply(res, ctx.state, r);
       return servePatch(res, ctx.state, r);
     case 'delete':
       return serveDelete(res, ctx.state, r);

@@ -8,6 +8,7 @@ import { parseJsonBody, partialContentType, sendJson } from './http-util.js';
 import { normalizeObject, withGeneration, type ResourceInfo } from './paths.js';
 import { applyPatch } from './patch.js';
 import { applyDeletionRules, deleteOrMark } from './finalizers.js';
+import { recordUpdate } from './ownership.js';
 
 /** What a single-object request addresses. */
 export interface ObjectRequest {
@@ -27,6 +28,12 @@ export interface ObjectRequest {
   metadataOnly: boolean;
   /** The server's "now", for creationTimestamp. */
   now: () => Date;
+  /** `dryRun=All`: check and answer, change nothing. */
+  dryRun: boolean;
+  /** The `fieldManager` query parameter, when given. */
+  fieldManager?: string;
+  /** The `force` query parameter of an apply. */
+  force: boolean;
 }
 
 function existing(state: ResourceState, r: ObjectRequest): StoredEntry {
@@ -37,7 +44,8 @@ function existing(state: ResourceState, r: ObjectRequest): StoredEntry {
   return entry;
 }
 
-function answer(res: ServerResponse, code: number, entry: StoredEntry, metadataOnly: boolean): void {
+/** Sends a stored object (or its PartialObjectMetadata) with `code`. */
+export function answer(res: ServerResponse, code: number, entry: StoredEntry, metadataOnly: boolean): void {
   if (metadataOnly) {
     const body = `{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":${JSON.stringify(entry.meta)}}`;
     sendJson(res, code, body, { 'Content-Type': partialContentType(false) });
@@ -60,11 +68,24 @@ function checkNamespace(r: ObjectRequest, obj: KubeObject): void {
 }
 
 /** Keeps the fields the server owns (uid, creationTimestamp) from the stored version. */
-function keepServerFields(obj: KubeObject, prev: StoredEntry): KubeObject {
+export function keepServerFields(obj: KubeObject, prev: StoredEntry): KubeObject {
   const meta: ObjectMeta = { ...(obj.metadata ?? {}) };
   meta.uid = prev.meta.uid;
   if (prev.meta.creationTimestamp !== undefined) meta.creationTimestamp = prev.meta.creationTimestamp;
   return { ...obj, metadata: meta };
+}
+
+/**
+ * `next` with its managedFields updated for a create, update or patch (operation `Update`) by the
+ * request's field manager (`unknown` when the request names none).
+ */
+function tracked(r: ObjectRequest, prev: StoredEntry | undefined, next: KubeObject): KubeObject {
+  const before = prev === undefined ? undefined : (JSON.parse(prev.json) as KubeObject);
+  const managedFields = recordUpdate(before, next, r.fieldManager ?? 'unknown', r.subresource, r.ri.apiVersion, r.now);
+  const meta: ObjectMeta = { ...(next.metadata ?? {}) };
+  if (managedFields.length > 0) meta.managedFields = managedFields;
+  else delete meta.managedFields;
+  return { ...next, metadata: meta };
 }
 
 /** GET of one object: 200 with it, or 404. */
@@ -82,8 +103,8 @@ export function serveCreate(res: ServerResponse, state: ResourceState, r: Object
   }
   delete meta.resourceVersion;
   if (r.namespace !== '') meta.namespace = r.namespace;
-  const normalized = withGeneration(r.ri, undefined, normalizeObject(r.ri, { ...obj, metadata: meta }, r.namespace || 'default', r.now));
-  answer(res, 201, state.create(r.ri.stateKey, normalized), r.metadataOnly);
+  const normalized = tracked(r, undefined, withGeneration(r.ri, undefined, normalizeObject(r.ri, { ...obj, metadata: meta }, r.namespace || 'default', r.now)));
+  answer(res, 201, state.create(r.ri.stateKey, normalized, { dryRun: r.dryRun }), r.metadataOnly);
 }
 
 /**
@@ -104,7 +125,7 @@ export function serveUpdate(res: ServerResponse, state: ResourceState, r: Object
   } else {
     next = keepServerFields({ ...obj, metadata: { ...(obj.metadata ?? {}), name: r.name } }, prev);
   }
-  answer(res, 200, store(state, r, prev, normalizeObject(r.ri, next, r.namespace, r.now), expectRv), r.metadataOnly);
+  answer(res, 200, storeWrite(state, r, prev, tracked(r, prev, normalizeObject(r.ri, next, r.namespace, r.now)), expectRv), r.metadataOnly);
 }
 
 /**
@@ -113,11 +134,11 @@ export function serveUpdate(res: ServerResponse, state: ResourceState, r: Object
  * `deleteWithoutFinalizers`): the object as written, at the resourceVersion it was read at — only the
  * DELETED event carries the deletion's new version.
  */
-function store(state: ResourceState, r: ObjectRequest, prev: StoredEntry, next: KubeObject, expectRv: string | undefined): StoredEntry {
+export function storeWrite(state: ResourceState, r: ObjectRequest, prev: StoredEntry, next: KubeObject, expectRv: string | undefined): StoredEntry {
   const ruled = applyDeletionRules(prev, withGeneration(r.ri, JSON.parse(prev.json) as KubeObject, next), r.ri.resource);
-  if (ruled !== 'delete') return state.update(r.ri.stateKey, ruled, { expectResourceVersion: expectRv });
+  if (ruled !== 'delete') return state.update(r.ri.stateKey, ruled, { expectResourceVersion: expectRv, dryRun: r.dryRun });
   const written: KubeObject = { ...next, metadata: { ...next.metadata, finalizers: [], resourceVersion: prev.meta.resourceVersion } };
-  state.delete(r.ri.stateKey, prev.namespace, prev.name, { expectResourceVersion: expectRv, finalState: written });
+  state.delete(r.ri.stateKey, prev.namespace, prev.name, { expectResourceVersion: expectRv, finalState: written, dryRun: r.dryRun });
   return { ...prev, json: JSON.stringify(written), meta: written.metadata ?? {} };
 }
 
@@ -139,12 +160,20 @@ export function servePatch(res: ServerResponse, state: ResourceState, r: ObjectR
   let next = keepServerFields({ ...patched, metadata: { ...(patched.metadata ?? {}), name: prev.name } }, prev);
   if (r.subresource === 'status') next = { ...current, status: (patched as { status?: unknown }).status } as KubeObject;
   if (r.ri.namespaced) next.metadata = { ...next.metadata, namespace: prev.namespace };
-  answer(res, 200, store(state, r, prev, normalizeObject(r.ri, next, r.namespace, r.now), expectRv), r.metadataOnly);
+  answer(res, 200, storeWrite(state, r, prev, tracked(r, prev, normalizeObject(r.ri, next, r.namespace, r.now)), expectRv), r.metadataOnly);
 }
 
 /**
- * DELETE: 200 with the deleted object's final state; 404 when missing; DeleteOptions preconditions →
- * 409. An object with finalizers is only marked (`deletionTimestamp`) and answered as it now is.
+ * The resources whose DELETE answers the deleted object itself (kube-apiserver's registries with
+ * `ReturnDeletedObject`: pods); every other resource answers a `Status`.
+ */
+const RETURNS_DELETED_OBJECT = new Set(['pods']);
+
+/**
+ * DELETE: 404 when missing; DeleteOptions preconditions → 409. An object with finalizers is only
+ * marked (`deletionTimestamp`) and answered as it now is. An object deleted at once is answered as
+ * kube-apiserver v1.37.2 answers it (`Store.finalizeDelete`): a `Status` with `status: Success` and
+ * `details` {name, group, kind (the plural resource), uid}, or the final state for pods.
  */
 export function serveDelete(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
   let preconditions: { resourceVersion?: string; uid?: string } = {};
@@ -152,10 +181,16 @@ export function serveDelete(res: ServerResponse, state: ResourceState, r: Object
     const opts = parseJsonBody(r.body) as { preconditions?: { resourceVersion?: string; uid?: string } } | null;
     preconditions = opts?.preconditions ?? {};
   }
-  existing(state, r);
+  const held = (existing(state, r).meta.finalizers?.length ?? 0) > 0;
   const entry = deleteOrMark(state, r.ri.stateKey, r.namespace, r.name ?? '', r.now, {
     expectResourceVersion: preconditions.resourceVersion,
     expectUid: preconditions.uid,
+    dryRun: r.dryRun,
   });
-  answer(res, 200, entry, r.metadataOnly);
+  if (held || RETURNS_DELETED_OBJECT.has(r.ri.stateKey)) {
+    answer(res, 200, entry, r.metadataOnly);
+    return;
+  }
+  const details = { name: entry.name, ...(r.ri.group !== '' ? { group: r.ri.group } : {}), kind: r.ri.resource, uid: entry.meta.uid };
+  sendJson(res, 200, JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }));
 }
