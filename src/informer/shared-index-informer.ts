@@ -3,7 +3,7 @@
 import { abortableWait } from '../core/abort.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { TaskScope } from '../core/task-scope.js';
-import { RateLimitedLog, resolveLogger } from '../core/log.js';
+import { RateLimitedLog, errorFields, resolveLogger, withFields } from '../core/log.js';
 import { deletionHandlingMetaNamespaceKeyFunc, keyOf, type KeyFunc } from '../core/keys.js';
 import { channels, publish } from '../observability/channels.js';
 import { DeltaFIFO } from '../fifo/delta-fifo.js';
@@ -147,7 +147,7 @@ export class SharedIndexInformer<T> {
     this.#view = readonlyIndexer(this.#indexer);
     writableIndexers.set(this as SharedIndexInformer<unknown>, this.#indexer as Indexer<unknown>);
     this.#processor = new SharedProcessor<T>(this.#clock);
-    this.#log = new RateLimitedLog(resolveLogger(options.logger), this.#clock);
+    this.#log = new RateLimitedLog(withFields(resolveLogger(options.logger), { component: 'informer', name: this.#name }), this.#clock);
     this.#syncFailures = new SyncFailureTracker({
       name: this.#name,
       clock: this.#clock,
@@ -534,7 +534,7 @@ export class SharedIndexInformer<T> {
     });
     await scope.closed().catch(() => undefined);
     const failure = scope.failure;
-    if (failure !== undefined) this.#log.logger.error(`informer ${this.#name} stopped: ${failure.message}`);
+    if (failure !== undefined) this.#log.logger.error(`informer ${this.#name} stopped: ${failure.message}`, errorFields(failure));
     const stopped = new InformerStoppedError(
       `informer ${this.#name} ${controller.hasSynced() ? 'has stopped' : 'stopped before its cache synced'}`,
       { cause: failure },
@@ -588,7 +588,7 @@ export class SharedIndexInformer<T> {
   #onSynced(): void {
     this.#syncFailures.succeeded();
     const rv = this.lastSyncResourceVersion();
-    this.#log.logger.debug(`informer ${this.#name} synced ${this.#indexer.list().length} objects${rv === '' ? '' : ` at resource version ${rv}`}`);
+    this.#log.logger.debug(`informer ${this.#name} synced ${this.#indexer.list().length} objects${rv === '' ? '' : ` at resource version ${rv}`}`, { resourceVersion: rv });
     this.#synced.check();
     for (const reg of this.#registrations) reg.listener.synced.check();
     this.#events.emit('synced');
@@ -625,13 +625,13 @@ export class SharedIndexInformer<T> {
       // A synced cache stays stale meanwhile (health() says so too): say until when. (Before the first
       // sync, the failed list's own warning and the sync-failure policy speak.)
       if (e.then !== 'relist' || !this.hasSynced()) return;
-      this.#log.log('warn', 'relist-deferred', `informer ${this.#name}: relist deferred by backoff until ${clockTime(e.until)} (in ${e.delayMs} ms); the cache is stale until then`);
+      this.#log.log('warn', 'relist-deferred', `informer ${this.#name}: relist deferred by backoff until ${clockTime(e.until)} (in ${e.delayMs} ms); the cache is stale until then`, { delayMs: e.delayMs });
     });
   }
 
   #onWatchError(err: Error, ctx: ReflectorErrorContext): void {
     const next = ACTION_TEXT[ctx.action];
-    this.#log.log('warn', `${ctx.phase}:${failureReason(err)}`, `informer ${this.#name}: ${ctx.phase} failed, ${next}: ${err.message}`);
+    this.#log.log('warn', `${ctx.phase}:${failureReason(err)}`, `informer ${this.#name}: ${ctx.phase} failed, ${next}: ${err.message}`, { phase: ctx.phase, action: ctx.action, ...errorFields(err) });
     try {
       this.#options.onWatchError?.(err, ctx);
     } catch (hookError) {
@@ -651,11 +651,11 @@ export class SharedIndexInformer<T> {
   #onSourceSucceeded(what: 'list' | 'watch', failuresBefore: number): void {
     if (failuresBefore === 0) return;
     this.#log.reset();
-    this.#log.logger.info(`informer ${this.#name}: ${what} succeeded again after ${failuresBefore} failure${failuresBefore === 1 ? '' : 's'}`);
+    this.#log.logger.info(`informer ${this.#name}: ${what} succeeded again after ${failuresBefore} failure${failuresBefore === 1 ? '' : 's'}`, { phase: what, failures: failuresBefore });
   }
 
   #onSyncBlocked(err: Error): void {
-    this.#log.log('error', 'sync-blocked', `${err.message} (sync waits reject; the informer keeps retrying)`);
+    this.#log.log('error', 'sync-blocked', `${err.message} (sync waits reject; the informer keeps retrying while it runs)`, errorFields(err));
     this.#synced.rejectWaiters(err);
     for (const reg of this.#registrations) reg.listener.synced.rejectWaiters(err);
   }
