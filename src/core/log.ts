@@ -49,6 +49,7 @@ export interface FieldsFirstLogger {
  * @example
  * ```ts
  * import pino from 'pino';
+ * import { fieldsFirst } from 'kube-informer/operations';
  * const factory = new SharedInformerFactory(kc, { logger: fieldsFirst(pino()) });
  * ```
  */

@@ -1,5 +1,7 @@
 // The operations entry point (`kube-informer/operations`): running controllers in production — the manager, probes, metrics, the Event recorder, the drift audit.
 export { Manager } from './manager.js';
+export { fieldsFirst } from '../core/index.js';
+export type { FieldsFirstLogger } from '../core/index.js';
 export type { ManagerOptions, ManagerPhase } from './manager.js';
 export { probeHandler, probeReport, startProbeServer } from './probes.js';
 export type { InformerVerdict, MetricsRegistryLike, ProbeOptions, ProbeReport, ProbeServer, ProbeServerOptions } from './probes.js';
