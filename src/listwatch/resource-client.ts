@@ -184,7 +184,7 @@ export class ResourceClient<T> {
     return this.#write('PATCH', this.#path(namespace, this.#name(name)), patch, this.#patchType(type), o);
   }
 
-  /** PATCH the status subresource (see {@link patch} for the types). */
+  /** PATCH the status subresource (see {@link ResourceClient.patch} for the types). */
   async patchStatus(name: string, namespace: string | undefined, patch: readonly JsonPatchOperation[] | object, type: PatchType, options?: WriteOptions | AbortSignal): Promise<T> {
     const o = this.#check('patchStatus', opts(options), WRITE_SCHEMA);
     return this.#write('PATCH', `${this.#path(namespace, this.#name(name))}/status`, patch, this.#patchType(type), o);
