@@ -33,6 +33,8 @@ const ROWS = {
   controller: ['core', 'observability', 'runtime', 'listwatch', 'store', 'informer', 'workqueue', 'leaderelection', 'sharding'],
   // The top floor: runs controllers in production (manager, probes, metrics, Events, drift audit).
   operations: ['core', 'observability', 'runtime', 'listwatch', 'informer', 'workqueue', 'leaderelection', 'controller', 'sharding'],
+  // kube-informer/crd: custom resources defined once (TypeBox); installs CRDs through listwatch's ResourceClient.
+  crd: ['core', 'listwatch'],
   testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
 };
 

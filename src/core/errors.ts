@@ -77,6 +77,11 @@ export const ErrorCodes = {
   FINALIZER_PATCH_FAILED: 'FINALIZER_PATCH_FAILED',
   /** Something was run before what it depends on was started (a controller before its informer factory). */
   NOT_STARTED: 'NOT_STARTED',
+  /**
+   * A CustomResourceDefinition was refused by the API server, or did not become `Established` in time
+   * (`ensureCustomResourceDefinitions`, `kube-informer/crd`).
+   */
+  CRD_NOT_ESTABLISHED: 'CRD_NOT_ESTABLISHED',
   /** A broken internal invariant: a bug in kube-informer, or one of its internal APIs called out of order. */
   INTERNAL: 'INTERNAL',
 } as const;

@@ -1,0 +1,125 @@
+// Custom resources defined once (kube-informer/crd) on the real kube-apiserver: the CRDs are Established, the server rejects exactly what the client-side validator rejects, and defaults agree.
+
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { ApiStatusError, newResourceClient, resources } from '../../src/index.js';
+import { CustomResourceDefinitionError, Type, defineCustomResource, ensureCustomResourceDefinitions } from '../../src/crd/index.js';
+import { gadgets, objectOf, rows, widgets } from '../crd/definitions.js';
+import { startRealApiServer, type RealApiServer } from './harness.js';
+
+/** The field paths of a 422 answer's causes, `<root>` for the object itself. */
+function serverFields(err: unknown): string[] {
+  if (!(err instanceof ApiStatusError)) throw err;
+  const causes = (err.status as { details?: { causes?: { field?: string }[] } }).details?.causes ?? [];
+  return causes.map((c) => (c.field === undefined || c.field === '' ? '<root>' : c.field));
+}
+
+function serverMessages(err: unknown): string[] {
+  const causes = ((err as ApiStatusError).status as { details?: { causes?: { field?: string; message?: string }[] } }).details?.causes ?? [];
+  return causes.map((c) => `${c.field}: ${c.message}`);
+}
+
+describe('custom resources defined once, on the real kube-apiserver', () => {
+  let server: RealApiServer;
+  const namespace = `ki-crd-${randomBytes(3).toString('hex')}`;
+
+  beforeAll(async () => {
+    server = await startRealApiServer();
+    const namespaces = newResourceClient(server.kubeConfig, resources.namespaces);
+    await namespaces.create({ metadata: { name: namespace } });
+    namespaces.close();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('installs every generated CRD (CEL, defaults, int-or-string, two versions, columns, subresources) and each becomes Established', async () => {
+    const client = newResourceClient(server.kubeConfig, resources.customresourcedefinitions);
+    const installed = await ensureCustomResourceDefinitions(client, [widgets, gadgets]);
+    expect(installed.map((c) => c.status?.conditions?.find((x) => x.type === 'Established')?.status)).toEqual(['True', 'True']);
+    expect(installed[0].spec.versions.map((v) => v.name)).toEqual(['v1', 'v1beta1']);
+    // A second call updates in place and still resolves.
+    const again = await ensureCustomResourceDefinitions(client, [widgets]);
+    expect(again[0].metadata?.name).toBe('widgets.crdtest.kube-informer.dev');
+    client.close();
+  });
+
+  it('rejects exactly the objects the client-side validator rejects, naming the same fields (the server is the oracle)', async () => {
+    const client = newResourceClient(server.kubeConfig, widgets.descriptor);
+    const report: string[] = [];
+    let messagesEqual = 0;
+    let rejected = 0;
+    for (const [i, row] of rows.entries()) {
+      const obj = objectOf(row, i, namespace);
+      const local = widgets.validate(obj);
+      let fields: string[] = [];
+      let err: unknown;
+      try {
+        await client.create(obj as never);
+      } catch (e) {
+        err = e;
+        fields = serverFields(e);
+      }
+      if (fields.length > 0) rejected++;
+      const localFields = local.errors.map((e) => e.field);
+      // Where only CEL rejects, the client says the rule went unchecked instead.
+      const expected = row.cel === true ? [] : fields;
+      if (row.cel === true) expect(local.unchecked.length, row.title).toBeGreaterThan(0);
+      if (JSON.stringify([...localFields].sort()) !== JSON.stringify([...expected].sort())) {
+        report.push(`${row.title}: server ${JSON.stringify(fields)} ${JSON.stringify(err === undefined ? [] : serverMessages(err))}, client ${JSON.stringify(localFields)}`);
+      }
+      if (JSON.stringify([...fields].sort()) !== JSON.stringify([...row.fields].sort())) report.push(`table ${row.title}: server ${JSON.stringify(fields)} ${JSON.stringify(err === undefined ? [] : serverMessages(err))}, table ${JSON.stringify(row.fields)}`);
+      if (err !== undefined && row.cel !== true) {
+        const server = serverMessages(err).sort();
+        const mine = local.errors.map((e) => e.message).sort();
+        if (JSON.stringify(server) === JSON.stringify(mine)) messagesEqual++;
+        else report.push(`message ${row.title}: server ${JSON.stringify(server)} client ${JSON.stringify(mine)}`);
+      }
+    }
+    console.log(`crd oracle: ${rows.length} objects, ${rejected} rejected by the server, ${messagesEqual} with identical messages\n${report.join('\n')}`);
+    expect(report).toEqual([]);
+    expect(rows.length).toBeGreaterThanOrEqual(50);
+    client.close();
+  });
+
+  it('applies the same defaults as the schema, in both versions', async () => {
+    const v1 = newResourceClient(server.kubeConfig, widgets.descriptor);
+    const obj = { apiVersion: 'crdtest.kube-informer.dev/v1', kind: 'Widget', metadata: { name: 'defaults', namespace }, spec: { name: 'ab', ports: [{ name: 'p', port: 1 }], size: null } };
+    const created = await v1.create(obj as never);
+    expect(created.spec).toEqual(widgets.withDefaults(obj).spec);
+    expect(created.spec).toMatchObject({ size: 1, color: 'red', enabled: true, maxUnavailable: '25%', minReplicas: 1, maxReplicas: 3, ports: [{ protocol: 'TCP' }] });
+    const beta = newResourceClient(server.kubeConfig, widgets.descriptors.v1beta1);
+    const old = { apiVersion: 'crdtest.kube-informer.dev/v1beta1', kind: 'Widget', metadata: { name: 'beta', namespace }, spec: {} };
+    const createdOld = await beta.create(old as never);
+    expect(createdOld.spec).toEqual(widgets.withDefaults(old, 'v1beta1').spec);
+    expect(createdOld.spec).toEqual({ size: 2 });
+    const gadgetClient = newResourceClient(server.kubeConfig, gadgets.descriptor);
+    await expect(gadgetClient.create({ apiVersion: 'crdtest.kube-informer.dev/v1alpha1', kind: 'Gadget', metadata: { name: 'g' }, spec: { mode: 'warp', budget: 0.1 } } as never)).rejects.toSatisfy(
+      (e) => JSON.stringify(serverFields(e).sort()) === JSON.stringify(gadgets.validate({ spec: { mode: 'warp', budget: 0.1 } }).errors.map((x) => x.field).sort()),
+    );
+    v1.close();
+    beta.close();
+    gadgetClient.close();
+  });
+
+  it('serves the status and scale subresources the definition declares', async () => {
+    const v1 = newResourceClient(server.kubeConfig, widgets.descriptor);
+    const created = await v1.create({ apiVersion: 'crdtest.kube-informer.dev/v1', kind: 'Widget', metadata: { name: 'sub', namespace }, spec: { name: 'ab', size: 4 } } as never);
+    const withStatus = await v1.replaceStatus({ ...created, status: { replicas: 4, selector: 'app=x', phase: 'Ready' } });
+    expect(withStatus.status).toEqual({ replicas: 4, selector: 'app=x', phase: 'Ready' });
+    const custom = server.kubeConfig.makeApiClient(CustomObjectsApi);
+    const s = (await custom.getNamespacedCustomObjectScale({ group: 'crdtest.kube-informer.dev', version: 'v1', namespace, plural: 'widgets', name: 'sub' })) as { spec?: { replicas?: number }; status?: { replicas?: number; selector?: string } };
+    expect(s).toMatchObject({ spec: { replicas: 4 }, status: { replicas: 4, selector: 'app=x' } });
+    v1.close();
+  });
+
+  it('refuses a CRD the server rejects with a CustomResourceDefinitionError naming its field errors', async () => {
+    const client = newResourceClient(server.kubeConfig, resources.customresourcedefinitions);
+    const def = defineCustomResource({ group: 'crdtest.kube-informer.dev', names: { kind: 'Broken' }, versions: { v1: { spec: Type.Object({ a: Type.String() }, { 'x-kubernetes-validations': [{ rule: 'self.a ==' }] }) } } });
+    const err = await ensureCustomResourceDefinitions(client, [def]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CustomResourceDefinitionError);
+    expect((err as CustomResourceDefinitionError).causes.join('\n')).toContain('x-kubernetes-validations[0].rule');
+    client.close();
+  });
+});
