@@ -148,6 +148,7 @@ module.exports = {
     exclude: { path: '^(node_modules|dist)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { extensions: ['.ts', '.d.ts', '.js'] },
+    // exportsFields + conditionNames: packages that resolve only through "exports" with an "import" condition (typebox 1.x).
+    enhancedResolveOptions: { extensions: ['.ts', '.d.ts', '.js'], conditionNames: ['import', 'require', 'node', 'default'], exportsFields: ['exports'] },
   },
 };
