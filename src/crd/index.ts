@@ -22,3 +22,5 @@ export {
   type EnsureCustomResourceDefinitionsOptions,
   type CrdSource,
 } from './ensure.js';
+export { crdTypes, type GeneratedTypes } from './types-gen.js';
+export { runCrdCommand, generateYaml, parseCrds, type CommandIo } from './cli.js';
