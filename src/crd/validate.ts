@@ -276,7 +276,7 @@ export function validateObject(schema: StructuralSchema, obj: unknown): Validati
 const BLOCKING = new Set<FieldErrorType>(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
 
 /** Whether a schema holds a CEL rule anywhere. */
-export function hasRules(schema: StructuralSchema): boolean {
+function hasRules(schema: StructuralSchema): boolean {
   if ((schema['x-kubernetes-validations'] ?? []).length > 0) return true;
   const subs = [...Object.values(schema.properties ?? {}), ...(schema.items === undefined ? [] : [schema.items]), ...(typeof schema.additionalProperties === 'object' ? [schema.additionalProperties] : [])];
   return subs.some(hasRules);
