@@ -40,6 +40,20 @@ export interface ScaleSubresource {
   readonly labelSelectorPath?: string;
 }
 
+/** The subresources of a version. */
+export interface Subresources {
+  /** Serve `/status`: spec and status are written apart (`replaceStatus`). Default `false`. */
+  readonly status?: boolean;
+  /** Serve `/scale` with these replica paths. Default: not served. */
+  readonly scale?: ScaleSubresource;
+}
+
+/** The shape of a version marked `storage: true` (what {@link StorageVersion} looks for). */
+export interface StorageFlag {
+  /** The version objects are stored in. */
+  readonly storage: true;
+}
+
 /** One version of a custom resource: its schemas and what the server does with them. */
 export interface VersionOptions {
   /** Whether the server serves this version. Default `true`. */
@@ -59,7 +73,7 @@ export interface VersionOptions {
   /** `kubectl get` columns. Default: the server's (name and age). */
   readonly printerColumns?: readonly PrinterColumn[];
   /** Subresources: `status: true` serves `/status` (spec and status are written apart); `scale` serves `/scale`. Default: none. */
-  readonly subresources?: { readonly status?: boolean; readonly scale?: ScaleSubresource };
+  readonly subresources?: Subresources;
   /** JSON paths of string, integer or boolean fields a field selector may use (`.spec.color`). Default: none. */
   readonly selectableFields?: readonly string[];
 }
@@ -111,10 +125,10 @@ export type VersionObject<O extends VersionOptions> = CustomObject<Static<O['spe
 
 /** The name of the storage version of `V` (the one with `storage: true`; a lone version otherwise). */
 export type StorageVersion<V extends Readonly<Record<string, VersionOptions>>> = [
-  { [K in keyof V]: V[K] extends { readonly storage: true } ? K : never }[keyof V],
+  { [K in keyof V]: V[K] extends StorageFlag ? K : never }[keyof V],
 ] extends [never]
   ? keyof V
-  : { [K in keyof V]: V[K] extends { readonly storage: true } ? K : never }[keyof V];
+  : { [K in keyof V]: V[K] extends StorageFlag ? K : never }[keyof V];
 
 /** The object type of a definition's storage version: `type Widget = ObjectOfDefinition<typeof widgets>`. */
 export type ObjectOfDefinition<D> = D extends CustomResource<infer V> ? VersionObject<V[StorageVersion<V>]> : never;

@@ -32,8 +32,14 @@ export interface EnsureCustomResourceDefinitionsOptions {
   clock?: Clock;
 }
 
+/** A definition from `defineCustomResource` (anything holding a `crd`). */
+export interface HasCustomResourceDefinition {
+  /** The CRD. */
+  readonly crd: CustomResourceDefinition;
+}
+
 /** Anything that gives a CRD: a definition from `defineCustomResource`, or a CRD object itself. */
-export type CrdSource = { readonly crd: CustomResourceDefinition } | CustomResourceDefinition;
+export type CrdSource = HasCustomResourceDefinition | CustomResourceDefinition;
 
 function crdOf(source: CrdSource): CustomResourceDefinition {
   return 'crd' in source ? source.crd : source;

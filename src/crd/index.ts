@@ -1,7 +1,7 @@
 // kube-informer/crd: custom resources defined once in TypeScript (TypeBox) — the CRD, the typed descriptor, the validator, the installer.
 export { default as Type } from 'typebox';
 export type { Static, TSchema } from 'typebox';
-export { IntOrString, PreserveUnknownFields, EmbeddedResource, toStructural, type StructuralSchema, type ValidationRule } from './schema.js';
+export { IntOrString, PreserveUnknownFields, EmbeddedResource, toStructural, type EmbeddedObject, type StructuralSchema, type ValidationRule } from './schema.js';
 export {
   defineCustomResource,
   type CustomResource,
@@ -14,6 +14,8 @@ export {
   type ObjectOfDefinition,
   type PrinterColumn,
   type ScaleSubresource,
+  type Subresources,
+  type StorageFlag,
 } from './define.js';
 export { validateObject, pruneObject, applyDefaults, type FieldError, type FieldErrorType, type ValidationResult } from './validate.js';
 export {
@@ -21,6 +23,7 @@ export {
   CustomResourceDefinitionError,
   type EnsureCustomResourceDefinitionsOptions,
   type CrdSource,
+  type HasCustomResourceDefinition,
 } from './ensure.js';
 export { crdTypes, type GeneratedTypes } from './types-gen.js';
 export { runCrdCommand, generateYaml, parseCrds, type CommandIo } from './cli.js';

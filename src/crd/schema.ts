@@ -41,11 +41,23 @@ export function PreserveUnknownFields<P extends Record<string, TSchema> = Record
   return Type.Unsafe({ ...options, type: 'object', ...props, 'x-kubernetes-preserve-unknown-fields': true });
 }
 
+/** The static type of {@link EmbeddedResource}: an object with its own `apiVersion`, `kind` and `metadata`. */
+export interface EmbeddedObject {
+  /** The embedded object's API version. */
+  apiVersion: string;
+  /** The embedded object's kind. */
+  kind: string;
+  /** The embedded object's metadata. */
+  metadata?: Record<string, unknown>;
+  /** Any other field, kept as sent. */
+  [key: string]: unknown;
+}
+
 /**
  * An embedded Kubernetes object (`x-kubernetes-embedded-resource: true`, e.g. a Pod template): the
  * server checks its `apiVersion`, `kind` and `metadata` and keeps its other fields.
  */
-export function EmbeddedResource(options: Record<string, unknown> = {}): TUnsafe<{ apiVersion: string; kind: string; metadata?: Record<string, unknown>; [key: string]: unknown }> {
+export function EmbeddedResource(options: Record<string, unknown> = {}): TUnsafe<EmbeddedObject> {
   return Type.Unsafe({
     ...options,
     type: 'object',
