@@ -1,7 +1,7 @@
 // defineCustomResource: the CRD it builds, the types it gives, and the definitions it refuses before anything reaches a server.
 
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { InvalidOptionError, type ResourceDescriptor } from '../../src/index.js';
+import { Controller, InvalidOptionError, SharedInformerFactory, type ControllerBuilder, type ResourceDescriptor, type SharedIndexInformer } from '../../src/index.js';
 import { Type, IntOrString, defineCustomResource, type ObjectOfDefinition } from '../../src/crd/index.js';
 import { gadgets, widgets } from './definitions.js';
 
@@ -68,6 +68,14 @@ describe('defineCustomResource', () => {
     expectTypeOf<NonNullable<Widget['status']>['phase']>().toEqualTypeOf<string | undefined>();
     expectTypeOf(widgets.descriptor).toExtend<ResourceDescriptor<Widget>>();
     expectTypeOf(widgets.withDefaults({ spec: {} }, 'v1beta1').spec.size).toEqualTypeOf<number>();
+    // The descriptor types the informer, the controller and its owned resources without a type argument.
+    // (type-checked only: never called)
+    const typed = (factory: SharedInformerFactory): void => {
+      expectTypeOf(factory.forResource(widgets.descriptor)).toEqualTypeOf<SharedIndexInformer<Widget>>();
+      expectTypeOf(Controller.for(factory, widgets.descriptor)).toEqualTypeOf<ControllerBuilder<Widget>>();
+      expectTypeOf(Controller.for(factory, gadgets.descriptor).owns(widgets.descriptors.v1beta1)).toEqualTypeOf<ControllerBuilder<ObjectOfDefinition<typeof gadgets>>>();
+    };
+    expect(typeof typed).toBe('function');
     const w: Widget = { spec: { name: 'a', size: 1, color: 'red', enabled: true } };
     expect(w.spec.size).toBe(1);
   });
