@@ -160,6 +160,7 @@ describe('custom resources defined once, on the real kube-apiserver', () => {
     const err = await ensureCustomResourceDefinitions(client, [def]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CustomResourceDefinitionError);
     expect((err as CustomResourceDefinitionError).causes.join('\n')).toContain('x-kubernetes-validations[0].rule');
+    console.log(`crd refusal causes: ${JSON.stringify((err as CustomResourceDefinitionError).causes)}`);
     client.close();
   });
 });
