@@ -8,7 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { ApiStatusError, newResourceClient, resources } from '../../src/index.js';
-import { CustomResourceDefinitionError, Type, defineCustomResource, ensureCustomResourceDefinitions, parseCrds, validateObject } from '../../src/crd/index.js';
+import { CustomResourceDefinitionError, Type, defineCustomResource, ensureCustomResourceDefinitions, parseCrds, runCrdCommand, validateObject } from '../../src/crd/index.js';
 import { fixtures, sets } from '../crd/examples-gen.js';
 import { gadgets, objectOf, rows, widgets } from '../crd/definitions.js';
 import { startRealApiServer, type RealApiServer } from './harness.js';
@@ -44,6 +44,13 @@ describe('custom resources defined once, on the real kube-apiserver', () => {
     const installed = await ensureCustomResourceDefinitions(client, [widgets, gadgets]);
     expect(installed.map((c) => c.status?.conditions?.find((x) => x.type === 'Established')?.status)).toEqual(['True', 'True']);
     expect(installed[0].spec.versions.map((v) => v.name)).toEqual(['v1', 'v1beta1']);
+    // `kube-informer crd types --name` reads the installed CRD back and types it.
+    let out = '';
+    const code = await runCrdCommand(['types', '--name', 'widgets.crdtest.kube-informer.dev', '--kubeconfig', server.kubeConfigPath], { stdout: (t) => (out += t), stderr: () => undefined, cwd: process.cwd() });
+    expect(code).toBe(0);
+    expect(out).toContain('export interface WidgetV1 {');
+    expect(out).toContain('color: "red" | "green" | "blue";');
+    expect(out).toContain('maxUnavailable?: number | string;');
     // A second call updates in place and still resolves.
     const again = await ensureCustomResourceDefinitions(client, [widgets]);
     expect(again[0].metadata?.name).toBe('widgets.crdtest.kube-informer.dev');
