@@ -244,9 +244,14 @@ function versionEntry(name: string, v: VersionOptions, schema: StructuralSchema,
 
 function checkVersion(name: string, v: VersionOptions, schema: StructuralSchema): void {
   const path = `versions.${name}`;
-  validateOptions(`${OWNER} ${path}`, v, {
+  // The list-valued options are checked here (validateOptions has no array rule); the rest there.
+  const { validations, printerColumns, selectableFields, ...plain } = v;
+  validateOptions(`${OWNER} ${path}`, plain, {
     served: 'boolean', storage: 'boolean', deprecated: 'boolean', deprecationWarning: 'string', spec: 'object', status: 'object', subresources: 'object',
   });
+  for (const [name, list] of Object.entries({ validations, printerColumns, selectableFields })) {
+    if (list !== undefined && !Array.isArray(list)) throw new InvalidOptionError(`${OWNER}: ${path}.${name}: must be an array, got ${typeof list}`);
+  }
   if (v.deprecationWarning !== undefined && v.deprecated !== true) throw new InvalidOptionError(`${OWNER}: ${path}.deprecationWarning: needs deprecated: true`);
   const fieldOf = (jsonPath: string): StructuralSchema | undefined => {
     let node: StructuralSchema | undefined = schema;

@@ -73,7 +73,7 @@ export async function ensureCustomResourceDefinitions(
   definitions: readonly CrdSource[],
   options: EnsureCustomResourceDefinitionsOptions = {},
 ): Promise<CustomResourceDefinition[]> {
-  validateOptions('ensureCustomResourceDefinitions', options, { timeoutMs: 'positiveDuration', pollIntervalMs: 'positiveDuration', clock: 'clock' });
+  validateOptions('ensureCustomResourceDefinitions', options, { timeoutMs: 'positiveDuration', pollIntervalMs: 'positiveDuration', clock: 'clock', signal: 'object' });
   const out: CustomResourceDefinition[] = [];
   for (const source of definitions) out.push(await ensureOne(client, crdOf(source), options));
   return out;

@@ -96,6 +96,12 @@ describe('defineCustomResource', () => {
     expect(refusal(() => defineCustomResource({ group: 'a.example.com', names: { kind: 'A' }, versions: { v1: { spec: Type.Object({ m: IntOrString({ default: true }) }) } } }))).toContain('properties.m.default');
   });
 
+  it('refuses options of the wrong type, naming the version', () => {
+    expect(refusal(() => defineCustomResource({ group: 'a.example.com', names: { kind: 'A' }, versions: { v1: { spec, printerColumns: 'Size' as never } } }))).toContain('versions.v1.printerColumns: must be an array');
+    expect(refusal(() => defineCustomResource({ group: 'a.example.com', names: { kind: 'A' }, versions: { v1: { spec, served: 'yes' as never } } }))).toContain('served');
+    expect(refusal(() => defineCustomResource({ group: 'a.example.com', names: { kind: 'A' }, scope: 'Global' as never, versions: { v1: { spec } } }))).toContain('scope');
+  });
+
   it('refuses storage on zero or two versions', () => {
     expect(refusal(() => defineCustomResource({ group: 'a.example.com', names: { kind: 'A' }, versions: { v1: { spec }, v2: { spec } } }))).toContain('storage: true on no version');
     expect(refusal(() => defineCustomResource({ group: 'a.example.com', names: { kind: 'A' }, versions: { v1: { spec, storage: true }, v2: { spec, storage: true } } }))).toContain('storage: true on 2 versions (v2, v1)');
