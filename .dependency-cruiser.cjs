@@ -33,6 +33,8 @@ const ROWS = {
   controller: ['core', 'observability', 'runtime', 'listwatch', 'store', 'informer', 'workqueue', 'leaderelection', 'sharding'],
   // The top floor: runs controllers in production (manager, probes, metrics, Events, drift audit).
   operations: ['core', 'observability', 'runtime', 'listwatch', 'informer', 'workqueue', 'leaderelection', 'controller', 'sharding'],
+  // kube-informer/crd: custom resources defined once (TypeBox); installs CRDs through listwatch's ResourceClient.
+  crd: ['core', 'listwatch'],
   testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
 };
 
@@ -143,6 +145,7 @@ module.exports = {
     exclude: { path: '^(node_modules|dist)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { extensions: ['.ts', '.d.ts', '.js'] },
+    // exportsFields + conditionNames: packages that resolve only through "exports" with an "import" condition (typebox 1.x).
+    enhancedResolveOptions: { extensions: ['.ts', '.d.ts', '.js'], conditionNames: ['import', 'require', 'node', 'default'], exportsFields: ['exports'] },
   },
 };

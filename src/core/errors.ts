@@ -79,6 +79,11 @@ export const ErrorCodes = {
   ALREADY_OWNED: 'ALREADY_OWNED',
   /** Something was run before what it depends on was started (a controller before its informer factory). */
   NOT_STARTED: 'NOT_STARTED',
+  /**
+   * A CustomResourceDefinition was refused by the API server, or did not become `Established` in time
+   * (`ensureCustomResourceDefinitions`, `kube-informer/crd`).
+   */
+  CRD_NOT_ESTABLISHED: 'CRD_NOT_ESTABLISHED',
   /** A broken internal invariant: a bug in kube-informer, or one of its internal APIs called out of order. */
   INTERNAL: 'INTERNAL',
   /** A Manager gave up waiting for its caches: one or more informers cannot sync (each named, with its reason). */

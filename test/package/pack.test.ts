@@ -94,6 +94,7 @@ describe('the published package', () => {
       "const operations = await import('kube-informer/operations');",
       "const sharding = await import('kube-informer/sharding');",
       "const objects = await import('kube-informer/objects');",
+      "const crd = await import('kube-informer/crd');",
       "if (typeof root.SharedInformerFactory !== 'function' || typeof root.resources.pods !== 'object') throw new Error('root entry incomplete');",
       "if (typeof cache.Reflector !== 'function' || typeof cache.DeltaFIFO !== 'function') throw new Error('cache entry incomplete');",
       "if (typeof workqueue.RateLimitingQueue !== 'function') throw new Error('workqueue entry incomplete');",
@@ -101,6 +102,7 @@ describe('the published package', () => {
       "if (typeof operations.Manager !== 'function' || typeof operations.startProbeServer !== 'function') throw new Error('operations entry incomplete');",
       "if (typeof objects.isNotFound !== 'function' || typeof objects.setControllerReference !== 'function') throw new Error('objects entry incomplete');",
       "if (typeof sharding.evenShard !== 'function' || typeof sharding.shardHash !== 'function') throw new Error('sharding entry incomplete');",
+      "if (typeof crd.defineCustomResource !== 'function' || typeof crd.Type.Object !== 'function' || 'defineCustomResource' in root) throw new Error('crd entry incomplete');",
       "if (typeof testing.FakeClock !== 'function' || 'FakeClock' in root) throw new Error('FakeClock belongs to the test kit only');",
       "console.log(JSON.stringify({ root: Object.keys(root).length, testing: Object.keys(testing).length }));",
     ].join('\n');

@@ -1,0 +1,29 @@
+// kube-informer/crd: custom resources defined once in TypeScript (TypeBox) — the CRD, the typed descriptor, the validator, the installer.
+export { default as Type } from 'typebox';
+export type { Static, TSchema } from 'typebox';
+export { IntOrString, PreserveUnknownFields, EmbeddedResource, toStructural, type EmbeddedObject, type StructuralSchema, type ValidationRule } from './schema.js';
+export {
+  defineCustomResource,
+  type CustomResource,
+  type CustomResourceOptions,
+  type CustomResourceNames,
+  type CustomObject,
+  type VersionOptions,
+  type VersionObject,
+  type StorageVersion,
+  type ObjectOfDefinition,
+  type PrinterColumn,
+  type ScaleSubresource,
+  type Subresources,
+  type StorageFlag,
+} from './define.js';
+export { validateObject, pruneObject, applyDefaults, type FieldError, type FieldErrorType, type ValidationResult } from './validate.js';
+export {
+  ensureCustomResourceDefinitions,
+  CustomResourceDefinitionError,
+  type EnsureCustomResourceDefinitionsOptions,
+  type CrdSource,
+  type HasCustomResourceDefinition,
+} from './ensure.js';
+export { crdTypes, type GeneratedTypes } from './types-gen.js';
+export { runCrdCommand, generateYaml, parseCrds, type CommandIo } from './cli.js';

@@ -1,0 +1,99 @@
+// `kube-informer crd types` and `crd generate`: types from real CRDs (golden files that tsc compiles under strict), honest loose types, YAML round trips.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
+import { crdTypes, runCrdCommand } from '../../src/crd/index.js';
+import { examplesSource, fixtures, sets } from './examples-gen.js';
+import { gadgets, widgets } from './definitions.js';
+import type { HTTPRoute, HTTPRouteV1, ReferenceGrantV1beta1, gatewaysV1 } from './generated/gateway-api.js';
+import type { ServiceMonitor } from './generated/prometheus-operator.js';
+import type { Certificate } from './generated/cert-manager.js';
+
+async function run(argv: string[], cwd = process.cwd()): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCrdCommand(argv, { stdout: (t) => (out += t), stderr: (t) => (err += t), cwd });
+  return { code, out, err };
+}
+
+function crd(versionSchema: unknown): CustomResourceDefinition {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'things.example.com' },
+    spec: { group: 'example.com', scope: 'Cluster', names: { kind: 'Thing', plural: 'things' }, versions: [{ name: 'v1', served: true, storage: true, ...(versionSchema === undefined ? {} : { schema: { openAPIV3Schema: versionSchema as never } }) }] },
+  };
+}
+
+describe('crd types', () => {
+  it.each(sets.map((s) => [s.name, s] as const))('regenerates the committed types of %s exactly (tsc compiles them under strict)', async (_name, set) => {
+    const { code, out, err } = await run(['types', ...set.crds.map((f) => join(fixtures, set.name, f)), '--import-from', '../../../src/index.js']);
+    expect(code, err).toBe(0);
+    const committed = readFileSync(join(import.meta.dirname, 'generated', `${set.name}.ts`), 'utf8');
+    // The header names the files as given; compare the rest.
+    expect(out.split('\n').slice(1).join('\n')).toBe(committed.split('\n').slice(1).join('\n'));
+  });
+
+  it('types the modules\' own example objects (examples.ts is current; tsc checks it)', () => {
+    const { source, typed, skipped } = examplesSource();
+    expect(readFileSync(join(import.meta.dirname, 'generated', 'examples.ts'), 'utf8')).toBe(source);
+    expect(typed).toBe(10);
+    expect(skipped).toEqual(['cert-manager/cert-manager-resources.yaml: Issuer cert-manager.io/v1']);
+  });
+
+  it('gives precise types, not unknown: enums, required fields, int-or-string, descriptors', () => {
+    expectTypeOf<NonNullable<HTTPRouteV1['spec']['rules']>[number]['matches']>().not.toBeUnknown();
+    expectTypeOf<NonNullable<NonNullable<NonNullable<HTTPRoute['spec']['rules']>[number]['matches']>[number]['path']>['type']>().toEqualTypeOf<'Exact' | 'PathPrefix' | 'RegularExpression' | undefined>();
+    expectTypeOf<ServiceMonitor['spec']['selector']['matchLabels']>().toEqualTypeOf<{ [key: string]: string } | undefined>();
+    expectTypeOf<NonNullable<ServiceMonitor['spec']['endpoints']>[number]['targetPort']>().toEqualTypeOf<number | string | undefined>();
+    expectTypeOf<NonNullable<Certificate['spec']>['secretName']>().toEqualTypeOf<string>();
+    expectTypeOf<ReferenceGrantV1beta1['spec']['from'][number]['kind']>().toEqualTypeOf<string>();
+    expectTypeOf<typeof gatewaysV1.kind>().toEqualTypeOf<string>();
+    // @ts-expect-error: the HTTPRoute type refuses a port given as text.
+    const bad: HTTPRouteV1 = { spec: { parentRefs: [{ name: 'g', port: '80' }] } };
+    expect(bad).toBeDefined();
+  });
+
+  it('says so, instead of guessing, for a version with no schema or preserve-unknown-fields at the root', () => {
+    const none = crdTypes([crd(undefined)], 'none.yaml');
+    expect(none.notes).toEqual(['things.example.com v1: the version has no schema: typed { [key: string]: unknown }']);
+    expect(none.source).toContain('// Note: things.example.com v1: the version has no schema');
+    expect(none.source).toMatch(/export interface ThingV1 \{[^}]*metadata\?: ObjectMeta;\n {2}\[key: string\]: unknown;\n\}/);
+    const open = crdTypes([crd({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true })], 'open.yaml');
+    expect(open.notes).toEqual(['things.example.com v1: x-kubernetes-preserve-unknown-fields at the root: other fields typed unknown']);
+    const inner = crdTypes([crd({ type: 'object', properties: { spec: { type: 'object', properties: { raw: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, n: { 'x-kubernetes-int-or-string': true }, c: { type: 'string', enum: ['a', 'b'], nullable: true } } } } })], 'inner.yaml');
+    expect(inner.notes).toEqual(['things.example.com v1: spec.raw: x-kubernetes-preserve-unknown-fields with no properties: typed { [key: string]: unknown }']);
+    expect(inner.source).toContain('raw?: {\n      [key: string]: unknown;\n    };');
+    expect(inner.source).toContain('n?: number | string;');
+    expect(inner.source).toContain('c?: "a" | "b" | null;');
+  });
+
+  it('writes the notes on stderr and exits 0; refuses a file with no CRD (1) and a missing argument (2)', async () => {
+    const noCrd = await run(['types', join(fixtures, 'gateway-api', 'gateway.yaml')]);
+    expect(noCrd.code).toBe(1);
+    expect(noCrd.err).toContain('no CustomResourceDefinition found');
+    const usage = await run(['types']);
+    expect(usage.code).toBe(2);
+    expect(usage.err).toContain('usage:');
+    expect((await run(['nope'])).code).toBe(2);
+  });
+});
+
+describe('crd generate', () => {
+  it('writes one YAML document per exported definition, equal to the definition\'s CRD', async () => {
+    const { code, out, err } = await run(['generate', join(import.meta.dirname, 'definitions.ts')]);
+    expect(code, err).toBe(0);
+    const docs = parseAllDocuments(out).map((d) => d.toJS() as unknown);
+    expect(docs).toEqual([widgets.crd, gadgets.crd]);
+    expect(parse(out.split('---\n')[0])).toEqual(widgets.crd);
+  });
+
+  it('fails with the reason for a module that exports no definition', async () => {
+    const { code, err } = await run(['generate', join(import.meta.dirname, 'examples-gen.ts')]);
+    expect(code).toBe(1);
+    expect(err).toContain('exports no custom resource definition');
+  });
+});
