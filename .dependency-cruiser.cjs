@@ -33,6 +33,8 @@ const ROWS = {
   controller: ['core', 'observability', 'runtime', 'listwatch', 'store', 'informer', 'workqueue', 'leaderelection', 'sharding'],
   // The top floor: runs controllers in production (manager, probes, metrics, Events, drift audit).
   operations: ['core', 'observability', 'runtime', 'listwatch', 'informer', 'workqueue', 'leaderelection', 'controller', 'sharding'],
+  // The webhook server (admission, conversion, registration manifests): `kube-informer/webhook`; the root does not import it.
+  webhook: ['core', 'observability', 'runtime', 'workqueue'],
   testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
 };
 

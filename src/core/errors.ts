@@ -79,6 +79,10 @@ export const ErrorCodes = {
   NOT_STARTED: 'NOT_STARTED',
   /** A broken internal invariant: a bug in kube-informer, or one of its internal APIs called out of order. */
   INTERNAL: 'INTERNAL',
+  /** The webhook server could not serve: its port is taken, or its certificate or key cannot be loaded. */
+  WEBHOOK_SERVE: 'WEBHOOK_SERVE',
+  /** A webhook is configured wrongly: e.g. a served version no converter reaches from the hub. */
+  WEBHOOK_CONFIG: 'WEBHOOK_CONFIG',
 } as const;
 
 /** One of the {@link ErrorCodes} values: the `code` of every library error. */

@@ -1,0 +1,25 @@
+// The webhook entry point (`kube-informer/webhook`): the HTTPS webhook server, admission and conversion webhooks, registration manifests.
+export { WebhookServer, parseGoDuration } from './server.js';
+export type { WebhookServerOptions } from './server.js';
+export type { WebhookTlsOptions, WebhookTlsFiles, WebhookTlsSelfSigned } from './tls.js';
+export { generateSelfSignedCertificates, issueServingCertificate } from './x509.js';
+export type { SelfSignedOptions, SelfSignedCertificates, IssueServingCertificateOptions } from './x509.js';
+export { allow, deny, validatingWebhook, mutatingWebhook } from './admission.js';
+export type {
+  AdmissionOperation,
+  AdmissionUserInfo,
+  AdmissionRequest,
+  AdmissionDecision,
+  DenyOptions,
+  FieldError,
+  ResourceMatch,
+  AdmissionWebhookOptions,
+  ValidatingHandler,
+  MutatingHandler,
+} from './admission.js';
+export { BadReviewError } from './review.js';
+export type { Webhook, WebhookContext } from './review.js';
+export { jsonPatchDiff, applyJsonPatch } from './json-patch.js';
+export type { JsonPatchOperation } from './json-patch.js';
+export { prometheusWebhookMetricsProvider, webhookMetricNames } from './metrics.js';
+export type { WebhookMetricsProvider, PrometheusWebhookMetricsOptions } from './metrics.js';
