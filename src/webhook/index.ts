@@ -23,3 +23,5 @@ export { jsonPatchDiff, applyJsonPatch } from './json-patch.js';
 export type { JsonPatchOperation } from './json-patch.js';
 export { prometheusWebhookMetricsProvider, webhookMetricNames } from './metrics.js';
 export type { WebhookMetricsProvider, PrometheusWebhookMetricsOptions } from './metrics.js';
+export { conversionWebhook } from './conversion.js';
+export type { ConversionWebhook, ConversionWebhookOptions, SpokeConverter } from './conversion.js';
