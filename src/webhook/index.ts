@@ -25,3 +25,5 @@ export { prometheusWebhookMetricsProvider, webhookMetricNames } from './metrics.
 export type { WebhookMetricsProvider, PrometheusWebhookMetricsOptions } from './metrics.js';
 export { conversionWebhook } from './conversion.js';
 export type { ConversionWebhook, ConversionWebhookOptions, SpokeConverter } from './conversion.js';
+export { validatingWebhookConfiguration, mutatingWebhookConfiguration, crdConversion, manifestList } from './manifests.js';
+export type { WebhookEndpoint, AdmissionRegistration, WebhookConfigurationOptions, CrdConversionOptions, CrdConversion } from './manifests.js';
