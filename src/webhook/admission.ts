@@ -23,10 +23,24 @@ export interface AdmissionUserInfo {
 export interface AdmissionRequest<T = Record<string, unknown>> {
   /** The review's identifier; echoed in the response. */
   uid: string;
-  /** The kind of the object (`{ group, version, kind }`). */
-  kind: { group: string; version: string; kind: string };
-  /** The resource (`{ group, version, resource }`). */
-  resource: { group: string; version: string; resource: string };
+  /** The kind of the object. */
+  kind: {
+    /** The API group (`''` for the core group). */
+    group: string;
+    /** The version. */
+    version: string;
+    /** The kind. */
+    kind: string;
+  };
+  /** The resource. */
+  resource: {
+    /** The API group (`''` for the core group). */
+    group: string;
+    /** The version. */
+    version: string;
+    /** The resource, plural. */
+    resource: string;
+  };
   /** The subresource (`'status'`, `'scale'`, …), if any. */
   subResource?: string;
   /** The name of the object (empty on a CREATE with `generateName`). */
@@ -57,12 +71,34 @@ export interface FieldError {
   type?: string;
 }
 
+/** The `status` of a denial, as the client receives it (a `metav1.Status`). */
+export interface AdmissionStatus {
+  /** The HTTP status code the client gets. */
+  code: number;
+  /** The message (the API server prefixes `admission webhook "<name>" denied the request: `). */
+  message: string;
+  /** The machine-readable reason (`'Invalid'`, `'Forbidden'`, …). */
+  reason?: string;
+  /** The field errors. */
+  details?: {
+    /** One per field error. */
+    causes: Array<{
+      /** The field's path. */
+      field: string;
+      /** What is wrong. */
+      message: string;
+      /** The cause's reason, e.g. `'FieldValueInvalid'`. */
+      reason: string;
+    }>;
+  };
+}
+
 /** The decision of an admission handler: make it with {@link allow} or {@link deny}. */
 export interface AdmissionDecision {
   /** Whether the request is admitted. */
   readonly allowed: boolean;
-  /** The status sent with a denial (`code`, `message`, `reason`, `details.causes`). */
-  readonly status?: { code: number; message: string; reason?: string; details?: { causes: Array<{ field: string; message: string; reason: string }> } };
+  /** The status sent with a denial. */
+  readonly status?: AdmissionStatus;
   /** Warnings shown to the client (kubectl prints them), allowed or not. */
   readonly warnings?: string[];
   /** Marks a decision (so a mutating handler's return is told apart from an object). */

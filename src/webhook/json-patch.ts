@@ -8,7 +8,25 @@
 import isEqual from 'fast-deep-equal';
 
 /** One RFC 6902 operation as the API server applies it (`add`, `remove`, `replace`). */
-export type JsonPatchOperation = { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
+export type JsonPatchOperation = JsonPatchSet | JsonPatchRemove;
+
+/** An `add` or `replace` operation. */
+export interface JsonPatchSet {
+  /** `'add'` (a new member) or `'replace'` (an existing value). */
+  op: 'add' | 'replace';
+  /** The JSON Pointer (RFC 6901) of the target. */
+  path: string;
+  /** The value set there. */
+  value: unknown;
+}
+
+/** A `remove` operation. */
+export interface JsonPatchRemove {
+  /** `'remove'`. */
+  op: 'remove';
+  /** The JSON Pointer (RFC 6901) of the member removed. */
+  path: string;
+}
 
 /** The operations that turn `before` into `after` (both plain JSON values); empty when they are equal. */
 export function jsonPatchDiff(before: unknown, after: unknown): JsonPatchOperation[] {

@@ -12,7 +12,26 @@ import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
 import { ErrorCodes, KubeInformerError } from '../core/index.js';
 
 /** Where the API server reaches the webhook server: a URL base (`https://host:port`) or an in-cluster Service. */
-export type WebhookEndpoint = { url: string } | { service: { namespace: string; name: string; port?: number } };
+export type WebhookEndpoint = WebhookUrlEndpoint | WebhookServiceEndpoint;
+
+/** The webhook server at a URL: the API server calls `url` + the webhook's path. */
+export interface WebhookUrlEndpoint {
+  /** `https://host:port` (https only). */
+  url: string;
+}
+
+/** The webhook server behind an in-cluster Service. */
+export interface WebhookServiceEndpoint {
+  /** The Service. */
+  service: {
+    /** Its namespace. */
+    namespace: string;
+    /** Its name. */
+    name: string;
+    /** Its port. Default: 443. */
+    port?: number;
+  };
+}
 
 /** One webhook of a configuration: what it matches and how the API server calls it. */
 export interface AdmissionRegistration {
@@ -49,7 +68,12 @@ export interface WebhookConfigurationOptions {
   /** The webhooks. Required. */
   webhooks: AdmissionRegistration[];
   /** Labels and annotations of the configuration (e.g. `cert-manager.io/inject-ca-from`). Default: none. */
-  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata?: {
+    /** Labels. */
+    labels?: Record<string, string>;
+    /** Annotations. */
+    annotations?: Record<string, string>;
+  };
 }
 
 function clientConfig(endpoint: WebhookEndpoint, path: string, caBundle: string | undefined): WebhookClientConfig {
@@ -115,7 +139,12 @@ export interface CrdConversion {
   /** Always `'Webhook'`. */
   strategy: 'Webhook';
   /** How the API server calls the webhook. */
-  webhook: { clientConfig: WebhookClientConfig; conversionReviewVersions: string[] };
+  webhook: {
+    /** Where and how to call it (url or service, and caBundle). */
+    clientConfig: WebhookClientConfig;
+    /** `['v1']`. */
+    conversionReviewVersions: string[];
+  };
 }
 
 /** The CRD `spec.conversion` stanza: `{ strategy: 'Webhook', webhook: { clientConfig, conversionReviewVersions: ['v1'] } }`. */

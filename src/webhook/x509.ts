@@ -65,8 +65,16 @@ export interface IssueServingCertificateOptions {
   now?: Date;
 }
 
+/** A serving certificate and its key, PEM. */
+export interface ServingCertificate {
+  /** The certificate (PEM). */
+  cert: string;
+  /** Its private key (PKCS#8 PEM). */
+  key: string;
+}
+
 /** Signs a new serving certificate (new key) with an existing CA: a rotation that keeps the `caBundle`. */
-export function issueServingCertificate(options: IssueServingCertificateOptions): { cert: string; key: string } {
+export function issueServingCertificate(options: IssueServingCertificateOptions): ServingCertificate {
   const caPrivate = createPrivateKey(options.caKey);
   const caX509 = new X509Certificate(options.caCert);
   const caName = /CN=([^\n]+)/.exec(caX509.subject)?.[1] ?? 'kube-informer-webhook-ca';
