@@ -27,4 +27,4 @@ export type { WebhookMetricsProvider, PrometheusWebhookMetricsOptions } from './
 export { conversionWebhook } from './conversion.js';
 export type { ConversionWebhook, ConversionWebhookOptions, SpokeConverter } from './conversion.js';
 export { validatingWebhookConfiguration, mutatingWebhookConfiguration, crdConversion, manifestList } from './manifests.js';
-export type { WebhookEndpoint, WebhookUrlEndpoint, WebhookServiceEndpoint, AdmissionRegistration, WebhookConfigurationOptions, CrdConversionOptions, CrdConversion } from './manifests.js';
+export type { AdmissionRule, WebhookEndpoint, WebhookUrlEndpoint, WebhookServiceEndpoint, AdmissionRegistration, WebhookConfigurationOptions, CrdConversionOptions, CrdConversion } from './manifests.js';

@@ -3,7 +3,6 @@
 import type {
   MutatingWebhook,
   MutatingWebhookConfiguration,
-  RuleWithOperations,
   ValidatingWebhook,
   ValidatingWebhookConfiguration,
   WebhookClientConfig,
@@ -33,14 +32,31 @@ export interface WebhookServiceEndpoint {
   };
 }
 
+/**
+ * Which requests a webhook is called for (admissionregistration/v1 `RuleWithOperations`; kubernetes-types
+ * leaves out its inlined `resources` and `scope`, so it is spelled out here).
+ */
+export interface AdmissionRule {
+  /** `CREATE`, `UPDATE`, `DELETE`, `CONNECT`, or `['*']`. */
+  operations: Array<'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT' | '*'>;
+  /** API groups (`''` for the core group), or `['*']`. */
+  apiGroups: string[];
+  /** Versions, or `['*']`. */
+  apiVersions: string[];
+  /** Resources (`'configmaps'`, `'pods/status'`, or `'*'` for all). */
+  resources: string[];
+  /** `'Cluster'`, `'Namespaced'` or `'*'`. Default (the API server's): `'*'`. */
+  scope?: 'Cluster' | 'Namespaced' | '*';
+}
+
 /** One webhook of a configuration: what it matches and how the API server calls it. */
 export interface AdmissionRegistration {
   /** `webhooks[].name`: a domain-qualified name, e.g. `'vconfigmapset.example.com'` (also the webhook's name). Required. */
   name: string;
   /** The path it is registered at on the server, e.g. `'/validate-configmapsets'`. Required. */
   path: string;
-  /** The operations and resources it is called for (admissionregistration/v1 `RuleWithOperations`). Required. */
-  rules: RuleWithOperations[];
+  /** The operations and resources it is called for. Required. */
+  rules: AdmissionRule[];
   /** What the API server does when the webhook cannot be called or fails: `'Fail'` rejects, `'Ignore'` admits. Default: `'Fail'`. */
   failurePolicy?: 'Fail' | 'Ignore';
   /** `'Equivalent'` also sends requests made at other versions of the same resource (converted); `'Exact'` does not. Default: `'Equivalent'`. */

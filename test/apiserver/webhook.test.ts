@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRealApiServer, type RealApiServer } from './harness.js';
 import {
+  type AdmissionRule,
   WebhookServer,
   allow,
   conversionWebhook,
@@ -96,7 +97,7 @@ describe('webhooks on a real kube-apiserver', () => {
     while (!webhooks.ready()) await Promise.race([running, new Promise((r) => setTimeout(r, 10))]);
     kube = await startRealApiServer();
     const url = `https://127.0.0.1:${webhooks.port()}`;
-    const rules = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }];
+    const rules: AdmissionRule[] = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }];
     const inNs = { matchLabels: { 'kubernetes.io/metadata.name': ns } };
     expect((await api(kube, 'POST', '/api/v1/namespaces', { metadata: { name: ns } })).status).toBe(201);
     const validating = validatingWebhookConfiguration({

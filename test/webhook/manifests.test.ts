@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { crdConversion, manifestList, mutatingWebhookConfiguration, validatingWebhookConfiguration } from '../../src/webhook/index.js';
+import { type AdmissionRule, crdConversion, manifestList, mutatingWebhookConfiguration, validatingWebhookConfiguration } from '../../src/webhook/index.js';
 
-const rules = [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['example.com'], apiVersions: ['v1'], resources: ['configmapsets'], scope: 'Namespaced' as const }];
+const rules: AdmissionRule[] = [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['example.com'], apiVersions: ['v1'], resources: ['configmapsets'], scope: 'Namespaced' }];
 
 describe('registration manifests', () => {
   it('builds a ValidatingWebhookConfiguration with the defaults spelled out and the caBundle', () => {
