@@ -157,14 +157,19 @@ export class WebhookServer {
     this.#ready = true;
     const stopPolling = this.#tls.watch(server);
     let failure: Error | undefined;
-    await new Promise<void>((resolve) => {
-      const onError = (err: Error): void => {
-        failure = new KubeInformerError(ErrorCodes.WEBHOOK_SERVE, `WebhookServer: the server failed: ${err.message}`, { cause: err });
-        resolve();
-      };
-      server.once('error', onError);
-      signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    let wake!: () => void;
+    const woken = new Promise<void>((resolve) => (wake = resolve));
+    const onError = (err: Error): void => {
+      failure = new KubeInformerError(ErrorCodes.WEBHOOK_SERVE, `WebhookServer: the server failed: ${err.message}`, { cause: err });
+      wake();
+    };
+    server.once('error', onError);
+    // The signal may have aborted while the certificate loaded or the port was bound.
+    if (signal.aborted) wake();
+    else signal.addEventListener('abort', wake, { once: true });
+    await woken;
+    server.off('error', onError);
+    signal.removeEventListener('abort', wake);
     this.#ready = false;
     stopPolling();
     await this.#stop(server);
@@ -179,7 +184,6 @@ export class WebhookServer {
     await Promise.race([drained, grace]);
     if (timer) this.#clock.clearTimeout(timer);
     for (const f of this.#inFlight) f.abort.abort(new Error('WebhookServer stopped'));
-    await Promise.race([drained, Promise.resolve()]);
     server.closeAllConnections();
     await closed;
   }

@@ -252,6 +252,16 @@ describe('WebhookServer', () => {
     }
   });
 
+  it('resolves run when its signal aborts while the server is still starting (no hang, nothing left listening)', async () => {
+    const server = new WebhookServer({ tls: { selfSigned: true }, host: '127.0.0.1', port: 0, logger: false });
+    const ac = new AbortController();
+    const running = server.run(ac.signal);
+    ac.abort();
+    const outcome = await Promise.race([running.then(() => 'resolved'), new Promise((r) => setTimeout(() => r('hung'), 2_000))]);
+    expect(outcome).toBe('resolved');
+    expect(server.ready()).toBe(false);
+  });
+
   it('refuses a second run and a path registered twice', async () => {
     const server = new WebhookServer({ tls: { selfSigned: true }, port: 0, host: '127.0.0.1', logger: false });
     server.register('/a', allowAll());
