@@ -78,6 +78,10 @@ describe('webhooks on a real kube-apiserver', () => {
       ),
     );
     webhooks.register(
+      '/slow',
+      validatingWebhook({ name: 'slow.example.com' }, () => new Promise(() => {})),
+    );
+    webhooks.register(
       '/mutate',
       mutatingWebhook<ConfigMap>({ name: 'mcm.example.com' }, (req) => {
         req.object!.metadata.labels = { ...req.object!.metadata.labels, 'example.com/defaulted': 'yes' };
@@ -106,12 +110,14 @@ describe('webhooks on a real kube-apiserver', () => {
       caBundle: pki.caBundle,
       webhooks: [
         { name: 'vcm.example.com', path: '/validate', rules, namespaceSelector: inNs, objectSelector: { matchExpressions: [{ key: 'down', operator: 'DoesNotExist' }] } },
+        // A handler that never answers, under Ignore: only the server's own answer before the deadline can refuse.
+        { name: 'slow.example.com', path: '/slow', rules, namespaceSelector: inNs, objectSelector: { matchLabels: { slow: 'yes' } }, failurePolicy: 'Ignore', timeoutSeconds: 2 },
         // Nothing listens on port 1: the webhook is down.
         { name: 'down-fail.example.com', path: '/x', rules, namespaceSelector: inNs, objectSelector: { matchLabels: { down: 'fail' } }, failurePolicy: 'Fail', timeoutSeconds: 2 },
         { name: 'down-ignore.example.com', path: '/x', rules, namespaceSelector: inNs, objectSelector: { matchLabels: { down: 'ignore' } }, failurePolicy: 'Ignore', timeoutSeconds: 2 },
       ],
     });
-    for (const w of validating.webhooks!.slice(1)) w.clientConfig.url = 'https://127.0.0.1:1/x';
+    for (const w of validating.webhooks!.filter((w) => w.name.startsWith('down-'))) w.clientConfig.url = 'https://127.0.0.1:1/x';
     const mutating = mutatingWebhookConfiguration({
       name: `${ns}-mutating`,
       endpoint: { url },
@@ -156,6 +162,14 @@ describe('webhooks on a real kube-apiserver', () => {
     expect(failed.body.message).toContain('failed calling webhook "down-fail.example.com"');
     const ignored = await api(kube, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'down-ignore', labels: { down: 'ignore' } } });
     expect(ignored.status).toBe(201);
+  });
+
+  it('answers a handler slower than timeoutSeconds itself, before the API server gives up (onTimeout: deny)', async () => {
+    const r = await api(kube, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'slow', labels: { slow: 'yes' } } });
+    // The API server sent ?timeout=2s: the server answered at 2 s - 1 s margin with its denial (code 504),
+    // which is why the write is refused although the policy is Ignore.
+    expect(r.status).toBe(504);
+    expect(r.body.message).toBe('admission webhook "slow.example.com" denied the request: webhook slow.example.com did not answer within 1000 ms');
   });
 
   it('serves a certificate rotated on disk (same CA) without a restart, and the API server trusts it', async () => {
