@@ -189,7 +189,7 @@ describe('webhooks on a real kube-apiserver', () => {
     expect(r.body.message).toContain('admission webhook "vcm.example.com" denied the request');
   });
 
-  it('a v1 custom resource is read at v2 through the conversion webhook, and back', async () => {
+  it('a v1 custom resource is read at v2 through the conversion webhook, and back; a storage-version change migrates', async () => {
     const crd = {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
@@ -219,8 +219,40 @@ describe('webhooks on a real kube-apiserver', () => {
     expect(viaV2.status).toBe(201);
     const atV1 = await api(kube, 'GET', `${base.replace('%s', 'v1')}/w2`);
     expect(atV1.body).toMatchObject({ apiVersion: 'example.com/v1', spec: { size: 7 } });
+
+    // A storage-version change migrates: store v2, rewrite every object (a no-op update re-encodes it at
+    // the new storage version, as kube-storage-version-migrator does), then drop v1 from storedVersions.
+    expect(await storedApiVersion(kube, ns, 'w1')).toBe('example.com/v1');
+    const current = (await api(kube, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com')).body;
+    for (const v of current.spec.versions) v.storage = v.name === 'v2';
+    expect((await api(kube, 'PUT', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com', current)).status).toBe(200);
+    let lastList: unknown;
+    await until('v2 to be the storage version', async () => {
+      const list = (await api(kube, 'GET', base.replace('%s', 'v2'))).body;
+      lastList = list;
+      if (!Array.isArray(list?.items)) return undefined; // the CRD's handler reloads after the update
+      for (const item of list.items) await api(kube, 'PUT', `${base.replace('%s', 'v2')}/${item.metadata.name}`, item);
+      const stored = await Promise.all(['w1', 'w2'].map((n) => storedApiVersion(kube, ns, n)));
+      return stored.every((v) => v === 'example.com/v2') ? true : undefined;
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}; last list: ${JSON.stringify(lastList).slice(0, 500)}`);
+    });
+    const crdNow = (await api(kube, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com')).body;
+    crdNow.status.storedVersions = ['v2'];
+    expect((await api(kube, 'PUT', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com/status', crdNow)).status).toBe(200);
+    expect((await api(kube, 'GET', `${base.replace('%s', 'v1')}/w1`)).body).toMatchObject({ apiVersion: 'example.com/v1', spec: { size: 3 } });
   });
 });
+
+/** The apiVersion an object is stored at in etcd (custom resources are stored as JSON), read through etcd's v3 JSON gateway. */
+async function storedApiVersion(kube: RealApiServer, namespace: string, name: string): Promise<string> {
+  const key = Buffer.from(`/registry/example.com/widgets/${namespace}/${name}`).toString('base64');
+  const res = await fetch(`${kube.etcdEndpoint}/v3/kv/range`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key }) });
+  const answer = (await res.json()) as { kvs?: Array<{ value: string }> };
+  const value = answer.kvs?.[0]?.value;
+  if (value === undefined) throw new Error(`no etcd key for widget ${namespace}/${name}`);
+  return (JSON.parse(Buffer.from(value, 'base64').toString('utf8')) as { apiVersion: string }).apiVersion;
+}
 
 function peerSerial(port: number, ca: string): Promise<string> {
   return new Promise((resolve, reject) => {
