@@ -35,6 +35,8 @@ const ROWS = {
   operations: ['core', 'observability', 'runtime', 'listwatch', 'informer', 'workqueue', 'leaderelection', 'controller', 'sharding'],
   // kube-informer/crd: custom resources defined once (TypeBox); installs CRDs through listwatch's ResourceClient.
   crd: ['core', 'listwatch'],
+  // The webhook server (admission, conversion, registration manifests): `kube-informer/webhook`; the root does not import it.
+  webhook: ['core', 'observability', 'runtime', 'workqueue'],
   testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
 };
 

@@ -88,6 +88,10 @@ export const ErrorCodes = {
   INTERNAL: 'INTERNAL',
   /** A Manager gave up waiting for its caches: one or more informers cannot sync (each named, with its reason). */
   CACHE_SYNC_FAILED: 'CACHE_SYNC_FAILED',
+  /** The webhook server could not serve: its port is taken, or its certificate or key cannot be loaded. */
+  WEBHOOK_SERVE: 'WEBHOOK_SERVE',
+  /** A webhook is configured wrongly: e.g. a served version no converter reaches from the hub. */
+  WEBHOOK_CONFIG: 'WEBHOOK_CONFIG',
 } as const;
 
 /** One of the {@link ErrorCodes} values: the `code` of every library error. */

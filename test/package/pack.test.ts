@@ -95,6 +95,7 @@ describe('the published package', () => {
       "const sharding = await import('kube-informer/sharding');",
       "const objects = await import('kube-informer/objects');",
       "const crd = await import('kube-informer/crd');",
+      "const webhook = await import('kube-informer/webhook');",
       "if (typeof root.SharedInformerFactory !== 'function' || typeof root.resources.pods !== 'object') throw new Error('root entry incomplete');",
       "if (typeof cache.Reflector !== 'function' || typeof cache.DeltaFIFO !== 'function') throw new Error('cache entry incomplete');",
       "if (typeof workqueue.RateLimitingQueue !== 'function') throw new Error('workqueue entry incomplete');",
@@ -103,6 +104,7 @@ describe('the published package', () => {
       "if (typeof objects.isNotFound !== 'function' || typeof objects.setControllerReference !== 'function') throw new Error('objects entry incomplete');",
       "if (typeof sharding.evenShard !== 'function' || typeof sharding.shardHash !== 'function') throw new Error('sharding entry incomplete');",
       "if (typeof crd.defineCustomResource !== 'function' || typeof crd.Type.Object !== 'function' || 'defineCustomResource' in root) throw new Error('crd entry incomplete');",
+      "if (typeof webhook.WebhookServer !== 'function' || 'WebhookServer' in root) throw new Error('webhook entry incomplete (or leaked into the root)');",
       "if (typeof testing.FakeClock !== 'function' || 'FakeClock' in root) throw new Error('FakeClock belongs to the test kit only');",
       "console.log(JSON.stringify({ root: Object.keys(root).length, testing: Object.keys(testing).length }));",
     ].join('\n');

@@ -1,0 +1,104 @@
+// The ConfigMapSet operator's webhooks: a validating webhook (what the CRD schema cannot say) and a conversion webhook to a v2 schema.
+//
+// Run: npx tsx examples/configmapset/webhooks.ts   — serves both on https://127.0.0.1:9443 with a
+// self-signed CA and prints the ValidatingWebhookConfiguration and the CRD's `conversion` stanza as one
+// JSON List on stdout (`... | kubectl apply -f -` installs the first; merge the second into the CRD).
+// Ctrl-C stops it gracefully. `test/examples/configmapset-webhooks.test.ts` tests both.
+
+import {
+  WebhookServer,
+  allow,
+  conversionWebhook,
+  crdConversion,
+  deny,
+  manifestList,
+  validatingWebhook,
+  validatingWebhookConfiguration,
+  type FieldError,
+} from '../../src/webhook/index.js';
+import { GROUP, type ConfigMapSet } from './crd.js';
+import { abortOnSignals, isMain } from '../lib/cluster.js';
+
+/** The v2 schema: `spec.configMaps[]` of `{ name }` (room for per-ConfigMap fields) instead of v1's `spec.names[]`. */
+export interface ConfigMapSetV2 extends Omit<ConfigMapSet, 'spec'> {
+  /** What the user wants. */
+  spec?: { configMaps: Array<{ name: string }>; data: Record<string, string> };
+}
+
+/** The most ConfigMaps a set may own: a rule about the cluster's capacity, not the object's shape. */
+export const MAX_CONFIGMAPS = 50;
+
+/**
+ * Validates a ConfigMapSet: the CRD schema already checks each name is a DNS label; this adds what
+ * the schema cannot say: names unique, `<set>-<name>` a valid ConfigMap name, at most 50 ConfigMaps.
+ */
+export const validateConfigMapSet = validatingWebhook<ConfigMapSet>(
+  { name: `vconfigmapset.${GROUP}`, resources: [{ group: GROUP, resource: 'configmapsets' }] },
+  (req) => {
+    if (req.operation === 'DELETE') return allow();
+    const set = req.object!;
+    const names = set.spec?.names ?? [];
+    const errors: FieldError[] = [];
+    const seen = new Set<string>();
+    names.forEach((name, i) => {
+      if (seen.has(name)) errors.push({ field: `spec.names[${i}]`, message: `duplicate name ${name}`, type: 'FieldValueDuplicate' });
+      seen.add(name);
+      const full = `${set.metadata?.name ?? ''}-${name}`;
+      if (full.length > 253) errors.push({ field: `spec.names[${i}]`, message: `the ConfigMap name ${full.slice(0, 40)}… is longer than 253 characters` });
+    });
+    if (names.length > MAX_CONFIGMAPS) errors.push({ field: 'spec.names', message: `at most ${MAX_CONFIGMAPS} ConfigMaps, got ${names.length}`, type: 'FieldValueTooMany' });
+    return errors.length ? deny('invalid ConfigMapSet', { fieldErrors: errors }) : allow();
+  },
+);
+
+/** Converts ConfigMapSets between v1 and v2 (the hub): names ↔ configMaps, lossless both ways. */
+export const convertConfigMapSet = conversionWebhook<{ v1: ConfigMapSet; v2: ConfigMapSetV2 }, 'v2'>({
+  name: `configmapsets.${GROUP}`,
+  group: GROUP,
+  hub: 'v2',
+  spokes: {
+    v1: {
+      toHub: (v1) => ({ ...v1, apiVersion: undefined, spec: v1.spec && { configMaps: v1.spec.names.map((name) => ({ name })), data: v1.spec.data } }),
+      fromHub: (v2) => ({ ...v2, apiVersion: undefined, spec: v2.spec && { names: v2.spec.configMaps.map((c) => c.name), data: v2.spec.data } }),
+    },
+  },
+});
+
+/** The manifests pointing the API server at `url` with `caBundle`. */
+export function configMapSetWebhookManifests(url: string, caBundle: string | undefined): object[] {
+  return [
+    validatingWebhookConfiguration({
+      name: `configmapsets.${GROUP}`,
+      endpoint: { url },
+      caBundle,
+      webhooks: [
+        {
+          name: validateConfigMapSet.name,
+          path: '/validate-configmapsets',
+          rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [GROUP], apiVersions: ['*'], resources: ['configmapsets'] }],
+          failurePolicy: 'Fail',
+          timeoutSeconds: 5,
+        },
+      ],
+    }),
+    { conversion: crdConversion({ endpoint: { url }, path: '/convert-configmapsets', caBundle }) },
+  ];
+}
+
+/** Serves both webhooks until `signal` aborts. */
+export function configMapSetWebhookServer(options: { port?: number } = {}): WebhookServer {
+  const server = new WebhookServer({ tls: { selfSigned: { hosts: ['127.0.0.1', 'localhost'] } }, host: '127.0.0.1', port: options.port ?? 9443 });
+  server.register('/validate-configmapsets', validateConfigMapSet);
+  server.register('/convert-configmapsets', convertConfigMapSet);
+  return server;
+}
+
+if (isMain(import.meta.url)) {
+  const server = configMapSetWebhookServer();
+  const stop = new AbortController();
+  abortOnSignals(stop);
+  const running = server.run(stop.signal);
+  while (!server.ready()) await Promise.race([running, new Promise((r) => setImmediate(r))]);
+  process.stdout.write(manifestList(configMapSetWebhookManifests(`https://127.0.0.1:${server.port()}`, server.caBundle())));
+  await running;
+}

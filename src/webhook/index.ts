@@ -1,0 +1,30 @@
+// The webhook entry point (`kube-informer/webhook`): the HTTPS webhook server, admission and conversion webhooks, registration manifests.
+export { WebhookServer, parseGoDuration } from './server.js';
+export type { WebhookServerOptions } from './server.js';
+export type { WebhookTlsOptions, WebhookTlsFiles, WebhookTlsSelfSigned } from './tls.js';
+export { generateSelfSignedCertificates, issueServingCertificate } from './x509.js';
+export type { SelfSignedOptions, SelfSignedCertificates, IssueServingCertificateOptions, ServingCertificate } from './x509.js';
+export { allow, deny, validatingWebhook, mutatingWebhook } from './admission.js';
+export type {
+  AdmissionOperation,
+  AdmissionUserInfo,
+  AdmissionRequest,
+  AdmissionDecision,
+  AdmissionStatus,
+  DenyOptions,
+  FieldError,
+  ResourceMatch,
+  AdmissionWebhookOptions,
+  ValidatingHandler,
+  MutatingHandler,
+} from './admission.js';
+export { BadReviewError } from './review.js';
+export type { Webhook, WebhookContext } from './review.js';
+export { jsonPatchDiff, applyJsonPatch } from './json-patch.js';
+export type { JsonPatchOperation, JsonPatchSet, JsonPatchRemove } from './json-patch.js';
+export { prometheusWebhookMetricsProvider, webhookMetricNames } from './metrics.js';
+export type { WebhookMetricsProvider, PrometheusWebhookMetricsOptions } from './metrics.js';
+export { conversionWebhook } from './conversion.js';
+export type { ConversionWebhook, ConversionWebhookOptions, SpokeConverter } from './conversion.js';
+export { validatingWebhookConfiguration, mutatingWebhookConfiguration, crdConversion, manifestList } from './manifests.js';
+export type { AdmissionRule, WebhookEndpoint, WebhookUrlEndpoint, WebhookServiceEndpoint, AdmissionRegistration, WebhookConfigurationOptions, CrdConversionOptions, CrdConversion } from './manifests.js';
