@@ -588,7 +588,7 @@ export class SharedIndexInformer<T> {
   #onSynced(): void {
     this.#syncFailures.succeeded();
     const rv = this.lastSyncResourceVersion();
-    this.#log.logger.debug(`informer ${this.#name} synced ${this.#indexer.list().length} objects${rv === '' ? '' : ` at resource version ${rv}`}`, { resourceVersion: rv });
+    this.#log.logger.debug(`informer ${this.#name} synced ${this.#indexer.list().length} objects${rv === '' ? '' : ` at resource version ${rv}`}`, { resourceVersion: rv === '' ? undefined : rv });
     this.#synced.check();
     for (const reg of this.#registrations) reg.listener.synced.check();
     this.#events.emit('synced');
