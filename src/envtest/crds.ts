@@ -62,7 +62,7 @@ export function loadCrds(sources: readonly CrdSource[]): CustomResourceDefinitio
 export async function installCrds(
   endpoint: ApiServerEndpoint,
   crds: readonly CustomResourceDefinitionLike[],
-  wait: { clock: Clock; deadline: number; signal?: AbortSignal },
+  wait: { clock: Clock; deadline: number; signal?: AbortSignal | undefined },
 ): Promise<string[]> {
   const base = `${endpoint.server}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`;
   const names: string[] = [];
@@ -81,14 +81,23 @@ export async function installCrds(
         'Fix the CRD (a schema must be structural: every field typed, `x-kubernetes-preserve-unknown-fields` where it is open); `kubectl apply --dry-run=server -f <file>` against any cluster shows the same message.',
     );
   }
-  for (const crd of crds) await waitEstablished(endpoint, crd, wait);
+  await waitEstablished(endpoint, crds, wait);
   return names;
 }
 
-async function waitEstablished(
+/** Waits until every CRD is `Established` and each of its served versions answers a list (also after a restart). */
+export async function waitEstablished(
+  endpoint: ApiServerEndpoint,
+  crds: readonly CustomResourceDefinitionLike[],
+  wait: { clock: Clock; deadline: number; signal?: AbortSignal | undefined },
+): Promise<void> {
+  for (const crd of crds) await waitOneEstablished(endpoint, crd, wait);
+}
+
+async function waitOneEstablished(
   endpoint: ApiServerEndpoint,
   crd: CustomResourceDefinitionLike,
-  wait: { clock: Clock; deadline: number; signal?: AbortSignal },
+  wait: { clock: Clock; deadline: number; signal?: AbortSignal | undefined },
 ): Promise<void> {
   const name = crd.metadata?.name ?? '';
   const url = `${endpoint.server}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;

@@ -9,7 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { realClock, sleep, type Clock } from '../core/clock.js';
 import { AbortedError } from '../core/errors.js';
 import { checkApiServerVersion, resolveBinaryAssets, type BinaryAssets } from './assets.js';
-import { installCrds, loadCrds, type CrdSource } from './crds.js';
+import { installCrds, loadCrds, waitEstablished, type CrdSource, type CustomResourceDefinitionLike } from './crds.js';
 import { TestEnvironmentError } from './errors.js';
 import { freePorts, portIsFree, request, type ApiServerEndpoint } from './http.js';
 import { mergeFlags, validateTestEnvironmentOptions, type TestEnvironmentOptions } from './options.js';
@@ -185,6 +185,7 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
       });
     }
     const installed = await installCrds(endpoint(), crdObjects, wait);
+    const allCrds: CustomResourceDefinitionLike[] = [...crdObjects];
 
     let stopping: Promise<void> | undefined;
     const env: TestEnvironment = {
@@ -202,7 +203,10 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
         return { etcd: etcd.pid, apiServer: api.pid, controllerManager: kcm?.pid ?? 0, reaper: reaper.pid };
       },
       async installCrds(more, opts = {}) {
-        return installCrds(endpoint(), loadCrds(more), { clock, deadline: clock.now() + (opts.timeoutMs ?? 30_000), signal: opts.signal });
+        const objects = loadCrds(more);
+        const names = await installCrds(endpoint(), objects, { clock, deadline: clock.now() + (opts.timeoutMs ?? 30_000), signal: opts.signal });
+        allCrds.push(...objects);
+        return names;
       },
       async restart(what, opts = {}) {
         const restartWait = { clock, deadline: clock.now() + (options.startTimeoutMs ?? 90_000), signal: opts.signal };
@@ -222,6 +226,8 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
           if (kcm) { reaper.forget(kcm.pid); reaper.watch(kcm.pid); }
         }
         await pollReady(api, [api, etcd], restartWait, async () => (await request(`${server}/readyz`, { endpoint: endpoint(), idleMs: 5000 })).status === 200);
+        // /readyz is ok before the CRD handlers have re-read their storage (they answer 429 until then).
+        await waitEstablished(endpoint(), allCrds, restartWait);
       },
       stop() {
         stopping ??= (async () => {
