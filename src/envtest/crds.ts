@@ -1,10 +1,11 @@
 // CustomResourceDefinitions for a test environment: read from objects or YAML files, created, awaited.
 
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { extname, join, resolve } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { sleep, type Clock } from '../core/clock.js';
 import { AbortedError } from '../core/errors.js';
+import { InvalidOptionError } from '../core/options.js';
 import { TestEnvironmentError } from './errors.js';
 import { request, statusMessage, type ApiServerEndpoint } from './http.js';
 
@@ -33,10 +34,13 @@ const CRD_KIND = 'CustomResourceDefinition';
 /** Reads every source into CRD objects (files and directories parsed as YAML, other kinds skipped). */
 export function loadCrds(sources: readonly CrdSource[]): CustomResourceDefinitionLike[] {
   const out: CustomResourceDefinitionLike[] = [];
-  for (const source of sources) {
+  for (const [i, source] of sources.entries()) {
     if (typeof source !== 'string') {
       out.push(source);
       continue;
+    }
+    if (!existsSync(source)) {
+      throw new InvalidOptionError(`startTestEnvironment: option crds[${i}] names ${source}, which does not exist (a relative path is resolved from the working directory, ${resolve('.')})`);
     }
     const files = statSync(source).isDirectory()
       ? readdirSync(source)

@@ -14,6 +14,7 @@ describe('startTestEnvironment options', () => {
     [{ controllerManager: 'yes' }, "option controllerManager must be a boolean or { args: ['--flag=value', …] }"],
     [{ startTimeoutMs: 0 }, 'option startTimeoutMs must be a finite number of milliseconds > 0, got 0'],
     [{ signal: {} }, 'option signal must be an AbortSignal'],
+    [{ crds: [{ kind: 'CustomResourceDefinition' }, 'no/such/dir'] }, 'option crds[1] names no/such/dir, which does not exist (a relative path is resolved from the working directory'],
   ])('refuses %j with INVALID_OPTION', async (options, message) => {
     const err = await startTestEnvironment(options as never).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'INVALID_OPTION' });
