@@ -23,10 +23,28 @@ export interface CustomResourceDefinitionLike {
   apiVersion?: string;
   /** `CustomResourceDefinition`. */
   kind?: string;
-  /** Its name, `<plural>.<group>`. */
-  metadata?: { name?: string };
-  /** Group, names, scope and versions. */
-  spec?: { group?: string; names?: { plural?: string }; versions?: ReadonlyArray<{ name?: string; served?: boolean }> };
+  /** Its metadata. */
+  metadata?: {
+    /** Its name, `<plural>.<group>`. */
+    name?: string;
+  };
+  /** Group, names, scope and versions (only those read here are typed). */
+  spec?: {
+    /** The API group, e.g. `example.com`. */
+    group?: string;
+    /** Its names. */
+    names?: {
+      /** The plural resource name used in URLs. */
+      plural?: string;
+    };
+    /** Its versions. */
+    versions?: ReadonlyArray<{
+      /** `v1`, `v1beta1`, … */
+      name?: string;
+      /** Whether the version is served (a list of each served version is awaited). */
+      served?: boolean;
+    }>;
+  };
 }
 
 const CRD_KIND = 'CustomResourceDefinition';

@@ -41,7 +41,16 @@ export interface TestEnvironment {
   /** The names of the CRDs installed at start. */
   readonly crds: readonly string[];
   /** Process ids, so a test can check that nothing is left (`controllerManager` 0 when not run). */
-  readonly pids: { readonly etcd: number; readonly apiServer: number; readonly controllerManager: number; readonly reaper: number };
+  readonly pids: {
+    /** etcd's pid (a new one after `restart('etcd')`). */
+    readonly etcd: number;
+    /** kube-apiserver's pid (a new one after `restart('kube-apiserver')`). */
+    readonly apiServer: number;
+    /** kube-controller-manager's pid, 0 when it is not run. */
+    readonly controllerManager: number;
+    /** The watchdog that cleans up if this process dies; it exits after `stop()`. */
+    readonly reaper: number;
+  };
   /** Installs more CRDs and waits until they are established and served (same rules as the `crds` option). */
   installCrds(crds: readonly CrdSource[], options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<string[]>;
   /**

@@ -38,7 +38,12 @@ export interface TestEnvironmentOptions {
    * setup-envtest's sets do not hold it; `npx kube-informer-envtest use` builds it. Default: not run
    * (like controller-runtime's envtest: nothing deletes namespaces or collects garbage).
    */
-  controllerManager?: boolean | { args?: readonly string[] };
+  controllerManager?:
+    | boolean
+    | {
+        /** Extra kube-controller-manager flags, merged like `apiServerArgs`. Default: none. */
+        args?: readonly string[];
+      };
   /** The kube-apiserver's secure port on 127.0.0.1. Default: a free port. */
   apiServerPort?: number;
   /** etcd's client port on 127.0.0.1. Default: a free port. */
