@@ -116,36 +116,43 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
     const token = randomBytes(16).toString('hex');
     const pki = writePki(dir, token);
     const [freeEtcd, freeApi, kcmPort] = await freePorts(3);
-    const etcdPort = options.etcdPort ?? freeEtcd;
-    const apiPort = options.apiServerPort ?? freeApi;
-    const etcdEndpoint = `http://127.0.0.1:${etcdPort}`;
-    const etcdArgs = mergeFlags(
-      [
-        `--data-dir=${join(dir, 'etcd')}`, `--listen-client-urls=${etcdEndpoint}`, `--advertise-client-urls=${etcdEndpoint}`,
-        '--listen-peer-urls=http://127.0.0.1:0', '--log-level=warn',
-        // Not on 3.4 (no such flag); a throwaway etcd needs no fsync and is much faster without it.
-        ...(/Version: 3\.4\./.test(etcdVersion) ? [] : ['--unsafe-no-fsync']),
-      ],
-      options.etcdArgs,
-    );
-    const server = `https://127.0.0.1:${apiPort}`;
-    const apiArgs = mergeFlags(
-      [
-        `--etcd-servers=${etcdEndpoint}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${apiPort}`,
-        // No --tls-cert-file: kube-apiserver writes its own CA and serving certificate (127.0.0.1,
-        // localhost) into --cert-dir, and the kubeconfig trusts that bundle. No openssl needed.
-        `--cert-dir=${pki.certDir}`, `--token-auth-file=${pki.tokens}`, '--authorization-mode=RBAC', '--anonymous-auth=false',
-        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-        `--service-account-key-file=${pki.saPublic}`, `--service-account-signing-key-file=${pki.saPrivate}`,
-        '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
-        // As controller-runtime's envtest: no controller creates the `default` ServiceAccount, so the
-        // admission plugin would refuse every Pod.
-        '--disable-admission-plugins=ServiceAccount',
-        // kube-apiserver ≥ 1.37 refuses a loopback advertise address for the `kubernetes` Service's endpoints.
-        '--endpoint-reconciler-type=none',
-      ],
-      options.apiServerArgs,
-    );
+    let etcdPort = options.etcdPort ?? freeEtcd;
+    let apiPort = options.apiServerPort ?? freeApi;
+    let etcdEndpoint = '';
+    let server = '';
+    let etcdArgs: string[] = [];
+    let apiArgs: string[] = [];
+    const configure = (): void => {
+      etcdEndpoint = `http://127.0.0.1:${etcdPort}`;
+      server = `https://127.0.0.1:${apiPort}`;
+      etcdArgs = mergeFlags(
+        [
+          `--data-dir=${join(dir, 'etcd')}`, `--listen-client-urls=${etcdEndpoint}`, `--advertise-client-urls=${etcdEndpoint}`,
+          '--listen-peer-urls=http://127.0.0.1:0', '--log-level=warn',
+          // Not on 3.4 (no such flag); a throwaway etcd needs no fsync and is much faster without it.
+          ...(/Version: 3\.4\./.test(etcdVersion) ? [] : ['--unsafe-no-fsync']),
+        ],
+        options.etcdArgs,
+      );
+      apiArgs = mergeFlags(
+        [
+          `--etcd-servers=${etcdEndpoint}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${apiPort}`,
+          // No --tls-cert-file: kube-apiserver writes its own CA and serving certificate (127.0.0.1,
+          // localhost) into --cert-dir, and the kubeconfig trusts that bundle. No openssl needed.
+          `--cert-dir=${pki.certDir}`, `--token-auth-file=${pki.tokens}`, '--authorization-mode=RBAC', '--anonymous-auth=false',
+          '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+          `--service-account-key-file=${pki.saPublic}`, `--service-account-signing-key-file=${pki.saPrivate}`,
+          '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+          // As controller-runtime's envtest: no controller creates the `default` ServiceAccount, so the
+          // admission plugin would refuse every Pod.
+          '--disable-admission-plugins=ServiceAccount',
+          // kube-apiserver ≥ 1.37 refuses a loopback advertise address for the `kubernetes` Service's endpoints.
+          '--endpoint-reconciler-type=none',
+        ],
+        options.apiServerArgs,
+      );
+    };
+    configure();
     const wait = { clock, deadline, signal };
     const startEtcd = async (): Promise<ServerProcess> => {
       const etcd = track(running, new ServerProcess('etcd', assets.etcd, etcdArgs, join(dir, 'etcd.log'), reaper));
@@ -169,8 +176,29 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
       });
       return api;
     };
-    let etcd = await startEtcd();
-    let api = await startApi(etcd);
+    // A free port can be taken between the pick and the bind (another test, another envtest): a
+    // server that exits with "address already in use" on a port envtest picked gets a fresh one, twice.
+    const retryOnClash = async <R>(start: () => Promise<R>, mayRetry: boolean, repick: () => Promise<void>): Promise<R> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await start();
+        } catch (err) {
+          const failed = running.at(-1);
+          if (!mayRetry || attempt >= 3 || failed?.exit === undefined || !/address already in use/i.test(failed.logTail(40))) throw err;
+          running.pop();
+          reaper.forget(failed.pid);
+          await repick();
+          configure();
+        }
+      }
+    };
+    let etcd = await retryOnClash(startEtcd, options.etcdPort === undefined, async () => {
+      rmSync(join(dir, 'etcd'), { recursive: true, force: true });
+      [etcdPort] = (await freePorts(1)) as [number];
+    });
+    let api = await retryOnClash(() => startApi(etcd), options.apiServerPort === undefined, async () => {
+      [apiPort] = (await freePorts(1)) as [number];
+    });
 
     const kubeconfigPath = join(dir, 'kubeconfig');
     const kubeConfig = writeKubeConfig(kubeconfigPath, server, ca, token);

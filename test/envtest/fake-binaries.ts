@@ -7,11 +7,14 @@ import { join } from 'node:path';
 export interface FakeBehaviour {
   /** The release `kube-apiserver --version` prints. Default 1.37.2. */
   version?: string;
-  /** etcd: `serve` answers /health on its client URL; `fail` prints to its log and exits 1. Default serve. */
-  etcd?: 'serve' | 'fail';
-  /** kube-apiserver: `hang` runs and never becomes ready; `fail` exits 1. Default hang. */
-  apiServer?: 'hang' | 'fail';
-  /** Each stand-in writes its pid to `<pidDir>/<name>.pid` once running. */
+  /**
+   * etcd: `serve` answers /health on its client URL; `fail` prints to its log and exits 1;
+   * `clash-once` fails its first run with "address already in use", then serves. Default serve.
+   */
+  etcd?: 'serve' | 'fail' | 'clash-once';
+  /** kube-apiserver: `hang` runs and never becomes ready; `fail` exits 1; `clash-once` as etcd's, then hangs. Default hang. */
+  apiServer?: 'hang' | 'fail' | 'clash-once';
+  /** Each stand-in writes its pid to `<pidDir>/<name>.pid` once running, and appends its port to `<name>.ports`. */
   pidDir?: string;
 }
 
@@ -22,10 +25,19 @@ export function fakeBinaries(root: string, behaviour: FakeBehaviour = {}): strin
 const fs = require('node:fs');
 const args = process.argv.slice(2);
 const pidDir = ${JSON.stringify(behaviour.pidDir ?? '')};
+const portFlag = args.find((a) => a.startsWith('--listen-client-urls=') || a.startsWith('--secure-port='));
+const port = portFlag ? portFlag.split(':').at(-1).split('=').at(-1) : '';
+if (pidDir) fs.appendFileSync(pidDir + '/' + NAME + '.ports', port + '\\n');
+if (BEHAVIOUR === 'clash-once' && pidDir && !fs.existsSync(pidDir + '/' + NAME + '.clashed')) {
+  fs.writeFileSync(pidDir + '/' + NAME + '.clashed', '');
+  console.error('listen tcp 127.0.0.1:' + port + ': bind: address already in use');
+  process.exit(1);
+}
 if (pidDir) fs.writeFileSync(pidDir + '/' + NAME + '.pid', String(process.pid));
 `;
   const etcd = `#!${process.execPath}
 const NAME = 'etcd';
+const BEHAVIOUR = ${JSON.stringify(behaviour.etcd ?? 'serve')};
 if (process.argv.includes('--version')) { console.log('etcd Version: 3.7.0'); process.exit(0); }
 ${common}
 if (${JSON.stringify(behaviour.etcd ?? 'serve')} === 'fail') { console.error('etcd: cannot access data directory: permission denied'); process.exit(1); }
@@ -34,6 +46,7 @@ require('node:http').createServer((req, res) => res.end('{"health":"true"}')).li
 `;
   const api = `#!${process.execPath}
 const NAME = 'kube-apiserver';
+const BEHAVIOUR = ${JSON.stringify(behaviour.apiServer ?? 'hang')};
 if (process.argv.includes('--version')) { console.log('Kubernetes v${behaviour.version ?? '1.37.2'}'); process.exit(0); }
 ${common}
 if (${JSON.stringify(behaviour.apiServer ?? 'hang')} === 'fail') { console.error('Error: unknown flag: --bogus'); process.exit(1); }

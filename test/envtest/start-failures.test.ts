@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { startTestEnvironment } from '../../src/envtest/index.js';
+import { freePorts } from '../../src/envtest/http.js';
 import { alive, fakeBinaries, scratch } from './fake-binaries.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -66,6 +67,30 @@ describe('startTestEnvironment bad input', () => {
     const dir = fakeBinaries(s.root, { version: '1.30.4', pidDir: s.pids });
     await expect(startTestEnvironment({ binaryAssetsDir: dir, kubernetesVersion: '1.37.2' })).rejects.toMatchObject({ code: 'ENVTEST_WRONG_VERSION' });
     expect(existsSync(join(s.pids, 'etcd.pid'))).toBe(false);
+    expect(readdirSync(s.tmp)).toEqual([]);
+  });
+
+  it('a picked port taken before the server binds it: a fresh port, for etcd and for kube-apiserver', async () => {
+    const dir = fakeBinaries(s.root, { etcd: 'clash-once', apiServer: 'clash-once', pidDir: s.pids });
+    const controller = new AbortController();
+    const starting = startTestEnvironment({ binaryAssetsDir: dir, signal: controller.signal });
+    await expect.poll(() => existsSync(join(s.pids, 'kube-apiserver.pid')), { timeout: 20_000 }).toBe(true);
+    controller.abort();
+    await expect(starting).rejects.toMatchObject({ code: 'ABORTED' });
+    for (const name of ['etcd', 'kube-apiserver']) {
+      const ports = readFileSync(join(s.pids, `${name}.ports`), 'utf8').trim().split('\n');
+      expect(ports).toHaveLength(2);
+      expect(ports[0]).not.toBe(ports[1]);
+    }
+    expect(readdirSync(s.tmp)).toEqual([]);
+  });
+
+  it('a port given in the options and taken at bind time: no retry, the error says the port is taken', async () => {
+    const dir = fakeBinaries(s.root, { etcd: 'clash-once', pidDir: s.pids });
+    const [etcdPort] = await freePorts(1);
+    const err = await startTestEnvironment({ binaryAssetsDir: dir, etcdPort }).then(() => new Error('started'), (e: unknown) => e as Error);
+    expect(err).toMatchObject({ code: 'ENVTEST_PROCESS_FAILED' });
+    expect(err.message).toContain('etcd exited with code 1 during start-up. Its port is taken by another process');
     expect(readdirSync(s.tmp)).toEqual([]);
   });
 
