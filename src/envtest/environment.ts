@@ -284,9 +284,13 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
   }
 }
 
-/** Stops the processes newest first, removes the directory, then dismisses the reaper. */
+/** The stop order: the apiserver's clients first, etcd last (an apiserver without etcd spins). */
+const STOP_ORDER = ['kube-controller-manager', 'kube-apiserver', 'etcd'];
+
+/** Stops the processes (controller manager, apiserver, etcd), removes the directory, then dismisses the reaper. */
 async function shutdown(running: readonly ServerProcess[], reaper: Reaper, dir: string, clock: Clock, graceMs: number): Promise<void> {
-  for (const p of [...running].reverse()) await p.stop(clock, graceMs);
+  const ordered = [...running].sort((a, b) => STOP_ORDER.indexOf(a.name) - STOP_ORDER.indexOf(b.name));
+  for (const p of ordered) await p.stop(clock, graceMs);
   rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
   await reaper.release();
 }
