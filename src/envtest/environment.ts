@@ -268,7 +268,8 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
       },
       stop() {
         stopping ??= (async () => {
-          const died = running.filter((p) => p.exit !== undefined);
+          // A Ctrl-C (SIGINT to the whole process group) ends the servers too: not a failure.
+          const died = running.filter((p) => p.exit !== undefined && p.exit.signal !== 'SIGINT' && p.exit.code !== 0);
           await shutdown(running, reaper, dir, clock, graceMs);
           if (died.length > 0) {
             throw new TestEnvironmentError('ENVTEST_PROCESS_FAILED', `envtest: ${died.map((p) => `${p.name} ${p.describeExit()}`).join(' and ')} before stop() was called; the tests after that ran against a broken server.\n${died.map((p) => `last lines of ${p.name}.log:\n${p.logTail()}`).join('\n')}`);

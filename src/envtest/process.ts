@@ -148,9 +148,10 @@ export class ServerProcess {
     this.logFile = logFile;
     const fd = openSync(logFile, 'a');
     try {
-      // Its own process group: a Ctrl-C meant for the test runner does not cut the server off in the
-      // middle of the owner's orderly stop; the owner or the reaper stops it.
-      this.#child = spawn(binary, [...args], { stdio: ['ignore', fd, fd], detached: true });
+      // Not detached: in a session of its own a server would also be a scheduler autogroup of its own
+      // on Linux, sharing the CPU with the test's processes differently than the servers the suite ran
+      // before envtest (scripts/apiserver/start.sh's). A Ctrl-C reaches the servers too; they stop on it.
+      this.#child = spawn(binary, [...args], { stdio: ['ignore', fd, fd] });
     } finally {
       closeSync(fd);
     }
