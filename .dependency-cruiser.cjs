@@ -37,6 +37,8 @@ const ROWS = {
   crd: ['core', 'listwatch'],
   // The webhook server (admission, conversion, registration manifests): `kube-informer/webhook`; the root does not import it.
   webhook: ['core', 'observability', 'runtime', 'workqueue'],
+  // kube-informer/envtest: etcd and kube-apiserver for a test (child processes, a reaper); the root does not import it.
+  envtest: ['core'],
   testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
 };
 

@@ -92,6 +92,16 @@ export const ErrorCodes = {
   WEBHOOK_SERVE: 'WEBHOOK_SERVE',
   /** A webhook is configured wrongly: e.g. a served version no converter reaches from the hub. */
   WEBHOOK_CONFIG: 'WEBHOOK_CONFIG',
+  /** envtest found no etcd and kube-apiserver binaries (or a directory it was pointed at lacks one). */
+  ENVTEST_NO_BINARIES: 'ENVTEST_NO_BINARIES',
+  /** envtest's kube-apiserver is not the `kubernetesVersion` that was asked for. */
+  ENVTEST_WRONG_VERSION: 'ENVTEST_WRONG_VERSION',
+  /** A port envtest was told to use is taken by another process. */
+  ENVTEST_PORT_IN_USE: 'ENVTEST_PORT_IN_USE',
+  /** etcd or kube-apiserver exited, or did not become ready in time, while envtest started or ran it. */
+  ENVTEST_PROCESS_FAILED: 'ENVTEST_PROCESS_FAILED',
+  /** The API server refused a CustomResourceDefinition, or it never became `Established`. */
+  ENVTEST_CRD_REJECTED: 'ENVTEST_CRD_REJECTED',
 } as const;
 
 /** One of the {@link ErrorCodes} values: the `code` of every library error. */

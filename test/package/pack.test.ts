@@ -63,7 +63,10 @@ describe('the published package', () => {
     expect(files).toContain('docs/README.md');
     expect(files).toContain('docs/getting-started.md');
     expect(files).toContain('docs/architecture.svg');
-    expect(files.filter((f) => !/^(dist\/|docs\/[^/]+\.(md|svg)$|README\.md$|CONTRIBUTING\.md$|LICENSE$|package\.json$)/.test(f))).toEqual([]);
+    // The build recipe behind `npx kube-informer-envtest use`: build.sh and the Go module it builds.
+    expect(files).toEqual(expect.arrayContaining(['dist/envtest/index.js', 'dist/envtest/cli.js', 'scripts/apiserver/build.sh', 'test/apiserver/go.mod', 'test/apiserver/go.sum', 'test/apiserver/cmd/kube-apiserver/main.go', 'test/apiserver/cmd/etcd/main.go', 'test/apiserver/cmd/kube-controller-manager/main.go']));
+    const recipe = /^(scripts\/apiserver\/build\.sh|test\/apiserver\/(go\.mod|go\.sum|cmd\/[a-z-]+\/main\.go))$/;
+    expect(files.filter((f) => !recipe.test(f) && !/^(dist\/|docs\/[^/]+\.(md|svg)$|README\.md$|CONTRIBUTING\.md$|LICENSE$|package\.json$)/.test(f))).toEqual([]);
   });
 
   it('every relative link of a shipped page resolves to a shipped file (links into examples/ and bench/ are the repository\'s)', () => {
@@ -96,6 +99,8 @@ describe('the published package', () => {
       "const objects = await import('kube-informer/objects');",
       "const crd = await import('kube-informer/crd');",
       "const webhook = await import('kube-informer/webhook');",
+      "const envtest = await import('kube-informer/envtest');",
+      "if (typeof envtest.startTestEnvironment !== 'function' || typeof envtest.resolveBinaryAssets !== 'function') throw new Error('envtest entry incomplete');",
       "if (typeof root.SharedInformerFactory !== 'function' || typeof root.resources.pods !== 'object') throw new Error('root entry incomplete');",
       "if (typeof cache.Reflector !== 'function' || typeof cache.DeltaFIFO !== 'function') throw new Error('cache entry incomplete');",
       "if (typeof workqueue.RateLimitingQueue !== 'function') throw new Error('workqueue entry incomplete');",
@@ -113,6 +118,32 @@ describe('the published package', () => {
     expect(counts.root).toBeGreaterThan(10);
     expect(counts.root).toBeLessThanOrEqual(61);
     expect(counts.testing).toBeGreaterThan(0);
+  });
+
+  it('kube-informer-envtest runs from the installed package: `use -i -p path` prints a cached set', () => {
+    const project = join(scratch, 'app');
+    const cacheBin = join(scratch, 'cache', 'bin', 'k8s-v1.37.2-etcd-v3.7.0-00000000');
+    mkdirSync(cacheBin, { recursive: true });
+    for (const name of ['etcd', 'kube-apiserver']) writeFileSync(join(cacheBin, name), '#!/bin/sh\n', { mode: 0o755 });
+    const out = execFileSync(join(project, 'node_modules/.bin/kube-informer-envtest'), ['use', '1.37.2', '-i', '-p', 'path'], {
+      cwd: project,
+      encoding: 'utf8',
+      env: { ...process.env, KUBE_INFORMER_CACHE: join(scratch, 'cache'), XDG_DATA_HOME: join(scratch, 'xdg') },
+    });
+    expect(out).toBe(`${cacheBin}\n`);
+  });
+
+  it('the package root never loads kube-informer/envtest', () => {
+    const dist = join(scratch, 'app/node_modules/kube-informer/dist');
+    const seen = new Set<string>();
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const [, spec] of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*['"](\.[^'"]+)['"]/g)) visit(resolve(dirname(file), spec));
+    };
+    visit(join(dist, 'index.js'));
+    expect(seen.size).toBeGreaterThan(20);
+    expect([...seen].filter((f) => f.includes('/envtest/'))).toEqual([]);
   });
 
   it('type-checks a consumer of both entry points against the shipped declarations', () => {
