@@ -251,7 +251,8 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
   readonly attempt: number;
   readonly reason: ReconcileReason;
   readonly reconcileID: string;
-  readonly logger: Logger;
+  readonly #log: Logger;
+  #logger: Logger | undefined;
   readonly #lazy: LazySignal;
   readonly #children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>;
   readonly #writes: ObservedWrites;
@@ -273,9 +274,14 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     this.attempt = attempt;
     this.reason = reason;
     this.reconcileID = reconcileID;
-    this.logger = withFields(logger, { key, reconcileID });
+    this.#log = logger;
     this.#children = children;
     this.#writes = writes;
+  }
+
+  /** Made on first use (most reconciles log nothing): the controller's logger with `key` and `reconcileID`. */
+  get logger(): Logger {
+    return (this.#logger ??= withFields(this.#log, { key: this.key, reconcileID: this.reconcileID }));
   }
 
   get namespace(): string {
