@@ -3,7 +3,7 @@
 import { validateOptions } from '../core/options.js';
 import type { ControllerMetricsProvider, ReconcileResult } from '../controller/metrics.js';
 import type { CounterMetric, HistogramMetric, SettableGaugeMetric } from '../workqueue/metrics.js';
-import { PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA } from '../workqueue/prometheus.js';
+import { PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA, registeredMetric } from '../workqueue/prometheus.js';
 import { prometheusWorkQueueMetricsProvider, type PromClientLike, type PrometheusWorkQueueMetricsOptions } from '../workqueue/prometheus.js';
 
 /** The metric names {@link prometheusControllerMetricsProvider} registers (before any prefix): controller-runtime's. */
@@ -60,11 +60,7 @@ export function prometheusControllerMetricsProvider(promClient: PromClientLike, 
   const { reconcileTimeBuckets: _buckets, ...workQueueOptions } = options;
   const registry = options.registry ?? promClient.register;
   const prefix = options.prefix ?? '';
-  function make<M>(name: string, labelNames: string[], create: (config: Record<string, unknown>) => M): M {
-    const existing = registry.getSingleMetric(prefix + name);
-    if (existing !== undefined) return existing as M;
-    return create({ name: prefix + name, help: '', labelNames, registers: [registry] });
-  }
+  const make = <M>(name: string, labelNames: string[], create: (config: Record<string, unknown>) => M): M => registeredMetric(registry, prefix, name, labelNames, create);
   const n = controllerMetricNames;
   const total = make(n.reconcileTotal, ['controller', 'result'], (c) => new promClient.Counter({ ...c, help: 'Total number of reconciliations per controller.' }));
   const errors = make(n.reconcileErrors, ['controller'], (c) => new promClient.Counter({ ...c, help: 'Total number of reconciliation errors per controller.' }));

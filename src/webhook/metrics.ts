@@ -1,6 +1,8 @@
 // controller-runtime's webhook metrics, by name, over the user's own prom-client module (an optional peer).
 
+import { validateOptions } from '../core/index.js';
 import type { CounterMetric, GaugeMetric, HistogramMetric, PromClientLike, PrometheusWorkQueueMetricsOptions } from '../workqueue/index.js';
+import { PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA, registeredMetric } from '../workqueue/prometheus.js';
 
 /** The metric names {@link prometheusWebhookMetricsProvider} registers (before any prefix): controller-runtime's. */
 export const webhookMetricNames = {
@@ -39,13 +41,10 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
  * ```
  */
 export function prometheusWebhookMetricsProvider(promClient: PromClientLike, options: PrometheusWebhookMetricsOptions = {}): WebhookMetricsProvider {
+  validateOptions('prometheusWebhookMetricsProvider', options, PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA);
   const registry = options.registry ?? promClient.register;
   const prefix = options.prefix ?? '';
-  function make<M>(name: string, labelNames: string[], create: (config: Record<string, unknown>) => M): M {
-    const existing = registry.getSingleMetric(prefix + name);
-    if (existing !== undefined) return existing as M;
-    return create({ name: prefix + name, help: '', labelNames, registers: [registry] });
-  }
+  const make = <M>(name: string, labelNames: string[], create: (config: Record<string, unknown>) => M): M => registeredMetric(registry, prefix, name, labelNames, create);
   const n = webhookMetricNames;
   const total = make(n.requestsTotal, ['webhook', 'code'], (c) => new promClient.Counter({ ...c, help: 'Total number of admission requests by HTTP status code.' }));
   const latency = make(

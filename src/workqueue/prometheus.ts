@@ -85,6 +85,23 @@ export const workQueueMetricNames = {
 const defaultBuckets = Array.from({ length: 12 }, (_, i) => 1e-8 * 10 ** i);
 
 /**
+ * The metric `prefix + name` of `registry`: the one already registered under that name (by an earlier
+ * provider), or the one `create` makes from a config with the name, the label names and the registry.
+ * Shared by every prom-client provider (work queues, controllers, webhooks); not in the barrel.
+ */
+export function registeredMetric<M>(
+  registry: PromRegistryLike,
+  prefix: string,
+  name: string,
+  labelNames: string[],
+  create: (config: Record<string, unknown>) => M,
+): M {
+  const existing = registry.getSingleMetric(prefix + name);
+  if (existing !== undefined) return existing as M;
+  return create({ name: prefix + name, help: '', labelNames, registers: [registry] });
+}
+
+/**
  * A {@link WorkQueueMetricsProvider} that exports Kubernetes' work-queue metrics through prom-client,
  * each labelled with the queue's `name`: `workqueue_depth`, `workqueue_adds_total`,
  * `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds`,
@@ -109,12 +126,7 @@ export function prometheusWorkQueueMetricsProvider(
   const registry = options.registry ?? promClient.register;
   const prefix = options.prefix ?? '';
   const buckets = options.buckets ?? defaultBuckets;
-  function make<M>(name: string, create: (config: Record<string, unknown>) => M): M {
-    const fullName = prefix + name;
-    const existing = registry.getSingleMetric(fullName);
-    if (existing !== undefined) return existing as M;
-    return create({ name: fullName, help: '', labelNames: ['name'], registers: [registry] });
-  }
+  const make = <M>(name: string, create: (config: Record<string, unknown>) => M): M => registeredMetric(registry, prefix, name, ['name'], create);
   const gauge = (name: string, help: string) => make(name, (c) => new promClient.Gauge({ ...c, help }));
   const counter = (name: string, help: string) => make(name, (c) => new promClient.Counter({ ...c, help }));
   const histogram = (name: string, help: string) =>

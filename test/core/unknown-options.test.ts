@@ -24,6 +24,7 @@ import { exponentialBackoff, ReconcileScheduler } from '../../src/controller/sch
 import { runWhileLeading } from '../../src/controller/leader.js';
 import { LeaderElector, LeaseLock, InMemoryLock } from '../../src/leaderelection/index.js';
 import { Manager, probeHandler, startProbeServer, EventRecorder, DriftAudit, prometheusControllerMetricsProvider, registerInformerMetrics } from '../../src/operations/index.js';
+import { prometheusWebhookMetricsProvider } from '../../src/webhook/index.js';
 import { InMemoryRingStore, LeaseRingStore, ShardedInformer, ShardRing } from '../../src/sharding/index.js';
 import { FakeApiServer, FakeControllerSource, ResourceState } from '../../src/testing/index.js';
 import { kubeConfigFor } from '../listwatch/helpers.js';
@@ -81,6 +82,7 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['ReconcileScheduler.schedule', () => new ReconcileScheduler().schedule('k', js({ delay: 5 })), 'ReconcileScheduler.schedule: unknown option delay (did you mean delayMs?)'],
   ['exponentialBackoff', () => exponentialBackoff(js({ base: 5 })), /^exponentialBackoff: unknown option base \(/],
   ['prometheusControllerMetricsProvider', () => prometheusControllerMetricsProvider(promClient, js({ reconcileTimeBucket: [1] })), 'prometheusControllerMetricsProvider: unknown option reconcileTimeBucket (did you mean reconcileTimeBuckets?)'],
+  ['prometheusWebhookMetricsProvider', () => prometheusWebhookMetricsProvider(promClient, js({ prefx: 'x_' })), 'prometheusWebhookMetricsProvider: unknown option prefx (did you mean prefix?)'],
   // leader election
   ['LeaderElector', () => new LeaderElector(js({ lock: lock(), onStartedLeading, leaseDuration: 15_000 })), 'LeaderElector: unknown option leaseDuration (did you mean leaseDurationMs?)'],
   ['runWhileLeading', () => runWhileLeading([], js({ lock: lock(), releaseOnCancle: true }), new AbortController().signal), 'runWhileLeading: unknown option releaseOnCancle (did you mean releaseOnCancel?)'],
