@@ -1,6 +1,6 @@
 // Conversion webhooks (apiextensions.k8s.io/v1 ConversionReview): hub-and-spoke converters typed per version, checked at construction.
 
-import { ErrorCodes, KubeInformerError } from '../core/index.js';
+import { ErrorCodes, KubeInformerError, validateOptions } from '../core/index.js';
 import { reviewRequest, type Webhook } from './review.js';
 
 /** A review asked for a group or version the webhook does not serve: a Failure that says so (not an internal error). */
@@ -50,6 +50,7 @@ export interface ConversionWebhook extends Webhook {
  * ```
  */
 export function conversionWebhook<Versions extends Record<string, object>, Hub extends keyof Versions & string>(options: ConversionWebhookOptions<Versions, Hub>): ConversionWebhook {
+  validateOptions('conversionWebhook', options, { name: 'string', group: 'string', hub: 'string', spokes: 'object', servedVersions: 'any' });
   const { name, group, hub } = options;
   if (typeof name !== 'string' || name === '' || typeof group !== 'string' || typeof hub !== 'string' || hub === '') {
     throw new KubeInformerError(ErrorCodes.WEBHOOK_CONFIG, 'conversionWebhook: name, group and hub are required');

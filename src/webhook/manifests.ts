@@ -8,7 +8,7 @@ import type {
   WebhookClientConfig,
 } from 'kubernetes-types/admissionregistration/v1.js';
 import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
-import { ErrorCodes, KubeInformerError } from '../core/index.js';
+import { ErrorCodes, KubeInformerError, validateOptions } from '../core/index.js';
 
 /** Where the API server reaches the webhook server: a URL base (`https://host:port`) or an in-cluster Service. */
 export type WebhookEndpoint = WebhookUrlEndpoint | WebhookServiceEndpoint;
@@ -101,6 +101,14 @@ function clientConfig(endpoint: WebhookEndpoint, path: string, caBundle: string 
   return { service: { namespace: endpoint.service.namespace, name: endpoint.service.name, port: endpoint.service.port ?? 443, path }, ...ca };
 }
 
+const CONFIGURATION_SCHEMA = {
+  name: 'string',
+  endpoint: 'object',
+  caBundle: 'string',
+  webhooks: 'any', // an array: each registration is read field by field
+  metadata: { labels: 'object', annotations: 'object' },
+} as const;
+
 function common(w: AdmissionRegistration, options: WebhookConfigurationOptions): ValidatingWebhook {
   const timeoutSeconds = w.timeoutSeconds ?? 10;
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 30) {
@@ -122,6 +130,7 @@ function common(w: AdmissionRegistration, options: WebhookConfigurationOptions):
 
 /** A `ValidatingWebhookConfiguration` for the given webhooks: apply it at start, or print it (`JSON.stringify`) for kubectl. */
 export function validatingWebhookConfiguration(options: WebhookConfigurationOptions): ValidatingWebhookConfiguration {
+  validateOptions('validatingWebhookConfiguration', options, CONFIGURATION_SCHEMA);
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
@@ -132,6 +141,7 @@ export function validatingWebhookConfiguration(options: WebhookConfigurationOpti
 
 /** A `MutatingWebhookConfiguration` for the given webhooks (`reinvocationPolicy` honoured). */
 export function mutatingWebhookConfiguration(options: WebhookConfigurationOptions): MutatingWebhookConfiguration {
+  validateOptions('mutatingWebhookConfiguration', options, CONFIGURATION_SCHEMA);
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
@@ -165,6 +175,7 @@ export interface CrdConversion {
 
 /** The CRD `spec.conversion` stanza: `{ strategy: 'Webhook', webhook: { clientConfig, conversionReviewVersions: ['v1'] } }`. */
 export function crdConversion(options: CrdConversionOptions): CrdConversion {
+  validateOptions('crdConversion', options, { endpoint: 'object', path: 'string', caBundle: 'string' });
   return { strategy: 'Webhook', webhook: { clientConfig: clientConfig(options.endpoint, options.path, options.caBundle), conversionReviewVersions: ['v1'] } };
 }
 

@@ -24,7 +24,7 @@ import { exponentialBackoff, ReconcileScheduler } from '../../src/controller/sch
 import { runWhileLeading } from '../../src/controller/leader.js';
 import { LeaderElector, LeaseLock, InMemoryLock } from '../../src/leaderelection/index.js';
 import { Manager, probeHandler, startProbeServer, EventRecorder, DriftAudit, prometheusControllerMetricsProvider, registerInformerMetrics } from '../../src/operations/index.js';
-import { prometheusWebhookMetricsProvider } from '../../src/webhook/index.js';
+import { conversionWebhook, crdConversion, prometheusWebhookMetricsProvider, validatingWebhookConfiguration } from '../../src/webhook/index.js';
 import { InMemoryRingStore, LeaseRingStore, ShardedInformer, ShardRing } from '../../src/sharding/index.js';
 import { FakeApiServer, FakeControllerSource, ResourceState } from '../../src/testing/index.js';
 import { kubeConfigFor } from '../listwatch/helpers.js';
@@ -82,6 +82,9 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['ReconcileScheduler.schedule', () => new ReconcileScheduler().schedule('k', js({ delay: 5 })), 'ReconcileScheduler.schedule: unknown option delay (did you mean delayMs?)'],
   ['exponentialBackoff', () => exponentialBackoff(js({ base: 5 })), /^exponentialBackoff: unknown option base \(/],
   ['prometheusControllerMetricsProvider', () => prometheusControllerMetricsProvider(promClient, js({ reconcileTimeBucket: [1] })), 'prometheusControllerMetricsProvider: unknown option reconcileTimeBucket (did you mean reconcileTimeBuckets?)'],
+  ['validatingWebhookConfiguration', () => validatingWebhookConfiguration(js({ name: 'w', endpoint: { url: 'https://127.0.0.1:9443' }, webhooks: [], caBudle: 'x' })), 'validatingWebhookConfiguration: unknown option caBudle (did you mean caBundle?)'],
+  ['crdConversion', () => crdConversion(js({ endpoint: { url: 'https://127.0.0.1:9443' }, path: '/convert', cabundle: 'x' })), 'crdConversion: unknown option cabundle (did you mean caBundle?)'],
+  ['conversionWebhook', () => conversionWebhook(js({ name: 'c', group: 'example.com', hub: 'v1', spokes: {}, servedVersion: ['v1'] })), 'conversionWebhook: unknown option servedVersion (did you mean servedVersions?)'],
   ['prometheusWebhookMetricsProvider', () => prometheusWebhookMetricsProvider(promClient, js({ prefx: 'x_' })), 'prometheusWebhookMetricsProvider: unknown option prefx (did you mean prefix?)'],
   // leader election
   ['LeaderElector', () => new LeaderElector(js({ lock: lock(), onStartedLeading, leaseDuration: 15_000 })), 'LeaderElector: unknown option leaseDuration (did you mean leaseDurationMs?)'],
