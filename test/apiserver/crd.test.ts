@@ -8,6 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { ApiStatusError, newResourceClient, resources } from '../../src/index.js';
+import { ApplyConflictError } from '../../src/objects.js';
 import { CustomResourceDefinitionError, Type, defineCustomResource, ensureCustomResourceDefinitions, parseCrds, runCrdCommand, validateObject } from '../../src/crd/index.js';
 import { fixtures, sets } from '../crd/examples-gen.js';
 import { gadgets, objectOf, rows, widgets } from '../crd/definitions.js';
@@ -54,6 +55,31 @@ describe('custom resources defined once, on the real kube-apiserver', () => {
     // A second call updates in place and still resolves.
     const again = await ensureCustomResourceDefinitions(client, [widgets]);
     expect(again[0].metadata?.name).toBe('widgets.crdtest.kube-informer.dev');
+    client.close();
+  });
+
+  it('installs by server-side apply: owns what it sets, names a conflict without force, takes the fields with force, removes what it no longer sets', async () => {
+    const client = newResourceClient(server.kubeConfig, resources.customresourcedefinitions);
+    const define = (shortNames?: string[]) =>
+      defineCustomResource({ group: 'crdtest.kube-informer.dev', names: { kind: 'Sprocket', ...(shortNames === undefined ? {} : { shortNames }) }, versions: { v1: { spec: Type.Object({ teeth: Type.Integer() }) } } });
+    const name = 'sprockets.crdtest.kube-informer.dev';
+    const [first] = await ensureCustomResourceDefinitions(client, [define(['spr'])]);
+    expect(first.metadata?.managedFields?.filter((f) => f.operation === 'Apply').map((f) => f.manager)).toEqual(['kube-informer']);
+    // Another manager (kubectl apply --server-side --force-conflicts) takes spec.names.shortNames.
+    await client.apply({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name }, spec: { names: { plural: 'sprockets', kind: 'Sprocket', shortNames: ['sp'] } } } as never, { fieldManager: 'kubectl', force: true });
+    const conflict = await ensureCustomResourceDefinitions(client, [define(['spr'])], { force: false }).catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(CustomResourceDefinitionError);
+    expect((conflict as CustomResourceDefinitionError).causes).toEqual(['.spec.names.shortNames: owned by kubectl']);
+    expect((conflict as Error).cause).toBeInstanceOf(ApplyConflictError);
+    // The default, force, takes the field back.
+    const [forced] = await ensureCustomResourceDefinitions(client, [define(['spr'])]);
+    expect(forced.spec.names.shortNames).toEqual(['spr']);
+    // A definition that no longer sets shortNames removes them (the field manager owned them alone).
+    const [dropped] = await ensureCustomResourceDefinitions(client, [define()]);
+    expect(dropped.spec.names.shortNames).toBeUndefined();
+    // With its own field manager.
+    const [other] = await ensureCustomResourceDefinitions(client, [define()], { fieldManager: 'my-operator' });
+    expect(other.metadata?.managedFields?.filter((f) => f.operation === 'Apply').map((f) => f.manager).sort()).toEqual(['kube-informer', 'kubectl', 'my-operator']);
     client.close();
   });
 
