@@ -86,7 +86,8 @@ export type ManagerPhase = 'new' | 'syncing' | 'running' | 'stopping' | 'stopped
 /**
  * Runs a controller process the way controller-runtime's manager does, in one call. `run(signal)`:
  *
- * 1. starts the probe server when `probes` is set (live, not ready yet);
+ * 1. starts the probe server when `probes` is set (live, not ready yet); installs the `crds`, if any,
+ *    by server-side apply and waits until each is `Established` (a refusal rejects `run` at once);
  * 2. starts every informer of the factory and waits for them to sync; an informer that cannot sync
  *    yet (a CRD not installed, missing permissions, an unreachable server) is waited for up to
  *    `cacheSyncTimeoutMs`, with a warning every `cacheSyncWarningIntervalMs` and `/readyz` 503 —
@@ -96,7 +97,8 @@ export type ManagerPhase = 'new' | 'syncing' | 'running' | 'stopping' | 'stopped
  *    runnables end, then the informers stop, then the probe server closes (incident 4: everything is
  *    released, in order, and `run` resolves only after).
  *
- * It rejects — after the same ordered stop — when something it cannot recover from happens: caches
+ * It rejects — after the same ordered stop — when something it cannot recover from happens: a CRD
+ * of `crds` the server refuses or that is not `Established` in time (a `CustomResourceDefinitionError`), caches
  * that still cannot sync after `cacheSyncTimeoutMs` (a `CacheSyncError`), an informer that fails (a
  * handler threw: incident 1), a controller or runnable that rejects (the first failure; the rest are
  * logged). A reconcile that fails is not such a thing: the controller retries it. Everything it runs
