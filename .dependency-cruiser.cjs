@@ -31,8 +31,8 @@ const ROWS = {
   leaderelection: ['core', 'observability', 'runtime'],
   sharding: ['core', 'observability', 'runtime', 'listwatch', 'informer'],
   controller: ['core', 'observability', 'runtime', 'listwatch', 'store', 'informer', 'workqueue', 'leaderelection', 'sharding'],
-  // The top floor: runs controllers in production (manager, probes, metrics, Events, drift audit).
-  operations: ['core', 'observability', 'runtime', 'listwatch', 'informer', 'workqueue', 'leaderelection', 'controller', 'sharding'],
+  // The top floor: runs controllers in production (manager, probes, metrics, Events, drift audit); the manager installs CRDs (crd/ensure.ts only, below).
+  operations: ['core', 'observability', 'runtime', 'listwatch', 'informer', 'workqueue', 'leaderelection', 'controller', 'sharding', 'crd'],
   // kube-informer/crd: custom resources defined once (TypeBox); installs CRDs through listwatch's ResourceClient.
   crd: ['core', 'listwatch'],
   // The webhook server (admission, conversion, registration manifests): `kube-informer/webhook`; the root does not import it.
@@ -51,9 +51,12 @@ const SHARED_INTERNALS = {};
 /**
  * Narrower doors for some pairs of rooms: room -> (imported room -> the only files it may import
  * there). The reflector depends on the ListerWatcher contract, never on the transport or the decoder.
+ * The manager installs CRDs through crd/ensure.ts alone, so kube-informer/operations never loads
+ * TypeBox, YAML or the command.
  */
 const CONTRACTS = {
   reflector: { listwatch: ['index.ts', 'types.ts', 'errors.ts'] },
+  operations: { crd: ['ensure.ts'] },
 };
 
 /** The package's entry points at the top of src/ (they import room barrels only). */

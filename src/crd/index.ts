@@ -24,6 +24,7 @@ export {
   type EnsureCustomResourceDefinitionsOptions,
   type CrdSource,
   type HasCustomResourceDefinition,
+  type CustomResourceDefinitionClient,
 } from './ensure.js';
 export { crdTypes, type GeneratedTypes } from './types-gen.js';
 export { runCrdCommand, generateYaml, parseCrds, type CommandIo } from './cli.js';

@@ -152,6 +152,11 @@ export class SharedInformerFactory {
     this.#options = options;
   }
 
+  /** The kubeconfig the factory was built with (`undefined` when it was built with `listWatchFor` only); the `Manager` installs its `crds` with it. */
+  get kubeConfig(): KubeConfigLike | undefined {
+    return this.#kubeConfig;
+  }
+
   /**
    * The shared informer of a built-in (or your own) described resource, typed by the descriptor:
    * `forResource(resources.pods)` is a `SharedIndexInformer<Pod>`. Created on first use; on a running

@@ -1,17 +1,41 @@
 // The manager: one call that starts the informers, waits for them, runs the controllers (under leader election if asked), serves probes, and stops it all in order.
 
 import { realClock, type Clock } from '../core/clock.js';
+import { resources } from '../core/resources.js';
 import { AlreadyStartedError } from '../core/errors.js';
 import { errorFields, resolveLogger, withFields, type Logger, type LoggerOption } from '../core/log.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../core/options.js';
 import { RUN_WHILE_LEADING_OPTION_SCHEMA, runWhileLeading, type RunWhileLeadingOptions } from '../controller/leader.js';
+import { ensureCustomResourceDefinitions, type CrdSource, type CustomResourceDefinitionClient, type EnsureCustomResourceDefinitionsOptions } from '../crd/ensure.js';
+import { newResourceClient } from '../listwatch/index.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
 import { RunGroup, type Runnable } from '../runtime/run-group.js';
 import { waitForCaches } from './cache-sync.js';
 import { startProbeServer, type MetricsRegistryLike, type ProbeServer, type ProbeServerOptions } from './probes.js';
 
+/** How a {@link Manager} installs its `crds` (see `ensureCustomResourceDefinitions`). */
+export interface ManagerCrdInstallOptions extends Pick<EnsureCustomResourceDefinitionsOptions, 'fieldManager' | 'force' | 'timeoutMs' | 'pollIntervalMs'> {
+  /**
+   * The client that applies and reads the CRDs. Default: `newResourceClient` on the factory's
+   * kubeConfig (closed after the install; needs RBAC to get and patch `customresourcedefinitions`,
+   * cluster-wide).
+   */
+  client?: CustomResourceDefinitionClient;
+}
+
 /** Options of a {@link Manager}. */
 export interface ManagerOptions {
+  /**
+   * Custom resource definitions (definitions from `defineCustomResource`, or CRD objects) to install
+   * at start, by server-side apply, before any informer starts: `run` waits until each is
+   * `Established`, and rejects at once with the error (a `CustomResourceDefinitionError` naming the
+   * server's field errors, a 403 for missing RBAC) when the server refuses one or it does not become
+   * Established within `crdInstall.timeoutMs`. Default: none (install them with `kubectl apply`, Helm
+   * or `ensureCustomResourceDefinitions`; the manager then waits for their caches as for any other).
+   */
+  crds?: readonly CrdSource[];
+  /** How `crds` are installed: client, field manager, force, timeouts. Default: see {@link ManagerCrdInstallOptions} (force, field manager `'kube-informer'`, 60 s per CRD). */
+  crdInstall?: ManagerCrdInstallOptions;
   /** What reconciles: controllers (or any {@link Runnable}) — run only while leading when `leaderElection` is set. Default: none. */
   controllers?: readonly Runnable[];
   /**
@@ -62,7 +86,8 @@ export type ManagerPhase = 'new' | 'syncing' | 'running' | 'stopping' | 'stopped
 /**
  * Runs a controller process the way controller-runtime's manager does, in one call. `run(signal)`:
  *
- * 1. starts the probe server when `probes` is set (live, not ready yet);
+ * 1. starts the probe server when `probes` is set (live, not ready yet); installs the `crds`, if any,
+ *    by server-side apply and waits until each is `Established` (a refusal rejects `run` at once);
  * 2. starts every informer of the factory and waits for them to sync; an informer that cannot sync
  *    yet (a CRD not installed, missing permissions, an unreachable server) is waited for up to
  *    `cacheSyncTimeoutMs`, with a warning every `cacheSyncWarningIntervalMs` and `/readyz` 503 —
@@ -72,7 +97,8 @@ export type ManagerPhase = 'new' | 'syncing' | 'running' | 'stopping' | 'stopped
  *    runnables end, then the informers stop, then the probe server closes (incident 4: everything is
  *    released, in order, and `run` resolves only after).
  *
- * It rejects — after the same ordered stop — when something it cannot recover from happens: caches
+ * It rejects — after the same ordered stop — when something it cannot recover from happens: a CRD
+ * of `crds` the server refuses or that is not `Established` in time (a `CustomResourceDefinitionError`), caches
  * that still cannot sync after `cacheSyncTimeoutMs` (a `CacheSyncError`), an informer that fails (a
  * handler threw: incident 1), a controller or runnable that rejects (the first failure; the rest are
  * logged). A reconcile that fails is not such a thing: the controller retries it. Everything it runs
@@ -102,6 +128,8 @@ export class Manager {
   /** A manager of `factory`'s informers and the given controllers. Throws `INVALID_OPTION` for a bad option. */
   constructor(factory: SharedInformerFactory, options: ManagerOptions = {}) {
     validateOptions('Manager', options, {
+      crds: 'any', // checked below
+      crdInstall: { client: 'object', fieldManager: 'string', force: 'boolean', timeoutMs: 'positiveDuration', pollIntervalMs: 'positiveDuration' },
       controllers: 'any', // checked below
       runnables: 'any',
       leaderElection: RUN_WHILE_LEADING_OPTION_SCHEMA,
@@ -123,6 +151,7 @@ export class Manager {
       const ok = Array.isArray(list) && list.every((r: unknown) => typeof (r as Runnable | null)?.run === 'function' && typeof (r as Runnable).name === 'string');
       if (!ok) throw new InvalidOptionError(`Manager: option ${option} must be an array of controllers or runnables (each with a name and run(signal)), got ${describeValue(list)}`);
     }
+    checkCrds(factory, options);
     this.#factory = factory;
     this.#options = options;
     this.#log = withFields(resolveLogger(options.logger), { component: 'manager' });
@@ -167,7 +196,8 @@ export class Manager {
           logger: o.logger, // it logs the address it serves at
         });
       }
-      // Stopped while the probe server started: its stages may have ended already, start nothing.
+      await this.#installCrds(group.signal);
+      // Stopped while the probe server started (or the CRDs installed): its stages may have ended already, start nothing.
       if (!group.signal.aborted) group.start({ name: 'informers', run: (s) => this.#factory.run(s) }, 'informers');
       await waitForCaches(Object.values(this.#factory.informers()), group.signal, {
         timeoutMs: this.#syncTimeoutMs,
@@ -203,6 +233,25 @@ export class Manager {
     this.#log.info('manager stopped');
   }
 
+  /** Installs `crds` before the informers start (a stop while it waits ends it quietly; a refusal rejects). */
+  async #installCrds(signal: AbortSignal): Promise<void> {
+    const crds = this.#options.crds ?? [];
+    if (crds.length === 0 || signal.aborted) return;
+    const { client: given, ...install } = this.#options.crdInstall ?? {};
+    const names = crds.map((c) => ('crd' in c ? c.crd : c).metadata?.name ?? '').join(', ');
+    this.#log.info(`manager: installing ${crds.length} CustomResourceDefinition${crds.length === 1 ? '' : 's'} (server-side apply): ${names}`);
+    // checkCrds made sure there is a kubeConfig when no client is given.
+    const own = given === undefined ? newResourceClient(this.#factory.kubeConfig!, resources.customresourcedefinitions) : undefined;
+    try {
+      await ensureCustomResourceDefinitions(given ?? own!, crds, { ...install, clock: this.#clock, signal });
+      this.#log.info(`manager: CustomResourceDefinitions established: ${names}`);
+    } catch (error) {
+      if (!signal.aborted) throw error;
+    } finally {
+      own?.close();
+    }
+  }
+
   /** The controllers (under leader election when asked), with a marker that keeps {@link isLeading} true while they run. */
   #controllers(): Runnable[] {
     const controllers = this.#options.controllers ?? [];
@@ -227,5 +276,17 @@ export class Manager {
   #names(): string {
     const all = [...(this.#options.controllers ?? []), ...(this.#options.runnables ?? [])].map((r) => r.name);
     return all.length === 0 ? 'nothing (no controllers or runnables)' : all.join(', ');
+  }
+}
+
+/** `crds` is a list of definitions or CRDs, installable: with `crdInstall.client` or the factory's kubeConfig. */
+function checkCrds(factory: SharedInformerFactory, options: ManagerOptions): void {
+  const crds: unknown = options.crds ?? [];
+  const isCrd = (c: unknown): boolean => typeof c === 'object' && c !== null && ('crd' in c ? typeof c.crd === 'object' : 'spec' in c && typeof c.spec === 'object');
+  if (!Array.isArray(crds) || !crds.every(isCrd)) {
+    throw new InvalidOptionError(`Manager: option crds must be an array of definitions (defineCustomResource) or CustomResourceDefinition objects, got ${describeValue(crds)}`);
+  }
+  if (crds.length > 0 && options.crdInstall?.client === undefined && factory.kubeConfig === undefined) {
+    throw new InvalidOptionError('Manager: option crds needs crdInstall.client: the factory was built without a kubeConfig (listWatchFor only)');
   }
 }

@@ -7,7 +7,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { ApiStatusError, newResourceClient, resources } from '../../src/index.js';
+import { ApiStatusError, newResourceClient, resources, SharedInformerFactory } from '../../src/index.js';
+import { Manager } from '../../src/operations/index.js';
+import { ApplyConflictError } from '../../src/objects.js';
 import { CustomResourceDefinitionError, Type, defineCustomResource, ensureCustomResourceDefinitions, parseCrds, runCrdCommand, validateObject } from '../../src/crd/index.js';
 import { fixtures, sets } from '../crd/examples-gen.js';
 import { gadgets, objectOf, rows, widgets } from '../crd/definitions.js';
@@ -54,6 +56,31 @@ describe('custom resources defined once, on the real kube-apiserver', () => {
     // A second call updates in place and still resolves.
     const again = await ensureCustomResourceDefinitions(client, [widgets]);
     expect(again[0].metadata?.name).toBe('widgets.crdtest.kube-informer.dev');
+    client.close();
+  });
+
+  it('installs by server-side apply: owns what it sets, names a conflict without force, takes the fields with force, removes what it no longer sets', async () => {
+    const client = newResourceClient(server.kubeConfig, resources.customresourcedefinitions);
+    const define = (shortNames?: string[]) =>
+      defineCustomResource({ group: 'crdtest.kube-informer.dev', names: { kind: 'Sprocket', ...(shortNames === undefined ? {} : { shortNames }) }, versions: { v1: { spec: Type.Object({ teeth: Type.Integer() }) } } });
+    const name = 'sprockets.crdtest.kube-informer.dev';
+    const [first] = await ensureCustomResourceDefinitions(client, [define(['spr'])]);
+    expect(first.metadata?.managedFields?.filter((f) => f.operation === 'Apply').map((f) => f.manager)).toEqual(['kube-informer']);
+    // Another manager (kubectl apply --server-side --force-conflicts) takes spec.names.shortNames.
+    await client.apply({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name }, spec: { names: { plural: 'sprockets', kind: 'Sprocket', shortNames: ['sp'] } } } as never, { fieldManager: 'kubectl', force: true });
+    const conflict = await ensureCustomResourceDefinitions(client, [define(['spr'])], { force: false }).catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(CustomResourceDefinitionError);
+    expect((conflict as CustomResourceDefinitionError).causes).toEqual(['.spec.names.shortNames: owned by kubectl']);
+    expect((conflict as Error).cause).toBeInstanceOf(ApplyConflictError);
+    // The default, force, takes the field back.
+    const [forced] = await ensureCustomResourceDefinitions(client, [define(['spr'])]);
+    expect(forced.spec.names.shortNames).toEqual(['spr']);
+    // A definition that no longer sets shortNames removes them (the field manager owned them alone).
+    const [dropped] = await ensureCustomResourceDefinitions(client, [define()]);
+    expect(dropped.spec.names.shortNames).toBeUndefined();
+    // With its own field manager.
+    const [other] = await ensureCustomResourceDefinitions(client, [define()], { fieldManager: 'my-operator' });
+    expect(other.metadata?.managedFields?.filter((f) => f.operation === 'Apply').map((f) => f.manager).sort()).toEqual(['kube-informer', 'kubectl', 'my-operator']);
     client.close();
   });
 
@@ -159,6 +186,32 @@ describe('custom resources defined once, on the real kube-apiserver', () => {
       }
     }
     expect(checked).toBe(10);
+  });
+
+  it('the Manager installs its crds before the informers start (the informer of the custom resource lists once, no 404), and rejects run() at once when the server refuses one', async () => {
+    const cogs = defineCustomResource({ group: 'crdtest.kube-informer.dev', names: { kind: 'Cog' }, versions: { v1: { spec: Type.Object({ teeth: Type.Integer({ minimum: 1 }) }) } } });
+    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
+    const informer = factory.forResource(cogs.descriptor);
+    let running = 0;
+    const controller = { name: 'cogs', run: (s: AbortSignal) => new Promise<void>((resolve) => (running++, s.addEventListener('abort', () => resolve(), { once: true }))) };
+    const manager = new Manager(factory, { crds: [cogs], controllers: [controller], logger: false });
+    const stop = new AbortController();
+    const run = manager.run(stop.signal);
+    for (let i = 0; i < 200 && running === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(running).toBe(1);
+    // One list, no error: the informer never saw the 404 of a resource not served yet.
+    expect(informer.health().counters).toMatchObject({ lists: 1, errors: 0 });
+    stop.abort();
+    await run;
+
+    const broken = defineCustomResource({ group: 'crdtest.kube-informer.dev', names: { kind: 'Brokencog' }, versions: { v1: { spec: Type.Object({ a: Type.String() }, { 'x-kubernetes-validations': [{ rule: 'self.a ==' }] }) } } });
+    const factory2 = new SharedInformerFactory(server.kubeConfig, { logger: false });
+    factory2.forResource(broken.descriptor);
+    const started = performance.now();
+    const err = await new Manager(factory2, { crds: [broken], logger: false }).run(new AbortController().signal).catch((e: unknown) => e);
+    console.log(`crd manager refusal: run() rejected ${Math.round(performance.now() - started)} ms after the start`);
+    expect(err).toBeInstanceOf(CustomResourceDefinitionError);
+    expect((err as CustomResourceDefinitionError).causes.join('\n')).toContain('x-kubernetes-validations[0].rule');
   });
 
   it('refuses a CRD the server rejects with a CustomResourceDefinitionError naming its field errors', async () => {

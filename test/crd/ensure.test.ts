@@ -1,34 +1,31 @@
-// ensureCustomResourceDefinitions against a scripted client: create or replace, wait for Established on a FakeClock, clear errors.
+// ensureCustomResourceDefinitions against a scripted client: server-side apply, wait for Established on a FakeClock, clear errors.
 
 import { describe, expect, it } from 'vitest';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
 import { AbortedError, ApiStatusError } from '../../src/index.js';
+import { ApplyConflictError } from '../../src/objects.js';
 import { FakeClock, flushPromises } from '../../src/testing/index.js';
-import { CustomResourceDefinitionError, ensureCustomResourceDefinitions } from '../../src/crd/index.js';
+import { CustomResourceDefinitionError, ensureCustomResourceDefinitions, type CustomResourceDefinitionClient } from '../../src/crd/index.js';
 import { gadgets, widgets } from './definitions.js';
 
 type Condition = { type: string; status: string; reason?: string; message?: string };
+type ApplyCall = { config: Parameters<CustomResourceDefinitionClient['apply']>[0]; options: { fieldManager?: string; force?: boolean; signal?: AbortSignal } };
 
-/** A client whose server holds CRDs and reports the conditions `conditionsAfter(getCount)` gives. */
-function scriptedClient(options: { existing?: string[]; conditions?: (gets: number) => Condition[]; refuse?: ApiStatusError } = {}) {
+/** A client whose server holds CRDs and reports the conditions `conditions(getCount)` gives. */
+function scriptedClient(options: { conditions?: (gets: number) => Condition[]; refuse?: ApiStatusError } = {}) {
   const calls: string[] = [];
+  const applied: ApplyCall[] = [];
   const stored = new Map<string, CustomResourceDefinition>();
-  for (const name of options.existing ?? []) stored.set(name, { ...widgets.crd, metadata: { name, resourceVersion: '7' } });
   let gets = 0;
   const withStatus = (crd: CustomResourceDefinition): CustomResourceDefinition => ({ ...crd, status: { conditions: (options.conditions?.(gets) ?? []) as never } as never });
   const client = {
-    create(crd: CustomResourceDefinition) {
-      const name = crd.metadata?.name ?? '';
-      calls.push(`create ${name}`);
+    apply(config: ApplyCall['config'], opts: ApplyCall['options'] = {}) {
+      const name = config.metadata?.name ?? '';
+      calls.push(`apply ${name}`);
+      applied.push({ config, options: opts });
       if (options.refuse !== undefined) return Promise.reject(options.refuse);
-      if (stored.has(name)) return Promise.reject(new ApiStatusError(409, 'AlreadyExists', { reason: 'AlreadyExists' }));
-      stored.set(name, crd);
-      return Promise.resolve(withStatus(crd));
-    },
-    replace(crd: CustomResourceDefinition) {
-      calls.push(`replace ${crd.metadata?.name} rv=${crd.metadata?.resourceVersion}`);
-      stored.set(crd.metadata?.name ?? '', crd);
-      return Promise.resolve(withStatus(crd));
+      stored.set(name, config as CustomResourceDefinition);
+      return Promise.resolve(withStatus(config as CustomResourceDefinition));
     },
     get(name: string) {
       gets++;
@@ -37,7 +34,7 @@ function scriptedClient(options: { existing?: string[]; conditions?: (gets: numb
       return crd === undefined ? Promise.reject(new ApiStatusError(404, 'NotFound')) : Promise.resolve(withStatus(crd));
     },
   };
-  return { client, calls };
+  return { client, calls, applied };
 }
 
 const established: Condition[] = [
@@ -46,7 +43,7 @@ const established: Condition[] = [
 ];
 
 describe('ensureCustomResourceDefinitions', () => {
-  it('creates each CRD and resolves once the server reports Established, polling on the clock', async () => {
+  it('applies each CRD and resolves once the server reports Established, polling on the clock', async () => {
     const clock = new FakeClock();
     const { client, calls } = scriptedClient({ conditions: (gets) => (gets >= 2 ? established : [{ type: 'NamesAccepted', status: 'True' }]) });
     let done: CustomResourceDefinition[] | undefined;
@@ -59,13 +56,37 @@ describe('ensureCustomResourceDefinitions', () => {
     await clock.advance(100);
     await flushPromises();
     expect(done?.[0].metadata?.name).toBe('widgets.crdtest.kube-informer.dev');
-    expect(calls).toEqual(['create widgets.crdtest.kube-informer.dev', 'get widgets.crdtest.kube-informer.dev', 'get widgets.crdtest.kube-informer.dev']);
+    expect(calls).toEqual(['apply widgets.crdtest.kube-informer.dev', 'get widgets.crdtest.kube-informer.dev', 'get widgets.crdtest.kube-informer.dev']);
   });
 
-  it('replaces a CRD that exists, with its resourceVersion', async () => {
-    const { client, calls } = scriptedClient({ existing: ['gadgets.crdtest.kube-informer.dev'], conditions: () => established });
-    await ensureCustomResourceDefinitions(client, [gadgets.crd]);
-    expect(calls).toEqual(['create gadgets.crdtest.kube-informer.dev', 'get gadgets.crdtest.kube-informer.dev', 'replace gadgets.crdtest.kube-informer.dev rv=7']);
+  it('applies with force as the client\'s field manager by default; fieldManager and force: false are passed on', async () => {
+    const { client, applied } = scriptedClient({ conditions: () => established });
+    await ensureCustomResourceDefinitions(client, [widgets, gadgets.crd]);
+    expect(applied.map((a) => a.options)).toEqual([
+      { force: true, signal: undefined },
+      { force: true, signal: undefined },
+    ]);
+    applied.length = 0;
+    await ensureCustomResourceDefinitions(client, [widgets], { fieldManager: 'my-operator', force: false });
+    expect(applied.map((a) => a.options)).toEqual([{ fieldManager: 'my-operator', force: false, signal: undefined }]);
+  });
+
+  it('sends an apply configuration: apiVersion and kind set, no status and none of the fields the server sets', async () => {
+    const { client, applied } = scriptedClient({ conditions: () => established });
+    const fromServer: CustomResourceDefinition = {
+      ...gadgets.crd,
+      apiVersion: undefined as never,
+      kind: undefined as never,
+      metadata: { ...gadgets.crd.metadata, labels: { team: 'a' }, resourceVersion: '7', uid: 'u', generation: 3, creationTimestamp: '2026-01-01T00:00:00Z', managedFields: [{ manager: 'kubectl' }] },
+      status: { conditions: [{ type: 'Established', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z', message: '', reason: '' }] } as never,
+    };
+    await ensureCustomResourceDefinitions(client, [fromServer]);
+    expect(applied[0].config).toEqual({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.crdtest.kube-informer.dev', labels: { team: 'a' } },
+      spec: gadgets.crd.spec,
+    });
   });
 
   it('rejects with the server\'s field errors when it refuses a CRD', async () => {
@@ -77,8 +98,25 @@ describe('ensureCustomResourceDefinitions', () => {
     const err = await ensureCustomResourceDefinitions(client, [widgets]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CustomResourceDefinitionError);
     expect((err as CustomResourceDefinitionError).code).toBe('CRD_NOT_ESTABLISHED');
+    expect((err as CustomResourceDefinitionError).crdName).toBe('widgets.crdtest.kube-informer.dev');
     expect((err as CustomResourceDefinitionError).causes).toEqual(['spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: "self.a ==": compilation failed']);
     expect((err as Error).cause).toBe(refuse);
+  });
+
+  it('rejects with each conflicting field and its manager when an apply without force conflicts', async () => {
+    const conflict = new ApplyConflictError(409, 'Apply failed with 1 conflict: conflict with "kubectl" using apiextensions.k8s.io/v1: .spec.versions', [{ manager: 'kubectl', field: '.spec.versions', message: 'conflict with "kubectl" using apiextensions.k8s.io/v1' }], { reason: 'Conflict', fieldManager: 'kube-informer' });
+    const { client } = scriptedClient({ refuse: conflict });
+    const err = await ensureCustomResourceDefinitions(client, [widgets], { force: false }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CustomResourceDefinitionError);
+    expect((err as Error).message).toBe('the API server refused to apply CustomResourceDefinition widgets.crdtest.kube-informer.dev: Apply failed with 1 conflict: conflict with "kubectl" using apiextensions.k8s.io/v1: .spec.versions');
+    expect((err as CustomResourceDefinitionError).causes).toEqual(['.spec.versions: owned by kubectl']);
+    expect((err as Error).cause).toBe(conflict);
+  });
+
+  it('passes other failures through as they are (403: RBAC)', async () => {
+    const forbidden = new ApiStatusError(403, 'customresourcedefinitions.apiextensions.k8s.io is forbidden', { reason: 'Forbidden' });
+    const { client } = scriptedClient({ refuse: forbidden });
+    expect(await ensureCustomResourceDefinitions(client, [widgets]).catch((e: unknown) => e)).toBe(forbidden);
   });
 
   it('rejects at once when the names are not accepted, and after timeoutMs when Established never comes', async () => {
@@ -105,5 +143,7 @@ describe('ensureCustomResourceDefinitions', () => {
     controller.abort();
     expect(await result).toBeInstanceOf(AbortedError);
     await expect(ensureCustomResourceDefinitions(client, [widgets], { timeoutMs: -1 })).rejects.toThrow('timeoutMs');
+    await expect(ensureCustomResourceDefinitions(client, [widgets], { fieldManager: 3 as never })).rejects.toThrow('fieldManager');
+    await expect(ensureCustomResourceDefinitions(client, [widgets], { forced: true } as never)).rejects.toThrow('unknown option forced (did you mean force?)');
   });
 });

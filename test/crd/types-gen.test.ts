@@ -1,6 +1,7 @@
 // `kube-informer crd types` and `crd generate`: types from real CRDs (golden files that tsc compiles under strict), honest loose types, YAML round trips.
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -27,6 +28,53 @@ function crd(versionSchema: unknown): CustomResourceDefinition {
     spec: { group: 'example.com', scope: 'Cluster', names: { kind: 'Thing', plural: 'things' }, versions: [{ name: 'v1', served: true, storage: true, ...(versionSchema === undefined ? {} : { schema: { openAPIV3Schema: versionSchema as never } }) }] },
   };
 }
+
+/** Where each fixture comes from in the Go module cache (`go mod download <module>@<version>`): test/fixtures/crd/README.md. */
+const origins: Record<string, { module: string; files: Record<string, string> }> = {
+  'gateway-api': {
+    module: 'sigs.k8s.io/gateway-api@v1.6.3',
+    files: {
+      'gateway.networking.k8s.io_gatewayclasses.yaml': 'config/crd/standard/gateway.networking.k8s.io_gatewayclasses.yaml',
+      'gateway.networking.k8s.io_gateways.yaml': 'config/crd/standard/gateway.networking.k8s.io_gateways.yaml',
+      'gateway.networking.k8s.io_httproutes.yaml': 'config/crd/standard/gateway.networking.k8s.io_httproutes.yaml',
+      'gateway.networking.k8s.io_referencegrants.yaml': 'config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml',
+      'basic-http.yaml': 'examples/standard/basic-http.yaml',
+      'http-filter.yaml': 'examples/standard/http-filter.yaml',
+      'reference-grant.yaml': 'examples/standard/reference-grant.yaml',
+      'gateway.yaml': 'examples/standard/simple-gateway/gateway.yaml',
+    },
+  },
+  'prometheus-operator': {
+    module: 'github.com/prometheus-operator/prometheus-operator@v0.85.0',
+    files: {
+      'monitoring.coreos.com_prometheusrules.yaml': 'example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml',
+      'monitoring.coreos.com_servicemonitors.yaml': 'example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml',
+      'example-app-service-monitor.yaml': 'example/user-guides/getting-started/example-app-service-monitor.yaml',
+      'prometheus-example-rules.yaml': 'example/user-guides/alerting/prometheus-example-rules.yaml',
+    },
+  },
+  'cert-manager': {
+    module: 'github.com/cert-manager/cert-manager@v1.18.2',
+    files: { 'crd-certificates.yaml': 'deploy/crds/crd-certificates.yaml', 'cert-manager-resources.yaml': 'test/fixtures/cert-manager-resources.yaml' },
+  },
+};
+const moduleCache = process.env.GOMODCACHE ?? join(process.env.GOPATH ?? join(homedir(), 'go'), 'pkg', 'mod');
+const cached = Object.values(origins).every((o) => existsSync(join(moduleCache, o.module)));
+
+describe('the real CRDs', () => {
+  it('are every file the sets use, each with its origin in a module', () => {
+    for (const set of sets) expect(Object.keys(origins[set.name].files).sort(), set.name).toEqual([...set.crds, ...set.examples].sort());
+  });
+
+  // Runs where `go mod download` filled the module cache (the real-apiserver machines do); elsewhere it says it skipped.
+  it.skipIf(!cached)('are the Go module proxy\'s files, byte for byte (from the module cache)', () => {
+    for (const [name, origin] of Object.entries(origins)) {
+      for (const [file, path] of Object.entries(origin.files)) {
+        expect(readFileSync(join(fixtures, name, file), 'utf8'), `${name}/${file} = ${origin.module}/${path}`).toBe(readFileSync(join(moduleCache, origin.module, path), 'utf8'));
+      }
+    }
+  });
+});
 
 describe('crd types', () => {
   it.each(sets.map((s) => [s.name, s] as const))('regenerates the committed types of %s exactly (tsc compiles them under strict)', async (_name, set) => {
