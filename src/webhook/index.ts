@@ -28,3 +28,5 @@ export { conversionWebhook } from './conversion.js';
 export type { ConversionWebhook, ConversionWebhookOptions, SpokeConverter } from './conversion.js';
 export { validatingWebhookConfiguration, mutatingWebhookConfiguration, crdConversion, manifestList } from './manifests.js';
 export type { AdmissionRule, WebhookEndpoint, WebhookUrlEndpoint, WebhookServiceEndpoint, AdmissionRegistration, WebhookConfigurationOptions, CrdConversionOptions, CrdConversion } from './manifests.js';
+export { defaultingWebhook, validationWebhook } from './definition.js';
+export type { AnyVersionObject, DefinitionWebhook, DefinitionWebhookOptions, DefinitionDefaulter, DefinitionValidator } from './definition.js';
