@@ -89,8 +89,10 @@ export class WebhookServer {
   #inFlight = new Set<InFlight>();
   #server: Server | undefined;
   #started = false;
+  #finished = false;
   #ready = false;
   #port: number | undefined;
+  #readyWaiters = new Set<(ready: boolean) => void>();
 
   constructor(options: WebhookServerOptions) {
     validateOptions('WebhookServer', options, optionSchema);
@@ -113,6 +115,30 @@ export class WebhookServer {
   /** True while the server listens with a certificate loaded and is not stopping: its readiness. */
   ready(): boolean {
     return this.#ready;
+  }
+
+  /**
+   * Resolves true once the server listens (at once if it does), false when `run` ended before it did
+   * (it failed to start or was stopped) or `signal` aborted: what the Manager waits for before it starts
+   * the informers, so a conversion webhook serves before a cache lists its resource.
+   */
+  whenReady(signal: AbortSignal): Promise<boolean> {
+    if (this.#ready) return Promise.resolve(true);
+    if (signal.aborted || this.#finished) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const done = (ready: boolean): void => {
+        this.#readyWaiters.delete(done);
+        signal.removeEventListener('abort', onAbort);
+        resolve(ready);
+      };
+      const onAbort = (): void => done(false);
+      this.#readyWaiters.add(done);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  #settleWaiters(ready: boolean): void {
+    for (const done of [...this.#readyWaiters]) done(ready);
   }
 
   /** The port it listens on, once listening. */
@@ -141,6 +167,15 @@ export class WebhookServer {
   async run(signal: AbortSignal): Promise<void> {
     if (this.#started) throw new AlreadyStartedError('WebhookServer.run() was already called');
     this.#started = true;
+    try {
+      await this.#serve(signal);
+    } finally {
+      this.#finished = true;
+      this.#settleWaiters(false);
+    }
+  }
+
+  async #serve(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
     const context = await this.#tls.load();
     const server = createServer({ ...context }, (req, res) => void this.#handle(req, res));
@@ -155,6 +190,7 @@ export class WebhookServer {
     });
     this.#port = (server.address() as AddressInfo).port;
     this.#ready = true;
+    this.#settleWaiters(true);
     const stopPolling = this.#tls.watch(server);
     let failure: Error | undefined;
     let wake!: () => void;
