@@ -37,8 +37,9 @@ const ROWS = {
   crd: ['core', 'listwatch'],
   // The webhook server (admission, conversion, registration manifests): `kube-informer/webhook`; the root does not import it.
   // crd: the types of a definition for defaultingWebhook/validationWebhook (type-only: the definition's own
-  // validate() does the work, so kube-informer/webhook loads neither TypeBox nor yaml at run time).
-  webhook: ['core', 'observability', 'runtime', 'workqueue', 'crd'],
+  // validate() does the work, so kube-informer/webhook loads neither TypeBox nor yaml at run time);
+  // listwatch: the ResourceClient that applies the webhook configurations at start (as crd installs CRDs).
+  webhook: ['core', 'observability', 'runtime', 'workqueue', 'listwatch', 'crd'],
   // kube-informer/envtest: etcd and kube-apiserver for a test (child processes, a reaper); the root does not import it.
   envtest: ['core'],
   testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],

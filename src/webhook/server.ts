@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { AlreadyStartedError, ErrorCodes, InvalidOptionError, KubeInformerError, realClock, resolveLogger, validateOptions, type Clock, type ClockTimer, type Logger, type LoggerOption } from '../core/index.js';
 import type { CounterMetric, GaugeMetric, HistogramMetric } from '../workqueue/index.js';
 import type { WebhookMetricsProvider } from './metrics.js';
+import { applyConfigurations, checkConfigurations, type WebhookConfigurationsOptions } from './apply.js';
 import { BadReviewError, type Webhook } from './review.js';
 import { TlsSource, type WebhookTlsOptions } from './tls.js';
 
@@ -38,6 +39,12 @@ export interface WebhookServerOptions {
   clock?: Clock;
   /** Where failures are reported (handlers that throw, certificates that do not load). Default: `console`. */
   logger?: LoggerOption;
+  /**
+   * Webhook configurations to apply (server-side apply) once the server listens and before it reports
+   * ready, with its `caBundle` filled in where a webhook has none; `run` rejects with `WEBHOOK_CONFIG`
+   * when the API server refuses one. Default: none (apply them yourself: `kube-informer-webhook manifests`).
+   */
+  configurations?: WebhookConfigurationsOptions;
 }
 
 const optionSchema = {
@@ -51,6 +58,7 @@ const optionSchema = {
   metricsProvider: 'object',
   clock: 'clock',
   logger: 'logger',
+  configurations: 'any', // checked by checkConfigurations
 } as const;
 
 interface Route {
@@ -97,6 +105,7 @@ export class WebhookServer {
   constructor(options: WebhookServerOptions) {
     validateOptions('WebhookServer', options, optionSchema);
     if (options?.tls === undefined) throw new InvalidOptionError('WebhookServer: option tls is required (certFile and keyFile, or selfSigned)');
+    if (options.configurations !== undefined) checkConfigurations(options.configurations);
     this.#options = options;
     this.#clock = options.clock ?? realClock;
     this.#logger = resolveLogger(options.logger);
@@ -189,6 +198,14 @@ export class WebhookServer {
       });
     });
     this.#port = (server.address() as AddressInfo).port;
+    if (this.#options.configurations !== undefined) {
+      try {
+        await applyConfigurations(this.#options.configurations, this.caBundle(), signal);
+      } catch (err) {
+        await this.#stop(server);
+        throw err;
+      }
+    }
     this.#ready = true;
     this.#settleWaiters(true);
     const stopPolling = this.#tls.watch(server);
