@@ -24,6 +24,9 @@ import {
   validationWebhook,
 } from '../../src/webhook/index.js';
 import { defineCustomResource, Type } from '../../src/crd/index.js';
+import { SharedInformerFactory } from '../../src/index.js';
+import { Manager } from '../../src/operations/index.js';
+import { createServer } from 'node:net';
 
 // Gadgets: the definition the webhooks enforce, and the older one the cluster's CRD was installed from
 // (no defaults, no limits — an upgrade in progress), so what the server does not check reaches the webhooks.
@@ -302,6 +305,52 @@ describe('webhooks on a real kube-apiserver', () => {
     expect(stored.body.spec.owner).not.toBe('');
     expect(stored.body.metadata.name).toBe('g1');
   });
+
+  it('under the Manager, a webhook server applies its configurations at start (its self-signed caBundle filled in) and the API server calls it', async () => {
+    const port = await freePort();
+    const server = new WebhookServer({
+      tls: { selfSigned: { hosts: ['127.0.0.1'] } },
+      host: '127.0.0.1',
+      port,
+      logger: false,
+      configurations: {
+        kubeConfig: kube.kubeConfig,
+        objects: [
+          validatingWebhookConfiguration({
+            name: `${ns}-applied`,
+            endpoint: { url: `https://127.0.0.1:${port}` },
+            webhooks: [
+              {
+                name: 'applied.example.com',
+                path: '/applied',
+                rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+                namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+                objectSelector: { matchLabels: { applied: 'yes' } },
+              },
+            ],
+          }),
+        ],
+      },
+    });
+    server.register('/applied', validatingWebhook({ name: 'applied.example.com' }, () => deny('refused by the applied webhook')));
+    const manager = new Manager(new SharedInformerFactory(kube.kubeConfig, { logger: false }), { webhookServer: server, logger: false });
+    const stopManager = new AbortController();
+    const managed = manager.run(stopManager.signal);
+    try {
+      expect(await server.whenReady(stopManager.signal)).toBe(true);
+      const applied = await api(kube, 'GET', `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${ns}-applied`);
+      expect(applied.body.webhooks[0].clientConfig.caBundle).toBe(server.caBundle());
+      expect(applied.body.metadata.managedFields.map((f: { manager: string; operation: string }) => `${f.manager} ${f.operation}`)).toEqual(['kube-informer-webhook Apply']);
+      const denied = await until('the applied webhook to be called', async () => {
+        const r = await api(kube, 'POST', `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, { metadata: { name: 'applied', labels: { applied: 'yes' } } });
+        return r.status === 403 ? r : undefined;
+      });
+      expect(denied.body.message).toBe('admission webhook "applied.example.com" denied the request: refused by the applied webhook');
+    } finally {
+      stopManager.abort();
+      await managed;
+    }
+  });
 });
 
 /** The apiVersion an object is stored at in etcd (custom resources are stored as JSON), read through etcd's v3 JSON gateway. */
@@ -323,5 +372,16 @@ function peerSerial(port: number, ca: string): Promise<string> {
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
   });
 }
