@@ -62,7 +62,10 @@ export interface ProbeReport {
   /** Each shard ring's state, when `rings` is given. */
   rings?: Array<Pick<ShardRingHealth, 'name' | 'identity' | 'owned' | 'pendingHandovers' | 'members' | 'failuresInARow'>>;
   /** Whether the webhook server serves, when `webhookServer` is given (it gates readiness). */
-  webhookServer?: { ready: boolean };
+  webhookServer?: {
+    /** `ready()` of the webhook server. */
+    ready: boolean;
+  };
 }
 
 /** One informer in a {@link ProbeReport}. */

@@ -4,12 +4,12 @@ import type { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } fro
 import { ErrorCodes, InvalidOptionError, KubeInformerError, validateOptions, type ResourceDescriptor } from '../core/index.js';
 import { newResourceClient, type ApplyConfiguration, type KubeConfigLike } from '../listwatch/index.js';
 
-/** Options of {@link WebhookServerOptions.configurations}: what the server registers with the API server once it serves. */
+/** Options of `WebhookServerOptions.configurations`: what the server registers with the API server once it serves. */
 export interface WebhookConfigurationsOptions {
   /**
    * `ValidatingWebhookConfiguration` and `MutatingWebhookConfiguration` objects (from
    * `validatingWebhookConfiguration` / `mutatingWebhookConfiguration`). A webhook whose `clientConfig`
-   * has no `caBundle` gets the server's ({@link WebhookServer.caBundle}), so a self-signed CA needs no
+   * has no `caBundle` gets the server's (`WebhookServer.caBundle()`), so a self-signed CA needs no
    * extra step. Required.
    */
   objects: ReadonlyArray<ValidatingWebhookConfiguration | MutatingWebhookConfiguration>;
