@@ -36,7 +36,10 @@ const ROWS = {
   // kube-informer/crd: custom resources defined once (TypeBox); installs CRDs through listwatch's ResourceClient.
   crd: ['core', 'listwatch'],
   // The webhook server (admission, conversion, registration manifests): `kube-informer/webhook`; the root does not import it.
-  webhook: ['core', 'observability', 'runtime', 'workqueue'],
+  // crd: the types of a definition for defaultingWebhook/validationWebhook (type-only: the definition's own
+  // validate() does the work, so kube-informer/webhook loads neither TypeBox nor yaml at run time);
+  // listwatch: the ResourceClient that applies the webhook configurations at start (as crd installs CRDs).
+  webhook: ['core', 'observability', 'runtime', 'workqueue', 'listwatch', 'crd'],
   // kube-informer/envtest: etcd and kube-apiserver for a test (child processes, a reaper); the root does not import it.
   envtest: ['core'],
   testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],

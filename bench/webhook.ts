@@ -1,6 +1,7 @@
 // What a review costs under load: 200 concurrent AdmissionReviews against the webhook server, p50/p99 latency.
 //
-// Run: npx tsx bench/webhook.ts [concurrency=200] [rounds=10]   (not part of npm test; docs/benchmarks.md, "Webhooks")
+// Run: npm run bench:webhook -- [concurrency=200] [rounds=10]   (= npx tsx bench/webhook.ts; not part of npm test; docs/benchmarks.md, "Webhooks")
+// Prints one JSON line, then the row of docs/benchmarks.md's "Webhooks" table for this run.
 // Starts a WebhookServer (self-signed CA, 127.0.0.1, a free port) with a validating webhook (denies one
 // object in ten, with a field error) and a mutating webhook (adds a label: a JSON Patch per review), then
 // sends `rounds` waves of `concurrency` reviews at once (half to each) over keep-alive HTTPS connections,
@@ -94,6 +95,8 @@ async function main(): Promise<void> {
       node: process.version,
     }),
   );
+  const thousands = (n: number): string => n.toLocaleString('en-US').replace(/,/g, ' ');
+  console.log(`| ${CONCURRENCY} at once × ${ROUNDS} | ${thousands(latencies.length)} | ${q(0.5)} | ${q(0.9)} | ${q(0.99)} | ${latencies.at(-1)!.toFixed(1)} | ${thousands(Math.round(latencies.length / (totalMs / 1000)))} |`);
   agent.destroy();
   stop.abort();
   await running;

@@ -2,9 +2,9 @@
 export { Manager } from './manager.js';
 export { fieldsFirst } from '../core/index.js';
 export type { FieldsFirstLogger } from '../core/index.js';
-export type { ManagerOptions, ManagerCrdInstallOptions, ManagerPhase } from './manager.js';
+export type { ManagedWebhookServer, ManagerOptions, ManagerCrdInstallOptions, ManagerPhase } from './manager.js';
 export { probeHandler, probeReport, startProbeServer } from './probes.js';
-export type { InformerVerdict, MetricsRegistryLike, ProbeOptions, ProbeReport, ProbeServer, ProbeServerOptions } from './probes.js';
+export type { HasReadiness, InformerVerdict, MetricsRegistryLike, ProbeOptions, ProbeReport, ProbeServer, ProbeServerOptions } from './probes.js';
 export { controllerMetricNames, prometheusControllerMetricsProvider } from './controller-metrics.js';
 export type { PrometheusControllerMetricsOptions } from './controller-metrics.js';
 export { informerMetricNames, registerInformerMetrics } from './informer-metrics.js';

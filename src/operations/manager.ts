@@ -11,7 +11,7 @@ import { newResourceClient } from '../listwatch/index.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
 import { RunGroup, type Runnable } from '../runtime/run-group.js';
 import { waitForCaches } from './cache-sync.js';
-import { startProbeServer, type MetricsRegistryLike, type ProbeServer, type ProbeServerOptions } from './probes.js';
+import { startProbeServer, type HasReadiness, type MetricsRegistryLike, type ProbeServer, type ProbeServerOptions } from './probes.js';
 
 /** How a {@link Manager} installs its `crds` (see `ensureCustomResourceDefinitions`). */
 export interface ManagerCrdInstallOptions extends Pick<EnsureCustomResourceDefinitionsOptions, 'fieldManager' | 'force' | 'timeoutMs' | 'pollIntervalMs'> {
@@ -43,6 +43,14 @@ export interface ManagerOptions {
    * audit). They stop after the controllers drained, so a draining reconcile's last Event is written. Default: none.
    */
   runnables?: readonly Runnable[];
+  /**
+   * A webhook server (`WebhookServer` of kube-informer/webhook) run in every replica, leading or not: it
+   * starts first and the informers start once it serves (a conversion webhook must answer before a cache
+   * lists its resource); `/readyz` is not ready until it serves; it stops last, after the informers,
+   * finishing its in-flight reviews; its failure (port taken, certificate unreadable) stops the manager
+   * and rejects `run`. Default: none.
+   */
+  webhookServer?: ManagedWebhookServer;
   /** Run `controllers` only while this process holds the lock (see `runWhileLeading`). Default: no election, they always run. */
   leaderElection?: RunWhileLeadingOptions;
   /**
@@ -77,6 +85,14 @@ export interface ManagerOptions {
   logger?: LoggerOption;
 }
 
+/** A webhook server as the {@link Manager} runs it: a `WebhookServer` of kube-informer/webhook. */
+export interface ManagedWebhookServer extends HasReadiness {
+  /** Serves until `signal` aborts, then stops gracefully; rejects when it cannot serve. */
+  run(signal: AbortSignal): Promise<void>;
+  /** Resolves true once it serves, false when `run` ended first or `signal` aborted. */
+  whenReady(signal: AbortSignal): Promise<boolean>;
+}
+
 /** How often an informer that cannot sync yet is asked again while the manager waits for it, in ms. */
 const CACHE_SYNC_POLL_MS = 1_000;
 
@@ -86,23 +102,24 @@ export type ManagerPhase = 'new' | 'syncing' | 'running' | 'stopping' | 'stopped
 /**
  * Runs a controller process the way controller-runtime's manager does, in one call. `run(signal)`:
  *
- * 1. starts the probe server when `probes` is set (live, not ready yet); installs the `crds`, if any,
- *    by server-side apply and waits until each is `Established` (a refusal rejects `run` at once);
+ * 1. starts the probe server when `probes` is set (live, not ready yet), then the `webhookServer` if
+ *    given, and waits until it serves; installs the `crds`, if any, by server-side apply and waits until
+ *    each is `Established` (a refusal rejects `run` at once);
  * 2. starts every informer of the factory and waits for them to sync; an informer that cannot sync
  *    yet (a CRD not installed, missing permissions, an unreachable server) is waited for up to
  *    `cacheSyncTimeoutMs`, with a warning every `cacheSyncWarningIntervalMs` and `/readyz` 503 —
  *    never a silent wait (incident 5) — then `run` rejects naming every informer that cannot sync;
  * 3. runs the `runnables`, and the `controllers` (under leader election when `leaderElection` is set);
  * 4. when `signal` aborts, stops in order: no new reconcile starts and the running ones drain, then the
- *    runnables end, then the informers stop, then the probe server closes (incident 4: everything is
- *    released, in order, and `run` resolves only after).
+ *    runnables end, then the informers stop, then the webhook server (in-flight reviews finish), then
+ *    the probe server closes (incident 4: everything is released, in order, and `run` resolves only after).
  *
  * It rejects — after the same ordered stop — when something it cannot recover from happens: a CRD
  * of `crds` the server refuses or that is not `Established` in time (a `CustomResourceDefinitionError`), caches
  * that still cannot sync after `cacheSyncTimeoutMs` (a `CacheSyncError`), an informer that fails (a
  * handler threw: incident 1), a controller or runnable that rejects (the first failure; the rest are
  * logged). A reconcile that fails is not such a thing: the controller retries it. Everything it runs
- * is one `RunGroup` in three stages (informers, runnables, controllers), stopped in reverse order.
+ * is one `RunGroup` in four stages (webhooks, informers, runnables, controllers), stopped in reverse order.
  *
  * Recovery: a manager runs once; after it stopped, build a new factory and manager (or let the pod restart).
  *
@@ -136,6 +153,7 @@ export class Manager {
       probes: { port: 'count', host: 'string' },
       metrics: 'object',
       rings: 'any',
+      webhookServer: 'any', // checked below
       cacheSyncTimeoutMs: 'any', // checked below (Infinity is allowed)
       cacheSyncWarningIntervalMs: 'positiveDuration',
       clock: 'clock',
@@ -150,6 +168,10 @@ export class Manager {
       const list: unknown = options[option] ?? [];
       const ok = Array.isArray(list) && list.every((r: unknown) => typeof (r as Runnable | null)?.run === 'function' && typeof (r as Runnable).name === 'string');
       if (!ok) throw new InvalidOptionError(`Manager: option ${option} must be an array of controllers or runnables (each with a name and run(signal)), got ${describeValue(list)}`);
+    }
+    const webhookServer = options.webhookServer as Partial<ManagedWebhookServer> | undefined;
+    if (webhookServer !== undefined && !['run', 'ready', 'whenReady'].every((m) => typeof webhookServer?.[m as keyof ManagedWebhookServer] === 'function')) {
+      throw new InvalidOptionError(`Manager: option webhookServer must be a WebhookServer (run, ready, whenReady), got ${describeValue(webhookServer)}`);
     }
     checkCrds(factory, options);
     this.#factory = factory;
@@ -179,7 +201,8 @@ export class Manager {
     this.#phase = 'syncing';
     const o = this.#options;
     // Stopped in reverse: the controllers drain first, then the runnables (an Event a draining reconcile recorded is still written), then the informers.
-    const group = new RunGroup({ name: 'manager', signal, stages: ['informers', 'runnables', 'controllers'], clock: this.#clock, logger: o.logger });
+    // The webhook server stops last: a conversion webhook answers the informers' lists until they stopped.
+    const group = new RunGroup({ name: 'manager', signal, stages: ['webhooks', 'informers', 'runnables', 'controllers'], clock: this.#clock, logger: o.logger });
     const onStop = (): void => {
       this.#phase = 'stopping'; // from the stop on, while the reconciles drain: /readyz says not ready
     };
@@ -191,13 +214,19 @@ export class Manager {
           informers: this.#factory,
           metrics: o.metrics,
           rings: o.rings,
+          webhookServer: o.webhookServer,
           isLeader: o.leaderElection === undefined ? undefined : () => this.#leading,
           stopping: () => this.#phase === 'stopping' || this.#phase === 'stopped',
           logger: o.logger, // it logs the address it serves at
         });
       }
+      const webhooks = o.webhookServer;
+      if (webhooks !== undefined && !group.signal.aborted) {
+        group.start({ name: 'webhook server', run: (s) => webhooks.run(s) }, 'webhooks');
+        await webhooks.whenReady(group.signal); // false: it failed (the group stops) or the manager stops
+      }
       await this.#installCrds(group.signal);
-      // Stopped while the probe server started (or the CRDs installed): its stages may have ended already, start nothing.
+      // Stopped while the probe server, the webhook server or the CRDs started: its stages may have ended already, start nothing.
       if (!group.signal.aborted) group.start({ name: 'informers', run: (s) => this.#factory.run(s) }, 'informers');
       await waitForCaches(Object.values(this.#factory.informers()), group.signal, {
         timeoutMs: this.#syncTimeoutMs,

@@ -32,6 +32,14 @@ export interface ProbeOptions {
    * fenced). Default: none.
    */
   rings?: readonly HasShardRingHealth[];
+  /** A webhook server (`WebhookServer` of kube-informer/webhook): `/readyz` is not ready until it serves. Default: none. */
+  webhookServer?: HasReadiness;
+}
+
+/** Something that says whether it serves: a `WebhookServer` of kube-informer/webhook. */
+export interface HasReadiness {
+  /** True while it serves. */
+  ready(): boolean;
 }
 
 const PROBE_OPTION_SCHEMA = {
@@ -40,6 +48,7 @@ const PROBE_OPTION_SCHEMA = {
   metrics: 'object',
   stopping: 'function',
   rings: 'any',
+  webhookServer: 'object',
 } as const satisfies OptionSchemaFor<ProbeOptions>;
 
 /** What `/livez` and `/readyz` answer (as JSON). */
@@ -52,6 +61,11 @@ export interface ProbeReport {
   informers: InformerVerdict[];
   /** Each shard ring's state, when `rings` is given. */
   rings?: Array<Pick<ShardRingHealth, 'name' | 'identity' | 'owned' | 'pendingHandovers' | 'members' | 'failuresInARow'>>;
+  /** Whether the webhook server serves, when `webhookServer` is given (it gates readiness). */
+  webhookServer?: {
+    /** `ready()` of the webhook server. */
+    ready: boolean;
+  };
 }
 
 /** One informer in a {@link ProbeReport}. */
@@ -69,8 +83,8 @@ export interface InformerVerdict {
 /**
  * The probe report now: `/livez` is ok when every informer is `live` (nothing failed, stopped or
  * wedged: a restart would help otherwise); `/readyz` when every informer is `ready` (synced, its cache
- * not known stale, its watch neither stalled nor disconnected too long, no slow handler) and the
- * process is not stopping. With no informer at all, not ready.
+ * not known stale, its watch neither stalled nor disconnected too long, no slow handler), the webhook
+ * server (if any) serves and the process is not stopping. With no informer at all, not ready.
  */
 export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): ProbeReport {
   const all = healthOf(options.informers);
@@ -80,9 +94,11 @@ export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): Pr
     return { name, identity, owned: [...owned], pendingHandovers: [...pendingHandovers], members: [...members], failuresInARow };
   });
   const ringsOk = rings === undefined || rings.every((r) => r.failuresInARow < 3);
-  const ok = kind === 'livez' ? all.every((h) => h.live) : all.length > 0 && all.every((h) => h.ready) && ringsOk && options.stopping?.() !== true;
+  const webhookReady = options.webhookServer?.ready();
+  const ok = kind === 'livez' ? all.every((h) => h.live) : all.length > 0 && all.every((h) => h.ready) && ringsOk && webhookReady !== false && options.stopping?.() !== true;
   const report: ProbeReport = options.isLeader === undefined ? { ok, informers } : { ok, leader: options.isLeader(), informers };
   if (rings !== undefined) report.rings = rings;
+  if (webhookReady !== undefined) report.webhookServer = { ready: webhookReady };
   return report;
 }
 

@@ -26,5 +26,10 @@ export { prometheusWebhookMetricsProvider, webhookMetricNames } from './metrics.
 export type { WebhookMetricsProvider, PrometheusWebhookMetricsOptions } from './metrics.js';
 export { conversionWebhook } from './conversion.js';
 export type { ConversionWebhook, ConversionWebhookOptions, SpokeConverter } from './conversion.js';
-export { validatingWebhookConfiguration, mutatingWebhookConfiguration, crdConversion, manifestList } from './manifests.js';
+export { validatingWebhookConfiguration, mutatingWebhookConfiguration, crdConversion, manifestList, manifestYaml } from './manifests.js';
 export type { AdmissionRule, WebhookEndpoint, WebhookUrlEndpoint, WebhookServiceEndpoint, AdmissionRegistration, WebhookConfigurationOptions, CrdConversionOptions, CrdConversion } from './manifests.js';
+export { defaultingWebhook, validationWebhook } from './definition.js';
+export type { AnyVersionObject, DefinitionWebhook, DefinitionWebhookOptions, DefinitionDefaulter, DefinitionValidator } from './definition.js';
+export type { WebhookConfigurationsOptions } from './apply.js';
+export { runWebhookCommand } from './cli.js';
+export type { WebhookCommandIo } from './cli.js';

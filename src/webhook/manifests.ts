@@ -8,6 +8,7 @@ import type {
   WebhookClientConfig,
 } from 'kubernetes-types/admissionregistration/v1.js';
 import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
+import { stringify } from 'yaml';
 import { ErrorCodes, KubeInformerError, validateOptions } from '../core/index.js';
 
 /** Where the API server reaches the webhook server: a URL base (`https://host:port`) or an in-cluster Service. */
@@ -182,4 +183,9 @@ export function crdConversion(options: CrdConversionOptions): CrdConversion {
 /** Objects as one kubectl-applicable JSON document (a `v1` `List`): `kubectl apply -f -` takes it (YAML needs no extra dependency this way). */
 export function manifestList(objects: readonly object[]): string {
   return `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 2)}\n`;
+}
+
+/** Objects as YAML documents (`---` between them), as `kubectl apply -f` and Helm charts take them. */
+export function manifestYaml(objects: readonly object[]): string {
+  return objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
 }

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { AlreadyStartedError, ErrorCodes, InvalidOptionError, KubeInformerError, realClock, resolveLogger, validateOptions, type Clock, type ClockTimer, type Logger, type LoggerOption } from '../core/index.js';
 import type { CounterMetric, GaugeMetric, HistogramMetric } from '../workqueue/index.js';
 import type { WebhookMetricsProvider } from './metrics.js';
+import { applyConfigurations, checkConfigurations, type WebhookConfigurationsOptions } from './apply.js';
 import { BadReviewError, type Webhook } from './review.js';
 import { TlsSource, type WebhookTlsOptions } from './tls.js';
 
@@ -38,6 +39,12 @@ export interface WebhookServerOptions {
   clock?: Clock;
   /** Where failures are reported (handlers that throw, certificates that do not load). Default: `console`. */
   logger?: LoggerOption;
+  /**
+   * Webhook configurations to apply (server-side apply) once the server listens and before it reports
+   * ready, with its `caBundle` filled in where a webhook has none; `run` rejects with `WEBHOOK_CONFIG`
+   * when the API server refuses one. Default: none (apply them yourself: `kube-informer-webhook manifests`).
+   */
+  configurations?: WebhookConfigurationsOptions;
 }
 
 const optionSchema = {
@@ -51,6 +58,7 @@ const optionSchema = {
   metricsProvider: 'object',
   clock: 'clock',
   logger: 'logger',
+  configurations: 'any', // checked by checkConfigurations
 } as const;
 
 interface Route {
@@ -89,12 +97,15 @@ export class WebhookServer {
   #inFlight = new Set<InFlight>();
   #server: Server | undefined;
   #started = false;
+  #finished = false;
   #ready = false;
   #port: number | undefined;
+  #readyWaiters = new Set<(ready: boolean) => void>();
 
   constructor(options: WebhookServerOptions) {
     validateOptions('WebhookServer', options, optionSchema);
     if (options?.tls === undefined) throw new InvalidOptionError('WebhookServer: option tls is required (certFile and keyFile, or selfSigned)');
+    if (options.configurations !== undefined) checkConfigurations(options.configurations);
     this.#options = options;
     this.#clock = options.clock ?? realClock;
     this.#logger = resolveLogger(options.logger);
@@ -113,6 +124,30 @@ export class WebhookServer {
   /** True while the server listens with a certificate loaded and is not stopping: its readiness. */
   ready(): boolean {
     return this.#ready;
+  }
+
+  /**
+   * Resolves true once the server listens (at once if it does), false when `run` ended before it did
+   * (it failed to start or was stopped) or `signal` aborted: what the Manager waits for before it starts
+   * the informers, so a conversion webhook serves before a cache lists its resource.
+   */
+  whenReady(signal: AbortSignal): Promise<boolean> {
+    if (this.#ready) return Promise.resolve(true);
+    if (signal.aborted || this.#finished) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const done = (ready: boolean): void => {
+        this.#readyWaiters.delete(done);
+        signal.removeEventListener('abort', onAbort);
+        resolve(ready);
+      };
+      const onAbort = (): void => done(false);
+      this.#readyWaiters.add(done);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  #settleWaiters(ready: boolean): void {
+    for (const done of [...this.#readyWaiters]) done(ready);
   }
 
   /** The port it listens on, once listening. */
@@ -141,6 +176,15 @@ export class WebhookServer {
   async run(signal: AbortSignal): Promise<void> {
     if (this.#started) throw new AlreadyStartedError('WebhookServer.run() was already called');
     this.#started = true;
+    try {
+      await this.#serve(signal);
+    } finally {
+      this.#finished = true;
+      this.#settleWaiters(false);
+    }
+  }
+
+  async #serve(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
     const context = await this.#tls.load();
     const server = createServer({ ...context }, (req, res) => void this.#handle(req, res));
@@ -154,7 +198,16 @@ export class WebhookServer {
       });
     });
     this.#port = (server.address() as AddressInfo).port;
+    if (this.#options.configurations !== undefined) {
+      try {
+        await applyConfigurations(this.#options.configurations, this.caBundle(), signal);
+      } catch (err) {
+        await this.#stop(server);
+        throw err;
+      }
+    }
     this.#ready = true;
+    this.#settleWaiters(true);
     const stopPolling = this.#tls.watch(server);
     let failure: Error | undefined;
     let wake!: () => void;

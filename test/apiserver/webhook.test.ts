@@ -13,6 +13,7 @@ import {
   allow,
   conversionWebhook,
   crdConversion,
+  defaultingWebhook,
   deny,
   generateSelfSignedCertificates,
   issueServingCertificate,
@@ -20,7 +21,34 @@ import {
   mutatingWebhookConfiguration,
   validatingWebhook,
   validatingWebhookConfiguration,
+  validationWebhook,
 } from '../../src/webhook/index.js';
+import { defineCustomResource, Type } from '../../src/crd/index.js';
+import { SharedInformerFactory } from '../../src/index.js';
+import { Manager } from '../../src/operations/index.js';
+import { createServer } from 'node:net';
+
+// Gadgets: the definition the webhooks enforce, and the older one the cluster's CRD was installed from
+// (no defaults, no limits — an upgrade in progress), so what the server does not check reaches the webhooks.
+const gadgetSpec = {
+  size: Type.Integer({ minimum: 1, default: 1 }),
+  min: Type.Optional(Type.Integer()),
+  max: Type.Optional(Type.Integer()),
+  owner: Type.Optional(Type.String()),
+};
+const gadgets = defineCustomResource({ group: 'example.com', names: { kind: 'Gadget' }, versions: { v1: { spec: Type.Object(gadgetSpec) } } });
+const gadgetsBefore = defineCustomResource({
+  group: 'example.com',
+  names: { kind: 'Gadget' },
+  versions: { v1: { spec: Type.Object({ ...gadgetSpec, size: Type.Optional(Type.Integer()) }) } },
+});
+const defaultGadgets = defaultingWebhook(gadgets, (req) => {
+  req.object!.spec.owner ??= req.userInfo.username;
+});
+const validateGadgets = validationWebhook(gadgets, (req) => {
+  const { min, max } = req.object!.spec;
+  return min !== undefined && max !== undefined && min > max ? [{ field: 'spec.min', message: `must not exceed spec.max (${max})` }] : [];
+});
 
 type ConfigMap = { metadata: { name: string; labels?: Record<string, string> }; data?: Record<string, string> };
 
@@ -87,6 +115,8 @@ describe('webhooks on a real kube-apiserver', () => {
         req.object!.metadata.labels = { ...req.object!.metadata.labels, 'example.com/defaulted': 'yes' };
       }),
     );
+    webhooks.register('/default-gadgets', defaultGadgets);
+    webhooks.register('/validate-gadgets', validateGadgets);
     webhooks.register(
       '/convert',
       conversionWebhook<{ v1: any; v2: any }, 'v2'>({
@@ -242,6 +272,85 @@ describe('webhooks on a real kube-apiserver', () => {
     expect((await api(kube, 'PUT', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com/status', crdNow)).status).toBe(200);
     expect((await api(kube, 'GET', `${base.replace('%s', 'v1')}/w1`)).body).toMatchObject({ apiVersion: 'example.com/v1', spec: { size: 3 } });
   });
+
+  it("defaults and validates a custom resource from its definition's schema: a defaulted field appears, an invalid object is denied with its field errors", async () => {
+    expect((await api(kube, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', gadgetsBefore.crd)).status).toBe(201);
+    const url = `https://127.0.0.1:${webhooks.port()}`;
+    const inNs = { matchLabels: { 'kubernetes.io/metadata.name': ns } };
+    const validating = validatingWebhookConfiguration({ name: `${ns}-gadgets`, endpoint: { url }, caBundle: pki.caBundle, webhooks: [{ name: validateGadgets.name, path: '/validate-gadgets', rules: validateGadgets.rules, namespaceSelector: inNs }] });
+    const mutating = mutatingWebhookConfiguration({ name: `${ns}-gadgets`, endpoint: { url }, caBundle: pki.caBundle, webhooks: [{ name: defaultGadgets.name, path: '/default-gadgets', rules: defaultGadgets.rules, namespaceSelector: inNs }] });
+    expect((await api(kube, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', validating)).status).toBe(201);
+    expect((await api(kube, 'POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', mutating)).status).toBe(201);
+    const base = `/apis/example.com/v1/namespaces/${ns}/gadgets`;
+    const gadget = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name }, spec });
+    await until('the gadget webhooks to be called', async () => {
+      const r = await api(kube, 'POST', `${base}?dryRun=All`, gadget('probe', { size: 0 }));
+      return r.status === 422 && String(r.body?.message).startsWith('admission webhook') ? r : undefined;
+    });
+
+    const invalid = await api(kube, 'POST', base, gadget('g0', { size: 0 }));
+    expect(invalid.status).toBe(422);
+    expect(invalid.body.message).toBe(
+      'admission webhook "validate.gadgets.example.com" denied the request: Gadget "g0" is invalid: spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1',
+    );
+    expect(invalid.body.details.causes).toEqual([{ field: 'spec.size', reason: 'FieldValueInvalid', message: 'Invalid value: 0: spec.size in body should be greater than or equal to 1' }]);
+    const crossed = await api(kube, 'POST', base, gadget('g-crossed', { min: 3, max: 2 }));
+    expect(crossed.status).toBe(422);
+    expect(crossed.body.details.causes).toEqual([{ field: 'spec.min', reason: 'FieldValueInvalid', message: 'must not exceed spec.max (2)' }]);
+
+    // The CRD on the server has no default for size: it appears through the defaulting webhook, with the typed defaulter's owner.
+    expect((await api(kube, 'POST', base, gadget('g1', {}))).status).toBe(201);
+    const stored = await api(kube, 'GET', `${base}/g1`);
+    expect(stored.body.spec).toEqual({ size: 1, owner: expect.any(String) });
+    expect(stored.body.spec.owner).not.toBe('');
+    expect(stored.body.metadata.name).toBe('g1');
+  });
+
+  it('under the Manager, a webhook server applies its configurations at start (its self-signed caBundle filled in) and the API server calls it', async () => {
+    const port = await freePort();
+    const server = new WebhookServer({
+      tls: { selfSigned: { hosts: ['127.0.0.1'] } },
+      host: '127.0.0.1',
+      port,
+      logger: false,
+      configurations: {
+        kubeConfig: kube.kubeConfig,
+        objects: [
+          validatingWebhookConfiguration({
+            name: `${ns}-applied`,
+            endpoint: { url: `https://127.0.0.1:${port}` },
+            webhooks: [
+              {
+                name: 'applied.example.com',
+                path: '/applied',
+                rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+                namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+                objectSelector: { matchLabels: { applied: 'yes' } },
+              },
+            ],
+          }),
+        ],
+      },
+    });
+    server.register('/applied', validatingWebhook({ name: 'applied.example.com' }, () => deny('refused by the applied webhook')));
+    const manager = new Manager(new SharedInformerFactory(kube.kubeConfig, { logger: false }), { webhookServer: server, logger: false });
+    const stopManager = new AbortController();
+    const managed = manager.run(stopManager.signal);
+    try {
+      expect(await server.whenReady(stopManager.signal)).toBe(true);
+      const applied = await api(kube, 'GET', `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${ns}-applied`);
+      expect(applied.body.webhooks[0].clientConfig.caBundle).toBe(server.caBundle());
+      expect(applied.body.metadata.managedFields.map((f: { manager: string; operation: string }) => `${f.manager} ${f.operation}`)).toEqual(['kube-informer-webhook Apply']);
+      const denied = await until('the applied webhook to be called', async () => {
+        const r = await api(kube, 'POST', `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, { metadata: { name: 'applied', labels: { applied: 'yes' } } });
+        return r.status === 403 ? r : undefined;
+      });
+      expect(denied.body.message).toBe('admission webhook "applied.example.com" denied the request: refused by the applied webhook');
+    } finally {
+      stopManager.abort();
+      await managed;
+    }
+  });
 });
 
 /** The apiVersion an object is stored at in etcd (custom resources are stored as JSON), read through etcd's v3 JSON gateway. */
@@ -263,5 +372,16 @@ function peerSerial(port: number, ca: string): Promise<string> {
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
   });
 }

@@ -24,8 +24,8 @@ import { exponentialBackoff, ReconcileScheduler } from '../../src/controller/sch
 import { runWhileLeading } from '../../src/controller/leader.js';
 import { LeaderElector, LeaseLock, InMemoryLock } from '../../src/leaderelection/index.js';
 import { Manager, probeHandler, startProbeServer, EventRecorder, DriftAudit, prometheusControllerMetricsProvider, registerInformerMetrics } from '../../src/operations/index.js';
-import { ensureCustomResourceDefinitions } from '../../src/crd/index.js';
-import { conversionWebhook, crdConversion, prometheusWebhookMetricsProvider, validatingWebhookConfiguration } from '../../src/webhook/index.js';
+import { defineCustomResource, ensureCustomResourceDefinitions, Type } from '../../src/crd/index.js';
+import { conversionWebhook, crdConversion, defaultingWebhook, prometheusWebhookMetricsProvider, validatingWebhookConfiguration, validationWebhook } from '../../src/webhook/index.js';
 import { InMemoryRingStore, LeaseRingStore, ShardedInformer, ShardRing } from '../../src/sharding/index.js';
 import { FakeApiServer, FakeControllerSource, ResourceState } from '../../src/testing/index.js';
 import { kubeConfigFor } from '../listwatch/helpers.js';
@@ -36,6 +36,7 @@ const factory = (): SharedInformerFactory => new SharedInformerFactory(undefined
 const informer = (): SharedIndexInformer<unknown> => new SharedIndexInformer<unknown>(source(), { logger: false });
 const ring = (): ShardRing => new ShardRing({ store: new InMemoryRingStore(), name: 'r', identity: 'a', logger: false });
 const onStartedLeading = async (): Promise<void> => {};
+const widgets = () => defineCustomResource({ group: 'example.com', names: { kind: 'Widget' }, versions: { v1: { spec: Type.Object({}) } } });
 const lock = (): InMemoryLock => new InMemoryLock('me');
 /** JavaScript callers, a config file spread into options, `as any`: the compiler is not there to help. */
 const js = (value: unknown): never => value as never;
@@ -86,6 +87,8 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['validatingWebhookConfiguration', () => validatingWebhookConfiguration(js({ name: 'w', endpoint: { url: 'https://127.0.0.1:9443' }, webhooks: [], caBudle: 'x' })), 'validatingWebhookConfiguration: unknown option caBudle (did you mean caBundle?)'],
   ['crdConversion', () => crdConversion(js({ endpoint: { url: 'https://127.0.0.1:9443' }, path: '/convert', cabundle: 'x' })), 'crdConversion: unknown option cabundle (did you mean caBundle?)'],
   ['conversionWebhook', () => conversionWebhook(js({ name: 'c', group: 'example.com', hub: 'v1', spokes: {}, servedVersion: ['v1'] })), 'conversionWebhook: unknown option servedVersion (did you mean servedVersions?)'],
+  ['defaultingWebhook', () => defaultingWebhook(widgets(), undefined, js({ onTimout: 'allow' })), 'defaultingWebhook: unknown option onTimout (did you mean onTimeout?)'],
+  ['validationWebhook', () => validationWebhook(widgets(), undefined, js({ nme: 'v.example.com' })), 'validationWebhook: unknown option nme (did you mean name?)'],
   ['prometheusWebhookMetricsProvider', () => prometheusWebhookMetricsProvider(promClient, js({ prefx: 'x_' })), 'prometheusWebhookMetricsProvider: unknown option prefx (did you mean prefix?)'],
   // leader election
   ['LeaderElector', () => new LeaderElector(js({ lock: lock(), onStartedLeading, leaseDuration: 15_000 })), 'LeaderElector: unknown option leaseDuration (did you mean leaseDurationMs?)'],
