@@ -94,9 +94,14 @@ export function pruneObject(schema: StructuralSchema, value: unknown, root = tru
   const extra = schema.additionalProperties;
   const embedded = schema['x-kubernetes-embedded-resource'] === true;
   for (const [key, v] of Object.entries(value)) {
+    // The object's own apiVersion, kind and metadata are not the schema's to prune: the server keeps ObjectMeta whole.
+    if ((root || embedded) && (key === 'apiVersion' || key === 'kind' || key === 'metadata')) {
+      out[key] = v;
+      continue;
+    }
     const sub = props?.[key] ?? (typeof extra === 'object' ? extra : undefined);
     if (sub === undefined) {
-      const keep = schema['x-kubernetes-preserve-unknown-fields'] === true || extra === true || ((root || embedded) && ['apiVersion', 'kind', 'metadata'].includes(key));
+      const keep = schema['x-kubernetes-preserve-unknown-fields'] === true || extra === true;
       if (keep) out[key] = v;
       continue;
     }

@@ -73,16 +73,6 @@ function versionOf(request: AdmissionRequest<unknown>): string {
   return typeof apiVersion === 'string' && apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : request.kind.version;
 }
 
-/**
- * The object as the definition's validator returned it (pruned, defaulted), with the reviewed object's
- * `metadata` kept: the server prunes and defaults the schema's fields, never `metadata` (the validator
- * of kube-informer/crd empties it today: its root schema says only `type: object`).
- */
-function schemaApplied(result: ValidationResult, original: unknown): unknown {
-  const metadata = (original as { metadata?: unknown }).metadata;
-  return metadata === undefined ? result.object : { ...(result.object as Record<string, unknown>), metadata: structuredClone(metadata) };
-}
-
 /** The schema's field errors as a denial's: the server's path in `field`, its words (without the path again) in `message`. */
 function schemaFieldErrors(result: ValidationResult): FieldError[] {
   return result.errors.map((e) => ({ field: e.field, message: e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message, type: e.type }));
@@ -116,7 +106,7 @@ export function defaultingWebhook<V extends Readonly<Record<string, VersionOptio
   if (defaulter !== undefined && typeof defaulter !== 'function') throw new InvalidOptionError(`defaultingWebhook: the defaulter must be a function, got ${typeof defaulter}`);
   const webhook = mutatingWebhook<AnyVersionObject<V>>({ name: r.name, resources: resourceMatch(r), onTimeout: options.onTimeout }, async (request, context) => {
     if (request.object === undefined) return undefined;
-    const defaulted = schemaApplied(r.validate(request.object, versionOf(request)), request.object) as AnyVersionObject<V>;
+    const defaulted = r.validate(request.object, versionOf(request)).object as AnyVersionObject<V>;
     if (defaulter === undefined) return defaulted;
     const result = await defaulter({ ...request, object: defaulted }, context);
     return result ?? defaulted;
@@ -154,7 +144,7 @@ export function validationWebhook<V extends Readonly<Record<string, VersionOptio
     const result = r.validate(request.object, versionOf(request));
     if (!result.valid) return deny(`${r.kind} "${name}" is invalid`, { fieldErrors: schemaFieldErrors(result) });
     if (validator === undefined) return allow();
-    const answer = await validator({ ...request, object: schemaApplied(result, request.object) as AnyVersionObject<V> }, context);
+    const answer = await validator({ ...request, object: result.object as AnyVersionObject<V> }, context);
     if (answer === undefined) return allow();
     if (!Array.isArray(answer)) return answer as AdmissionDecision;
     return answer.length === 0 ? allow() : deny(`${r.kind} "${name}" is invalid`, { fieldErrors: [...(answer as readonly FieldError[])] });

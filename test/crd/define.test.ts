@@ -144,6 +144,14 @@ describe('the client-side validator', () => {
     expect((result.object as { spec: unknown }).spec).toEqual({ name: 'ab', size: 1, color: 'red', enabled: true, maxUnavailable: '25%', minReplicas: 1, maxReplicas: 3 });
   });
 
+  it('keeps the metadata, apiVersion and kind it was given (the server stores ObjectMeta whole; only the schema below it is pruned)', () => {
+    const metadata = { name: 'x', namespace: 'ns', labels: { app: 'a' }, annotations: { note: 'n' }, resourceVersion: '7' };
+    const obj = { apiVersion: 'example.com/v1', kind: 'Widget', metadata, spec: { name: 'ab' } };
+    expect((widgets.validate(obj).object as { metadata: unknown }).metadata).toEqual(metadata);
+    expect(widgets.withDefaults(obj).metadata).toEqual(metadata);
+    expect(widgets.withDefaults(obj)).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget' });
+  });
+
   it('withDefaults throws INVALID_OBJECT with every failing path rather than return an object of the wrong type', () => {
     expect(() => widgets.withDefaults({ spec: { size: 0 } })).toThrow('Widget is invalid: [spec.name: Required value, spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1, <nil>: Invalid value: null: some validation rules were not checked');
     expect(widgets.withDefaults({ spec: {} }, 'v1beta1').spec).toEqual({ size: 2 });
