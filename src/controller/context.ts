@@ -178,6 +178,7 @@ interface DeleteAnswer {
 
 interface StatusLike {
   kind?: unknown;
+  status?: unknown;
   details?: { name?: string; group?: string; kind?: string; uid?: string };
 }
 
@@ -248,6 +249,9 @@ export class ObservedWrites {
 
   #deletedStatus(key: string, status: StatusLike | undefined): void {
     const d = status?.details;
+    if (status?.status === 'Failure') {
+      throw misuse(new InvalidOptionError(`${this.#owner}: ctx.wrote got a Failure Status (${String((status as { reason?: unknown }).reason)}): nothing was written; pass what a successful write answered`));
+    }
     if (typeof d?.name !== 'string' || typeof d.kind !== 'string') {
       throw misuse(new InvalidOptionError(`${this.#owner}: ctx.wrote got a delete's answer without details (name, kind); record deletes by writing through ctx.client`));
     }

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { flushPromises } from '../../src/core/clock.js';
 import { resources, type KubeObject } from '../../src/core/index.js';
-import { Action, Controller, type ReconcileContext } from '../../src/controller/index.js';
+import { Action, Controller, ObservedWrites, type ReconcileContext } from '../../src/controller/index.js';
 import { SharedInformerFactory } from '../../src/informer/index.js';
 import { newListWatch, ResourceClient, type ListerWatcher, type WatchEvent } from '../../src/listwatch/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
@@ -344,5 +344,16 @@ describe('ctx.client', () => {
       { logger: false, kubeConfig: server.kubeConfig },
     );
     await withOption.run(stop.signal);
+  });
+
+  it('ctx.wrote refuses what it cannot record, naming why: a Failure Status, a Status without details, a Status in a cluster-scoped reconcile', () => {
+    const writes = new ObservedWrites('controller c', [{ resource: resources.configmaps, informer: {} as never }]);
+    expect(() => writes.record('ns/w', { kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404, details: { name: 'x', kind: 'configmaps' } })).toThrow(/Failure Status \(NotFound\)/);
+    expect(() => writes.record('ns/w', { kind: 'Status', status: 'Success' })).toThrow(/without details/);
+    expect(() => writes.record('w', { kind: 'Status', status: 'Success', details: { name: 'x', kind: 'configmaps' } })).toThrow(/names no namespace/);
+    expect(() => writes.record('ns/w', { kind: 'Status', status: 'Success', details: { name: 'x', kind: 'secrets' } })).toThrow(/does not watch/);
+    writes.record('ns/w', { kind: 'Status', status: 'Success', details: { name: 'x', kind: 'configmaps' } });
+    writes.record('ns/w', { gone: true, status: { kind: 'Status', status: 'Success', details: { name: 'y', kind: 'configmaps' } } });
+    expect(writes.size).toBe(1);
   });
 });
