@@ -18,7 +18,8 @@ import { refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
 import { ControllerMetrics, type ControllerMetricsProvider } from './metrics.js';
-import { LazySignal, ObservedWrites, ReconcileCtx, type ReconcileContext, type ReconcileReason, type SourceInformer } from './context.js';
+import { LazySignal, ReconcileCtx, type ReconcileContext, type ReconcileReason } from './context.js';
+import { ObservedWrites, type SourceInformer } from './writes.js';
 import { ReconcileTimeoutError } from './errors.js';
 import { codeOf, isTerminal, misuse, misuseIn } from './outcomes.js';
 import { controllerOwnerKey } from './mapping.js';
@@ -96,15 +97,11 @@ export interface ControllerOptions {
    * (not sharded).
    */
   sharded?: ShardRing;
-  /**
-   * The cluster `ctx.client` talks to. Default the factory's (`factory.kubeConfig`); needed only for a
-   * factory made with `listWatchFor` and no KubeConfig.
-   */
+  /** The cluster `ctx.client` talks to (needed only for a factory without one). Default `factory.kubeConfig`. */
   kubeConfig?: KubeConfigLike;
   /**
-   * The field manager of every write made through `ctx.client` (server-side field ownership; a call's
-   * `fieldManager` option wins). At most 128 bytes: a longer one is refused when the controller is
-   * built (`INVALID_OPTION`). Default the controller's `name`.
+   * The field manager of `ctx.client`'s writes (a call's own wins); over 128 bytes is refused when the
+   * controller is built (`INVALID_OPTION`). Default the controller's `name`.
    */
   fieldManager?: string;
 }
