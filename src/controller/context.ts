@@ -1,15 +1,12 @@
-// What a reconcile receives, and the writes it recorded that the next reconcile of its key waits to see.
+// What a reconcile receives: the reconcile context, its reason, its lazily made signal.
 
-import type { Clock } from '../core/clock.js';
 import { splitMetaNamespaceKey } from '../core/keys.js';
-import { AbortedError } from '../core/errors.js';
 import { withFields, type Logger } from '../core/log.js';
-import { InvalidOptionError } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
-import { groupOf, type DeepReadonly } from '../core/types.js';
-import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
-import type { AddEventHandlerOptions } from '../informer/options.js';
-import { misuse } from './outcomes.js';
+import type { DeepReadonly } from '../core/types.js';
+import type { ResourceClient } from '../listwatch/index.js';
+import { ReconcileClient, type WriteRecorder } from './client.js';
+import type { ObservedWrites } from './writes.js';
 
 /**
  * Why a reconcile runs (`ctx.reason`): the request that made the key due. Requests for one key merge
@@ -112,116 +109,25 @@ export interface ReconcileContext<T> {
    * programming error: a reconcile that fails with it stops the controller (`run` rejects with it).
    */
   wrote(result: unknown): void;
-}
-
-/**
- * What the controller uses of an informer: a factory's `SharedIndexInformer`, or — for a sharded
- * controller — a `ShardedInformer` over the owned slots.
- */
-export interface SourceInformer {
-  readonly name: string;
-  addEventHandler(handler: ResourceEventHandler<unknown>, options?: AddEventHandlerOptions): SharedInformerRegistration;
-  removeEventHandler(registration: SharedInformerRegistration): void;
-  getIndexer(): { getByKey(key: string): unknown; listKeys(): string[]; list(): unknown[]; byIndex(indexName: string, indexedValue: string): unknown[] };
-  isStarted(): boolean;
-  isStopped(): boolean;
-  awaitObserved(written: unknown, signal?: AbortSignal): Promise<unknown>;
-}
-
-/** A resource the controller reads, with its informer. */
-export interface Source {
-  readonly resource: ResourceDescriptor<unknown>;
-  readonly informer: SourceInformer;
-}
-
-interface WrittenMeta {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
-}
-
-/**
- * The writes each key's reconciles recorded with `ctx.wrote`, kept until the key's next reconcile
- * has waited for the caches to observe them.
- */
-export class ObservedWrites {
-  readonly #owner: string;
-  readonly #sources: readonly Source[];
-  readonly #pending = new Map<string, Map<string, { informer: SourceInformer; obj: WrittenMeta }>>();
-
-  constructor(owner: string, sources: readonly Source[]) {
-    this.#owner = owner;
-    this.#sources = sources;
-  }
-
-  /** Keys with writes not yet waited for. */
-  get size(): number {
-    return this.#pending.size;
-  }
-
-  /** Records `result` as written by a reconcile of `key` (the newest write of one object wins). */
-  record(key: string, result: unknown): void {
-    const obj = result as WrittenMeta | null;
-    const name = obj?.metadata?.name;
-    const rv = obj?.metadata?.resourceVersion;
-    if (typeof obj?.apiVersion !== 'string' || typeof obj.kind !== 'string' || typeof name !== 'string' || typeof rv !== 'string' || rv === '') {
-      throw misuse(
-        new InvalidOptionError(
-          `${this.#owner}: ctx.wrote needs the object the API server answered (apiVersion, kind, metadata.name and metadata.resourceVersion)`,
-        ),
-      );
-    }
-    const group = groupOf(obj.apiVersion);
-    const source = this.#sources.find((s) => s.resource.kind === obj.kind && s.resource.group === group);
-    if (source === undefined) {
-      throw misuse(
-        new InvalidOptionError(
-          `${this.#owner}: ctx.wrote got a ${obj.kind} (${obj.apiVersion}), which this controller does not watch; only writes to watched resources can be waited for`,
-        ),
-      );
-    }
-    let writes = this.#pending.get(key);
-    if (writes === undefined) {
-      writes = new Map<string, { informer: SourceInformer; obj: WrittenMeta }>();
-      this.#pending.set(key, writes);
-    }
-    writes.set(`${obj.apiVersion}/${obj.kind}/${obj.metadata?.namespace ?? ''}/${name}`, { informer: source.informer, obj });
-  }
-
   /**
-   * Waits until every write recorded for `key` is observed by its cache, then forgets them. Gives up
-   * on a write after `timeoutMs` with a warning (the reconcile then runs on the cache it has).
-   * Rejects only when `signal` aborts.
+   * A typed client for `resource` bound to this reconcile (see {@link ReconcileClient}): every request
+   * carries `ctx.signal`, every write's answer is recorded as `ctx.wrote` records it (a delete as "the
+   * cache no longer holds it, or holds it with a `deletionTimestamp`"), the field manager is the
+   * controller's (`fieldManager`, default its `name`). Writes to a resource the controller does not
+   * watch, and `dryRun` writes, are not recorded (no error). The controller makes one connection pool
+   * per resource on first use and closes it when it stops; a reconcile that never calls this allocates
+   * nothing for it.
+   *
+   * Throws `INVALID_OPTION` when the controller has no KubeConfig (its factory was made with
+   * `listWatchFor` only and `ControllerOptions.kubeConfig` is not set) — a programming error: a
+   * reconcile that fails with it stops the controller (`run` rejects with it).
+   *
+   * @example
+   * ```ts
+   * await ctx.client(resources.configMaps).apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data });
+   * ```
    */
-  async settle(key: string, signal: AbortSignal, timeoutMs: number, clock: Clock, logger: Logger): Promise<void> {
-    const writes = this.#pending.get(key);
-    if (writes === undefined) return;
-    this.#pending.delete(key);
-    const deadline = new AbortController();
-    const timer = clock.setTimeout(() => deadline.abort(), timeoutMs);
-    const wait = AbortSignal.any([signal, deadline.signal]);
-    try {
-      await Promise.all(
-        [...writes.values()].map(async ({ informer, obj }) => {
-          try {
-            await informer.awaitObserved(obj, wait);
-          } catch (err) {
-            if (signal.aborted) throw err;
-            const what = `${obj.kind} ${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name} at resourceVersion ${obj.metadata?.resourceVersion}`;
-            const why = deadline.signal.aborted && err instanceof AbortedError ? `not in the cache after ${timeoutMs} ms` : String(err);
-            logger.warn(`${this.#owner}: reconciling ${key} without waiting for its write of ${what} to be observed: ${why}`, { key, resource: obj.kind, error: why });
-          }
-        }),
-      );
-    } finally {
-      clock.clearTimeout(timer);
-    }
-  }
-
-  /** Forgets every recorded write (the controller stopped). */
-  clear(): void {
-    this.#pending.clear();
-  }
+  client<C>(resource: ResourceDescriptor<C>): ReconcileClient<C>;
 }
 
 /** An AbortController made only when its signal is first asked for; an abort before that is kept. */
@@ -256,6 +162,9 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
   readonly #lazy: LazySignal;
   readonly #children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>;
   readonly #writes: ObservedWrites;
+  readonly #clientOf: <C>(resource: ResourceDescriptor<C>) => ResourceClient<C>;
+  #bound: Map<ResourceDescriptor<unknown>, ReconcileClient<unknown>> | undefined;
+  #recorder: WriteRecorder | undefined;
 
   constructor(
     key: string,
@@ -267,6 +176,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     logger: Logger,
     children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>,
     writes: ObservedWrites,
+    clientOf: <C>(resource: ResourceDescriptor<C>) => ResourceClient<C>,
   ) {
     this.key = key;
     this.object = object;
@@ -277,6 +187,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     this.#log = logger;
     this.#children = children;
     this.#writes = writes;
+    this.#clientOf = clientOf;
   }
 
   /** Made on first use (most reconciles log nothing): the controller's logger with `key` and `reconcileID`. */
@@ -302,5 +213,19 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
 
   wrote(result: unknown): void {
     this.#writes.record(this.key, result);
+  }
+
+  client<C>(resource: ResourceDescriptor<C>): ReconcileClient<C> {
+    const bound = (this.#bound ??= new Map());
+    let client = bound.get(resource) as ReconcileClient<C> | undefined;
+    if (client === undefined) {
+      const recorder = (this.#recorder ??= {
+        wrote: (r, answer) => this.#writes.recordFor(this.key, r, answer),
+        deleted: (r, name, namespace, uid) => this.#writes.recordDeletionFor(this.key, r, name, namespace, uid),
+      });
+      client = new ReconcileClient(this.#clientOf(resource), resource, this.signal, recorder);
+      bound.set(resource, client);
+    }
+    return client;
   }
 }

@@ -9,7 +9,8 @@ import type { ResourceDescriptor } from '../core/resources.js';
 import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
 import type { ShardRing } from '../sharding/ring.js';
 import { ShardedInformer } from '../sharding/sharded-informer.js';
-import type { LazySignal, SourceInformer } from './context.js';
+import type { LazySignal } from './context.js';
+import type { SourceInformer } from './writes.js';
 
 /** How a watched resource relates to the primary (`for`, `owns`, `watches` of the builder). */
 export type SourceRole = 'for' | 'owns' | 'watches';

@@ -152,7 +152,11 @@ export class SharedInformerFactory {
     this.#options = options;
   }
 
-  /** The kubeconfig the factory was built with (`undefined` when it was built with `listWatchFor` only); the `Manager` installs its `crds` with it. */
+  /**
+   * The KubeConfig the factory was made with (`undefined` for one made with `listWatchFor` only): what a
+   * controller's `ctx.client` talks to unless `ControllerOptions.kubeConfig` says otherwise, and what
+   * the `Manager` installs its `crds` with.
+   */
   get kubeConfig(): KubeConfigLike | undefined {
     return this.#kubeConfig;
   }
