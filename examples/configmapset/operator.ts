@@ -34,46 +34,46 @@ import {
   registerInformerMetrics,
   type InformerMetricsRegistration,
 } from '../../src/operations/index.js';
-import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet, type ConfigMapSetCondition, type ConfigMapSetStatus } from './crd.js';
+import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet, type ConfigMapSetStatus } from './crd.js';
+import { getControllerOf, isInvalid, isNotFound, setCondition, setControllerReference, type ApplyConfiguration, type ApplyIdentity } from '../../src/objects.js';
 import type { ExternalRegistry, RegistryRecord } from './registry.js';
 import type { ShardRing } from '../../src/sharding/index.js';
+import type { WebhookServer } from '../../src/webhook/index.js';
 
 /** The ConfigMap a set keeps for one of its names: `<set>-<name>`. */
 export const configMapName = (setName: string, name: string): string => `${setName}-${name}`;
 
 /** The names a set asks for, each once, in spec order. */
 export function desiredNames(set: DeepReadonly<ConfigMapSet>): string[] {
-  return [...new Set(set.spec?.names ?? [])];
+  return [...new Set(set.spec.names)];
 }
 
 /**
- * The ConfigMap `name` as `set` wants it: the set's data, the set's label, and a controller owner
- * reference to the set (what `ctx.children` and the controller's `owns` follow back to the set).
- * Built fresh: a body for the API, never a cache object.
+ * The ConfigMap `name` as `set` wants it, as a server-side apply configuration: the fields the
+ * operator owns — the set's data, the set's label, and a controller owner reference to the set (what
+ * `ctx.children` and the controller's `owns` follow back to the set). A key the operator applied
+ * before and `set` no longer has is removed by the apply; a key someone else added stays theirs.
  */
-export function desiredConfigMap(set: DeepReadonly<ConfigMapSet>, name: string): ConfigMap {
-  const setName = set.metadata?.name ?? '';
-  return {
+export function desiredConfigMap(set: DeepReadonly<ConfigMapSet>, name: string): ApplyConfiguration<ConfigMap> {
+  const config: ConfigMap & ApplyIdentity = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: {
-      name,
-      namespace: set.metadata?.namespace,
-      labels: { [SET_LABEL]: setName },
-      ownerReferences: [{ apiVersion: API_VERSION, kind: 'ConfigMapSet', name: setName, uid: set.metadata?.uid ?? '', controller: true }],
-    },
-    data: { ...(set.spec?.data ?? {}) },
+    metadata: { name, namespace: set.metadata?.namespace, labels: { [SET_LABEL]: set.metadata?.name ?? '' } },
+    data: { ...set.spec.data },
   };
+  // Objects of a list (the cache's first fill) carry no apiVersion and kind: the owner's identity is the descriptor's.
+  return setControllerReference({ apiVersion: API_VERSION, kind: configMapSets.kind, metadata: set.metadata }, config);
 }
 
-const sameRecord = (a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean => {
-  const ak = Object.keys(a ?? {});
-  return ak.length === Object.keys(b ?? {}).length && ak.every((k) => a![k] === b?.[k]);
-};
-
-/** Whether a ConfigMap holds what `desired` says: the same data and the set's label. */
-export function configMapMatches(actual: DeepReadonly<ConfigMap>, desired: ConfigMap): boolean {
-  return sameRecord(actual.data, desired.data) && actual.metadata?.labels?.[SET_LABEL] === desired.metadata?.labels?.[SET_LABEL];
+/**
+ * Whether a ConfigMap visibly holds what `desired` says: the set's label and every key of the set's
+ * data with its value. Other keys are someone else's (server-side apply leaves them alone) — or the
+ * operator's own from an older spec, which only a spec change leaves behind: the reconcile of a new
+ * generation applies every ConfigMap, and the apply removes them.
+ */
+export function configMapMatches(actual: DeepReadonly<ConfigMap>, desired: ApplyConfiguration<ConfigMap>): boolean {
+  const data = Object.entries(desired.data ?? {});
+  return actual.metadata?.labels?.[SET_LABEL] === desired.metadata.labels?.[SET_LABEL] && data.every(([k, v]) => actual.data?.[k] === v);
 }
 
 /**
@@ -122,6 +122,13 @@ export interface ConfigMapSetOperatorOptions {
   fieldManager?: string;
   /** Time between drift audits of its two caches, in ms. Default 600 000 (10 minutes). */
   auditIntervalMs?: number;
+  /**
+   * The operator's webhooks (webhooks.ts: `configMapSetWebhookServer()`), served under its Manager as a
+   * runnable — in every replica, leading or not (the API server calls any of them), from when the
+   * caches synced (the informers read v1, the storage version: they need no conversion) until after
+   * the controller drained. Default: none.
+   */
+  webhookServer?: WebhookServer;
 }
 
 /** Counters of a {@link ConfigMapSetOperator}, with the controller's. */
@@ -137,8 +144,6 @@ export interface ConfigMapSetOperatorStats extends ControllerStats {
   /** Records written to and removed from the external registry. */
   registry: { written: number; removed: number };
 }
-
-const statusCode = (err: unknown): number | undefined => (err as { statusCode?: number } | null)?.statusCode;
 
 /**
  * The ConfigMapSet operator. For each set it keeps one ConfigMap `<set>-<name>` per `spec.names` entry
@@ -173,6 +178,7 @@ export class ConfigMapSetOperator {
   readonly #ring: ShardRing | undefined;
   readonly #onReconcile: ConfigMapSetOperatorOptions['onReconcile'];
   readonly #logger: LoggerOption | undefined;
+  readonly #webhookServer: WebhookServer | undefined;
   readonly #metricsRegistration: InformerMetricsRegistration;
   /**
    * The operator's Prometheus metrics, its own registry: controller-runtime's `controller_runtime_*`
@@ -199,6 +205,7 @@ export class ConfigMapSetOperator {
       agent: options.agent,
     });
     this.#logger = options.logger;
+    this.#webhookServer = options.webhookServer;
     this.#ring = options.sharded;
     this.#onReconcile = options.onReconcile;
     // Counting is a predicate that passes everything: predicates see each event of their resource once.
@@ -241,7 +248,13 @@ export class ConfigMapSetOperator {
     // The recorder, the audits and the shard ring run in every replica and stop after the controller
     // drained (the ring releases its slots only then).
     const ring = this.#ring;
-    const runnables = [this.events, ...this.audits, ...(ring === undefined ? [] : [ring])];
+    const webhooks = this.#webhookServer;
+    const runnables = [
+      this.events,
+      ...this.audits,
+      ...(ring === undefined ? [] : [ring]),
+      ...(webhooks === undefined ? [] : [{ name: 'webhook server', run: (s: AbortSignal) => webhooks.run(s) }]),
+    ];
     const rings = ring === undefined ? undefined : [ring];
     const manager = new Manager(this.factory, { controllers: [this.controller], runnables, leaderElection, probes, rings, metrics: this.metrics, logger: this.#logger });
     this.#manager = manager;
@@ -307,33 +320,34 @@ export class ConfigMapSetOperator {
     }
 
     const children = new Map(ctx.children(resources.configmaps).map((cm) => [cm.metadata?.name ?? '', cm]));
+    // A spec not observed yet: apply every ConfigMap (an apply that changes nothing writes nothing).
+    const newSpec = set.status?.observedGeneration !== set.metadata?.generation;
     const taken: string[] = [];
     let ready = 0;
     for (const name of wanted) {
-      const desired = desiredConfigMap(set, name);
       const current = children.get(name);
-      if (current === undefined) {
-        try {
-          ctx.wrote(await this.#configMaps.create(desired, signal));
-        } catch (err) {
-          // 422: the API refuses the ConfigMap (a name past 253 characters, data past 1 MiB): only a change
-          // of the set can fix that, so no retry with backoff — the set's next change reconciles it.
-          if (statusCode(err) === 422) throw new TerminalError(`ConfigMap ${ctx.namespace}/${name} of ${ctx.key} is invalid`, { cause: err });
-          // Someone else's ConfigMap has that name: never take it over; say so in the status.
-          if (statusCode(err) !== 409) throw err;
-          taken.push(name);
-          continue;
-        }
-        this.#counts.configMaps.created++;
-        this.#onEvent(`created ConfigMap ${ctx.namespace}/${name}`);
-      } else if (!configMapMatches(current, desired)) {
-        // The cached resourceVersion makes this a compare-and-swap: a concurrent edit fails with 409 and is retried on a fresher cache.
-        const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion } };
-        ctx.wrote(await this.#configMaps.replace(body, signal));
-        this.#counts.configMaps.updated++;
-        this.#onEvent(`updated ConfigMap ${ctx.namespace}/${name}`);
+      if (current === undefined && (await this.#takenByOthers(set, name, ctx, signal))) {
+        taken.push(name);
+        continue;
       }
       ready++;
+      const desired = desiredConfigMap(set, name);
+      if (current !== undefined && !newSpec && configMapMatches(current, desired)) continue;
+      let written: ConfigMap;
+      try {
+        // force: a value someone edited by hand is the operator's again (a key they added stays theirs).
+        written = await this.#configMaps.apply(desired, { force: true, signal });
+      } catch (err) {
+        // 422: the API refuses the ConfigMap (a name past 253 characters, data past 1 MiB): only a change
+        // of the set can fix that, so no retry with backoff — the set's next change reconciles it.
+        if (isInvalid(err)) throw new TerminalError(`ConfigMap ${ctx.namespace}/${name} of ${ctx.key} is invalid`, { cause: err });
+        throw err;
+      }
+      ctx.wrote(written);
+      // An apply that changed nothing (a key someone else added is all that differs) keeps the resourceVersion.
+      if (written.metadata?.resourceVersion === current?.metadata?.resourceVersion) continue;
+      this.#counts.configMaps[current === undefined ? 'created' : 'updated']++;
+      this.#onEvent(`${current === undefined ? 'created' : 'updated'} ConfigMap ${ctx.namespace}/${name}`);
     }
     const keep = new Set(wanted);
     for (const [name, child] of children) if (!keep.has(name)) await this.#deleteConfigMap(child, ctx, signal);
@@ -345,6 +359,22 @@ export class ConfigMapSetOperator {
     await this.#writeStatus(set, ready, taken, ctx, signal);
     // A taken name may be freed by its owner: look again now and then (its delete is no event of ours).
     return taken.length > 0 ? Action.requeueAfter(10_000) : Action.done();
+  }
+
+  /**
+   * Whether a ConfigMap named `name` that this set does not control exists: the operator never takes
+   * one over (an apply would). Asked of the server, not the cache, when the set has no such child —
+   * on its creation, mostly. A ConfigMap created by someone else in the round trip between this read
+   * and the apply would still be adopted.
+   */
+  async #takenByOthers(set: DeepReadonly<ConfigMapSet>, name: string, ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<boolean> {
+    try {
+      const existing = await this.#configMaps.get(name, ctx.namespace, signal);
+      return getControllerOf(existing)?.uid !== set.metadata?.uid;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
   }
 
   /** The set is being deleted: remove its external record, then delete its ConfigMaps. The finalizer goes after this resolved. */
@@ -363,40 +393,32 @@ export class ConfigMapSetOperator {
   async #deleteConfigMap(child: DeepReadonly<ConfigMap>, ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<void> {
     const name = child.metadata?.name ?? '';
     try {
-      // Gone (a Status): nothing to wait for — a stale cache at worst makes the next delete answer 404.
-      // Held by finalizers: wait until the cache shows the deletionTimestamp.
       const deleted = await this.#configMaps.delete(name, ctx.namespace, { preconditions: { uid: child.metadata?.uid } }, signal);
+      // Held by finalizers: wait until the cache shows the deletionTimestamp. Gone: nothing to wait for.
       if (!deleted.gone) ctx.wrote(deleted.object);
     } catch (err) {
-      if (statusCode(err) === 404) return;
+      if (isNotFound(err)) return;
       throw err;
     }
     this.#counts.configMaps.deleted++;
     this.#onEvent(`deleted ConfigMap ${ctx.namespace}/${name}`);
   }
 
-  /** Writes the status through the status subresource when it differs from what the set shows. */
+  /** Applies the status through the status subresource when it differs from what the set shows. */
   async #writeStatus(set: DeepReadonly<ConfigMapSet>, ready: number, taken: string[], ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<void> {
     const generation = set.metadata?.generation;
     const ok = taken.length === 0;
-    const condition: Omit<ConfigMapSetCondition, 'lastTransitionTime'> = {
+    const { conditions, changed } = setCondition(set.status?.conditions, {
       type: 'Ready',
       status: ok ? 'True' : 'False',
       reason: ok ? 'AllConfigMapsWritten' : 'NameTaken',
       message: ok ? `${ready} ConfigMaps hold the set's data` : `ConfigMaps not owned by this set have the names ${taken.join(', ')}`,
       observedGeneration: generation,
-    };
-    const old = set.status;
-    const oldReady = old?.conditions?.find((c) => c.type === 'Ready');
-    const unchanged =
-      old?.observedGeneration === generation &&
-      old?.ready === ready &&
-      oldReady !== undefined &&
-      (['status', 'reason', 'message', 'observedGeneration'] as const).every((k) => oldReady[k] === condition[k]);
-    if (unchanged) return;
-    const lastTransitionTime = oldReady?.status === condition.status ? oldReady.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const status: ConfigMapSetStatus = { observedGeneration: generation, ready, conditions: [{ ...condition, lastTransitionTime }] };
-    ctx.wrote(await this.#sets.patchStatus(ctx.name, ctx.namespace, { status }, 'merge', signal));
+    });
+    if (!changed && set.status?.observedGeneration === generation && set.status?.ready === ready) return;
+    const status: ConfigMapSetStatus = { observedGeneration: generation, ready, conditions };
+    const config: ApplyConfiguration<ConfigMapSet> = { apiVersion: API_VERSION, kind: configMapSets.kind, metadata: { name: ctx.name, namespace: ctx.namespace }, status };
+    ctx.wrote(await this.#sets.applyStatus(config, { force: true, signal }));
     this.#counts.statusWrites++;
     this.#onEvent(`status of ${ctx.key}: ready ${ready}/${ready + taken.length}, observedGeneration ${generation ?? '-'}`);
   }

@@ -76,7 +76,7 @@ function steps(namespace: string, sets: ResourceClient<ConfigMapSet>, configMaps
       act: async () => {
         await sets.patch('web', namespace, { spec: { names: ['frontend', 'worker'], data: { color: 'green' } } }, 'merge');
       },
-      expect: (s) => (named(s, 'web')?.spec?.data.color === 'green' ? undefined : 'the edit of web is not visible yet'),
+      expect: (s) => (named(s, 'web')?.spec.data?.color === 'green' ? undefined : 'the edit of web is not visible yet'),
     },
     {
       name: 'delete ConfigMap web-frontend by hand',

@@ -16,29 +16,27 @@ import {
   validatingWebhookConfiguration,
   type FieldError,
 } from '../../src/webhook/index.js';
-import { GROUP, type ConfigMapSet } from './crd.js';
+import { configMapSetDefinition, GROUP, VERSION, type ConfigMapSet, type ConfigMapSetV2 } from './crd.js';
 import { abortOnSignals, isMain } from '../lib/cluster.js';
-
-/** The v2 schema: `spec.configMaps[]` of `{ name }` (room for per-ConfigMap fields) instead of v1's `spec.names[]`. */
-export interface ConfigMapSetV2 extends Omit<ConfigMapSet, 'spec'> {
-  /** What the user wants. */
-  spec?: { configMaps: Array<{ name: string }>; data: Record<string, string> };
-}
 
 /** The most ConfigMaps a set may own: a rule about the cluster's capacity, not the object's shape. */
 export const MAX_CONFIGMAPS = 50;
 
 /**
- * Validates a ConfigMapSet: the CRD schema already checks each name is a DNS label; this adds what
+ * Validates a ConfigMapSet (at v1: the API server converts a v2 request before calling it, see the
+ * rule's `apiVersions`): the definition's schema first — the same checks and messages as the API
+ * server's, which already ran them on a real cluster; here for the fake and offline checks — then what
  * the schema cannot say: names unique, `<set>-<name>` a valid ConfigMap name, at most 50 ConfigMaps.
  */
 export const validateConfigMapSet = validatingWebhook<ConfigMapSet>(
   { name: `vconfigmapset.${GROUP}`, resources: [{ group: GROUP, resource: 'configmapsets' }] },
   (req) => {
     if (req.operation === 'DELETE') return allow();
+    const schema = configMapSetDefinition.validate(req.object, VERSION);
+    const errors: FieldError[] = schema.errors.map((e) => ({ field: e.field, message: e.message, type: e.type }));
+    if (errors.length > 0) return deny('invalid ConfigMapSet', { fieldErrors: errors });
     const set = req.object!;
-    const names = set.spec?.names ?? [];
-    const errors: FieldError[] = [];
+    const names = set.spec.names;
     const seen = new Set<string>();
     names.forEach((name, i) => {
       if (seen.has(name)) errors.push({ field: `spec.names[${i}]`, message: `duplicate name ${name}`, type: 'FieldValueDuplicate' });
@@ -51,15 +49,15 @@ export const validateConfigMapSet = validatingWebhook<ConfigMapSet>(
   },
 );
 
-/** Converts ConfigMapSets between v1 and v2 (the hub): names ↔ configMaps, lossless both ways. */
+/** Converts ConfigMapSets between v1 and v2 (the hub), the definition's two versions: names ↔ configMaps, lossless both ways. */
 export const convertConfigMapSet = conversionWebhook<{ v1: ConfigMapSet; v2: ConfigMapSetV2 }, 'v2'>({
   name: `configmapsets.${GROUP}`,
   group: GROUP,
   hub: 'v2',
   spokes: {
     v1: {
-      toHub: (v1) => ({ ...v1, apiVersion: undefined, spec: v1.spec && { configMaps: v1.spec.names.map((name) => ({ name })), data: v1.spec.data } }),
-      fromHub: (v2) => ({ ...v2, apiVersion: undefined, spec: v2.spec && { names: v2.spec.configMaps.map((c) => c.name), data: v2.spec.data } }),
+      toHub: (v1) => ({ ...v1, apiVersion: undefined, spec: { configMaps: v1.spec.names.map((name) => ({ name })), data: v1.spec.data } }),
+      fromHub: (v2) => ({ ...v2, apiVersion: undefined, spec: { names: v2.spec.configMaps.map((c) => c.name), data: v2.spec.data } }),
     },
   },
 });
@@ -75,7 +73,8 @@ export function configMapSetWebhookManifests(url: string, caBundle: string | und
         {
           name: validateConfigMapSet.name,
           path: '/validate-configmapsets',
-          rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [GROUP], apiVersions: ['*'], resources: ['configmapsets'] }],
+          // v1 only, matchPolicy Equivalent (the default): a v2 request reaches the webhook converted to v1.
+          rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [GROUP], apiVersions: [VERSION], resources: ['configmapsets'] }],
           failurePolicy: 'Fail',
           timeoutSeconds: 5,
         },

@@ -163,11 +163,11 @@ describe('the configmapset operator', () => {
 
   it('a ConfigMap the API refuses as invalid (422) is a TerminalError: counted, not retried, reconciled again on the next change of the set', async () => {
     const clock = new FakeClock();
-    server.injectFault({ verb: 'create', resource: 'configmaps', type: 'status', code: 422 });
+    server.injectFault({ verb: 'patch', resource: 'configmaps', type: 'status', code: 422 });
     server.create(configMapSets, configMapSet('web', NS, { names: ['a'], data: { k: 'v' } }));
     const { operator } = start({ controller: { clock } });
     await until(() => operator.stats().terminal === 1, 'the terminal failure');
-    const creates = (): number => server.requests().filter((r) => r.method === 'POST' && r.path.endsWith('/configmaps')).length;
+    const creates = (): number => server.requests().filter((r) => r.method === 'PATCH' && r.path.endsWith('/configmaps/web-a')).length;
     expect(creates()).toBe(1);
     await clock.advance(60_000);
     expect(creates()).toBe(1);
