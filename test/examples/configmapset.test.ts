@@ -2,7 +2,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
-import type { KubeObject } from '../../src/index.js';
+import { newResourceClient, resources, type KubeObject } from '../../src/index.js';
 import { FakeClock, type FakeApiServer } from '../../src/testing/index.js';
 import { awaitConverged, type ConfigMapSetSnapshot } from '../../examples/configmapset/consistency.js';
 import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet } from '../../examples/configmapset/crd.js';
@@ -138,6 +138,28 @@ describe('the configmapset operator', () => {
     expect(getSet('web')?.status).toMatchObject({ observedGeneration: 2, ready: 1 });
     // Its own status writes (same generation) woke no further reconcile that wrote anything.
     expect(statusWrites()).toBe(2);
+  });
+
+  it('writes with server-side apply: a value edited by hand is taken back, a key someone else added stays theirs, a key the set drops is removed', async () => {
+    server.create(configMapSets, configMapSet('web', NS, { names: ['a'], data: { color: 'blue', size: 'L' } }));
+    start();
+    await converged();
+    const cm = (): ConfigMap | undefined => configMaps().find((c) => c.metadata?.name === 'web-a');
+    expect(cm()?.metadata?.managedFields).toEqual([expect.objectContaining({ manager: 'configmapset-operator', operation: 'Apply' })]);
+    expect(getSet('web')?.metadata?.managedFields).toContainEqual(expect.objectContaining({ manager: 'configmapset-operator', operation: 'Apply', subresource: 'status' }));
+
+    // A hand edit: color changed (the operator's field), a key added (someone else's).
+    const user = newResourceClient(server.kubeConfig, resources.configmaps, { fieldManager: 'kubectl-edit' });
+    await user.patch('web-a', NS, { data: { color: 'red', extra: 'x' } }, 'merge');
+    user.close();
+    await until(() => cm()?.data?.color === 'blue', 'the color taken back');
+    expect(cm()?.data).toEqual({ color: 'blue', size: 'L', extra: 'x' });
+    await converged();
+
+    // The set drops size: the apply without it removes it (the operator owned it); extra is not the operator's to remove.
+    server.update(configMapSets, { ...getSet('web')!, spec: { names: ['a'], data: { color: 'blue' } } });
+    await converged((s) => (s.sets[0]?.status?.observedGeneration === 2 ? undefined : 'generation 2 not observed yet'));
+    expect(cm()?.data).toEqual({ color: 'blue', extra: 'x' });
   });
 
   it('never takes over a ConfigMap it does not own: the set reports NameTaken and creates it once the name is free', async () => {
