@@ -79,6 +79,7 @@ export type {
   ReconcileResult,
   Reconciler,
   ReconcileContext,
+  ReconcileClient,
   ReconcileReason,
   ReconcileErrorPolicy,
   ExponentialBackoffOptions,

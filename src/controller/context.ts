@@ -9,6 +9,8 @@ import type { ResourceDescriptor } from '../core/resources.js';
 import { groupOf, type DeepReadonly } from '../core/types.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
 import type { AddEventHandlerOptions } from '../informer/options.js';
+import type { ResourceClient } from '../listwatch/index.js';
+import { ReconcileClient, type WriteRecorder } from './client.js';
 import { misuse } from './outcomes.js';
 
 /**
@@ -112,6 +114,25 @@ export interface ReconcileContext<T> {
    * programming error: a reconcile that fails with it stops the controller (`run` rejects with it).
    */
   wrote(result: unknown): void;
+  /**
+   * A typed client for `resource` bound to this reconcile (see {@link ReconcileClient}): every request
+   * carries `ctx.signal`, every write's answer is recorded as `ctx.wrote` records it (a delete as "the
+   * cache no longer holds it, or holds it with a `deletionTimestamp`"), the field manager is the
+   * controller's (`fieldManager`, default its `name`). Writes to a resource the controller does not
+   * watch, and `dryRun` writes, are not recorded (no error). The controller makes one connection pool
+   * per resource on first use and closes it when it stops; a reconcile that never calls this allocates
+   * nothing for it.
+   *
+   * Throws `INVALID_OPTION` when the controller has no KubeConfig (its factory was made with
+   * `listWatchFor` only and `ControllerOptions.kubeConfig` is not set) — a programming error: a
+   * reconcile that fails with it stops the controller (`run` rejects with it).
+   *
+   * @example
+   * ```ts
+   * await ctx.client(resources.configMaps).apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data });
+   * ```
+   */
+  client<C>(resource: ResourceDescriptor<C>): ReconcileClient<C>;
 }
 
 /**
@@ -126,6 +147,7 @@ export interface SourceInformer {
   isStarted(): boolean;
   isStopped(): boolean;
   awaitObserved(written: unknown, signal?: AbortSignal): Promise<unknown>;
+  awaitDeleted(deleted: unknown, signal?: AbortSignal): Promise<unknown>;
 }
 
 /** A resource the controller reads, with its informer. */
@@ -137,17 +159,36 @@ export interface Source {
 interface WrittenMeta {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; uid?: string };
+}
+
+/** A recorded write: the object answered (wait for its version), or a deletion (wait for the cache to see it). */
+interface Write {
+  readonly informer: SourceInformer;
+  readonly obj: WrittenMeta;
+  readonly deletion: boolean;
+}
+
+/** A `DeleteResult` or a `Status`, as `ctx.wrote` may be given them. */
+interface DeleteAnswer {
+  gone?: unknown;
+  object?: WrittenMeta;
+  status?: StatusLike;
+}
+
+interface StatusLike {
+  kind?: unknown;
+  details?: { name?: string; group?: string; kind?: string; uid?: string };
 }
 
 /**
- * The writes each key's reconciles recorded with `ctx.wrote`, kept until the key's next reconcile
- * has waited for the caches to observe them.
+ * The writes each key's reconciles recorded (with `ctx.wrote`, or by `ctx.client`), kept until the
+ * key's next reconcile has waited for the caches to observe them.
  */
 export class ObservedWrites {
   readonly #owner: string;
   readonly #sources: readonly Source[];
-  readonly #pending = new Map<string, Map<string, { informer: SourceInformer; obj: WrittenMeta }>>();
+  readonly #pending = new Map<string, Map<string, Write>>();
 
   constructor(owner: string, sources: readonly Source[]) {
     this.#owner = owner;
@@ -159,33 +200,97 @@ export class ObservedWrites {
     return this.#pending.size;
   }
 
-  /** Records `result` as written by a reconcile of `key` (the newest write of one object wins). */
+  /**
+   * Records `result` as written by a reconcile of `key` (the newest write of one object wins): what the
+   * API server answered a write with, a `DeleteResult`, or a delete's `Status`. Throws `INVALID_OPTION`
+   * (a misuse) for anything else, or a resource the controller does not watch.
+   */
   record(key: string, result: unknown): void {
-    const obj = result as WrittenMeta | null;
+    const answer = result as (WrittenMeta & DeleteAnswer & StatusLike) | null;
+    if (answer !== null && typeof answer === 'object' && typeof answer.gone === 'boolean') {
+      const object = answer.object;
+      if (object !== undefined && answer.gone === false) return this.record(key, object);
+      if (object !== undefined) return this.#deletion(key, this.#sourceOf(object, 'ctx.wrote'), object, true);
+      return this.#deletedStatus(key, answer.status);
+    }
+    if (answer?.kind === 'Status') return this.#deletedStatus(key, answer);
+    const obj = answer;
     const name = obj?.metadata?.name;
     const rv = obj?.metadata?.resourceVersion;
     if (typeof obj?.apiVersion !== 'string' || typeof obj.kind !== 'string' || typeof name !== 'string' || typeof rv !== 'string' || rv === '') {
       throw misuse(
         new InvalidOptionError(
-          `${this.#owner}: ctx.wrote needs the object the API server answered (apiVersion, kind, metadata.name and metadata.resourceVersion)`,
+          `${this.#owner}: ctx.wrote needs the object the API server answered (apiVersion, kind, metadata.name and metadata.resourceVersion), a DeleteResult or a delete's Status`,
         ),
       );
     }
-    const group = groupOf(obj.apiVersion);
+    this.#add(key, this.#sourceOf(obj, 'ctx.wrote'), obj, false);
+  }
+
+  /**
+   * Records the answer of a write to `resource` made by `ctx.client` (no error: a resource the
+   * controller does not watch, or an answer without a resource version, is not recorded).
+   */
+  recordFor(key: string, resource: ResourceDescriptor<unknown>, result: unknown): void {
+    const obj = result as WrittenMeta | null;
+    const source = this.#sources.find((s) => s.resource === resource) ?? this.#sources.find((s) => s.resource.kind === resource.kind && s.resource.group === resource.group);
+    const rv = obj?.metadata?.resourceVersion;
+    if (source === undefined || typeof obj?.metadata?.name !== 'string' || typeof rv !== 'string' || rv === '') return;
+    this.#add(key, source, obj, false);
+  }
+
+  /** Records a deletion of `resource`'s `namespace/name` (with its uid, when known) made by `ctx.client`; unwatched: not recorded. */
+  recordDeletionFor(key: string, resource: ResourceDescriptor<unknown>, name: string, namespace: string | undefined, uid: string | undefined): void {
+    const source = this.#sources.find((s) => s.resource === resource) ?? this.#sources.find((s) => s.resource.kind === resource.kind && s.resource.group === resource.group);
+    if (source === undefined) return;
+    this.#add(key, source, { metadata: { name, namespace: resource.namespaced ? namespace : undefined, uid } }, true);
+  }
+
+  #deletedStatus(key: string, status: StatusLike | undefined): void {
+    const d = status?.details;
+    if (typeof d?.name !== 'string' || typeof d.kind !== 'string') {
+      throw misuse(new InvalidOptionError(`${this.#owner}: ctx.wrote got a delete's answer without details (name, kind); record deletes by writing through ctx.client`));
+    }
+    const group = d.group ?? '';
+    // A DELETE's Status names the plural resource in details.kind (kube-apiserver); the kind is accepted too.
+    const source = this.#sources.find((s) => s.resource.group === group && (s.resource.resource === d.kind || s.resource.kind === d.kind));
+    if (source === undefined) throw this.#unwatched(`${d.kind} (group ${JSON.stringify(group)})`);
+    let namespace: string | undefined;
+    if (source.resource.namespaced) {
+      // A Status names no namespace: the reconcile's own is the only one it can be recorded in.
+      namespace = splitMetaNamespaceKey(key).namespace;
+      if (namespace === '') {
+        throw misuse(new InvalidOptionError(`${this.#owner}: ctx.wrote got the Status of a delete of ${d.kind} ${d.name}, which names no namespace, in a reconcile of a cluster-scoped key; write through ctx.client, which knows it`));
+      }
+    }
+    this.#deletion(key, source, { metadata: { name: d.name, namespace, uid: d.uid } }, false);
+  }
+
+  #deletion(key: string, source: Source, obj: WrittenMeta, fromObject: boolean): void {
+    const m = obj.metadata;
+    if (typeof m?.name !== 'string') throw misuse(new InvalidOptionError(`${this.#owner}: ctx.wrote got a DeleteResult whose object has no metadata.name`));
+    this.#add(key, source, fromObject ? { metadata: { name: m.name, namespace: m.namespace, uid: m.uid } } : obj, true);
+  }
+
+  #sourceOf(obj: WrittenMeta, what: string): Source {
+    const group = typeof obj.apiVersion === 'string' ? groupOf(obj.apiVersion) : undefined;
     const source = this.#sources.find((s) => s.resource.kind === obj.kind && s.resource.group === group);
-    if (source === undefined) {
-      throw misuse(
-        new InvalidOptionError(
-          `${this.#owner}: ctx.wrote got a ${obj.kind} (${obj.apiVersion}), which this controller does not watch; only writes to watched resources can be waited for`,
-        ),
-      );
-    }
+    if (source === undefined) throw this.#unwatched(`${String(obj.kind)} (${String(obj.apiVersion)})`, what);
+    return source;
+  }
+
+  #unwatched(what: string, by = 'ctx.wrote'): Error {
+    return misuse(new InvalidOptionError(`${this.#owner}: ${by} got a ${what}, which this controller does not watch; only writes to watched resources can be waited for`));
+  }
+
+  #add(key: string, source: Source, obj: WrittenMeta, deletion: boolean): void {
     let writes = this.#pending.get(key);
     if (writes === undefined) {
-      writes = new Map<string, { informer: SourceInformer; obj: WrittenMeta }>();
+      writes = new Map<string, Write>();
       this.#pending.set(key, writes);
     }
-    writes.set(`${obj.apiVersion}/${obj.kind}/${obj.metadata?.namespace ?? ''}/${name}`, { informer: source.informer, obj });
+    const m = obj.metadata;
+    writes.set(`${source.resource.group}/${source.resource.kind}/${m?.namespace ?? ''}/${m?.name ?? ''}`, { informer: source.informer, obj, deletion });
   }
 
   /**
@@ -202,14 +307,15 @@ export class ObservedWrites {
     const wait = AbortSignal.any([signal, deadline.signal]);
     try {
       await Promise.all(
-        [...writes.values()].map(async ({ informer, obj }) => {
+        [...writes.values()].map(async ({ informer, obj, deletion }) => {
           try {
-            await informer.awaitObserved(obj, wait);
+            await (deletion ? informer.awaitDeleted(obj, wait) : informer.awaitObserved(obj, wait));
           } catch (err) {
             if (signal.aborted) throw err;
-            const what = `${obj.kind} ${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name} at resourceVersion ${obj.metadata?.resourceVersion}`;
+            const ref = `${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name}`;
+            const what = deletion ? `deletion of ${informer.name} ${ref}` : `${obj.kind} ${ref} at resourceVersion ${obj.metadata?.resourceVersion}`;
             const why = deadline.signal.aborted && err instanceof AbortedError ? `not in the cache after ${timeoutMs} ms` : String(err);
-            logger.warn(`${this.#owner}: reconciling ${key} without waiting for its write of ${what} to be observed: ${why}`, { key, resource: obj.kind, error: why });
+            logger.warn(`${this.#owner}: reconciling ${key} without waiting for its write of ${what} to be observed: ${why}`, { key, resource: deletion ? informer.name : obj.kind, error: why });
           }
         }),
       );
@@ -256,6 +362,9 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
   readonly #lazy: LazySignal;
   readonly #children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>;
   readonly #writes: ObservedWrites;
+  readonly #clientOf: <C>(resource: ResourceDescriptor<C>) => ResourceClient<C>;
+  #bound: Map<ResourceDescriptor<unknown>, ReconcileClient<unknown>> | undefined;
+  #recorder: WriteRecorder | undefined;
 
   constructor(
     key: string,
@@ -267,6 +376,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     logger: Logger,
     children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>,
     writes: ObservedWrites,
+    clientOf: <C>(resource: ResourceDescriptor<C>) => ResourceClient<C>,
   ) {
     this.key = key;
     this.object = object;
@@ -277,6 +387,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     this.#log = logger;
     this.#children = children;
     this.#writes = writes;
+    this.#clientOf = clientOf;
   }
 
   /** Made on first use (most reconciles log nothing): the controller's logger with `key` and `reconcileID`. */
@@ -302,5 +413,19 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
 
   wrote(result: unknown): void {
     this.#writes.record(this.key, result);
+  }
+
+  client<C>(resource: ResourceDescriptor<C>): ReconcileClient<C> {
+    const bound = (this.#bound ??= new Map());
+    let client = bound.get(resource) as ReconcileClient<C> | undefined;
+    if (client === undefined) {
+      const recorder = (this.#recorder ??= {
+        wrote: (r, answer) => this.#writes.recordFor(this.key, r, answer),
+        deleted: (r, name, namespace, uid) => this.#writes.recordDeletionFor(this.key, r, name, namespace, uid),
+      });
+      client = new ReconcileClient(this.#clientOf(resource), resource, this.signal, recorder);
+      bound.set(resource, client);
+    }
+    return client;
   }
 }

@@ -8,6 +8,7 @@ import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { DeepReadonly } from '../core/types.js';
 import { InformerStoppedError } from '../informer/errors.js';
+import { checkFieldManager, newResourceClient, type KubeConfigLike, type ResourceClient } from '../listwatch/index.js';
 import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
 import type { SharedInformerRegistration } from '../informer/handler.js';
 import { NamespaceIndex } from '../store/types.js';
@@ -95,6 +96,17 @@ export interface ControllerOptions {
    * (not sharded).
    */
   sharded?: ShardRing;
+  /**
+   * The cluster `ctx.client` talks to. Default the factory's (`factory.kubeConfig`); needed only for a
+   * factory made with `listWatchFor` and no KubeConfig.
+   */
+  kubeConfig?: KubeConfigLike;
+  /**
+   * The field manager of every write made through `ctx.client` (server-side field ownership; a call's
+   * `fieldManager` option wins). At most 128 bytes: a longer one is refused when the controller is
+   * built (`INVALID_OPTION`). Default the controller's `name`.
+   */
+  fieldManager?: string;
 }
 
 /** What a {@link ControllerBuilder} hands to the controller it builds. */
@@ -174,6 +186,9 @@ export class Controller<T> {
   readonly #reasons: ReconcileReasons;
   /** The id of each key's running (or just failed) reconcile, for the lines `#onError` logs. */
   readonly #reconcileIDs = new Map<string, string>();
+  readonly #fieldManager: string;
+  /** The clients of `ctx.client`, one per resource, made on first use and closed when `run` ends. */
+  readonly #clients = new Map<ResourceDescriptor<unknown>, ResourceClient<unknown>>();
 
   /**
    * Starts describing a controller of `primary` on `factory`'s informers: chain `owns` and `watches`,
@@ -201,9 +216,13 @@ export class Controller<T> {
       clock: 'clock',
       metricsProvider: 'object',
       sharded: 'object',
+      kubeConfig: 'object',
+      fieldManager: 'string',
     });
     this.#spec = spec;
     this.#name = o.name ?? gvrKey(spec.primary);
+    this.#fieldManager = o.fieldManager ?? this.#name;
+    checkFieldManager(`Controller ${this.#name}: ${o.fieldManager === undefined ? 'option name (the default fieldManager of ctx.client)' : 'option fieldManager'}`, this.#fieldManager);
     this.#log = withFields(resolveLogger(o.logger), { component: 'controller', controller: this.#name });
     this.#clock = o.clock ?? realClock;
     this.#timeoutMs = o.reconcileTimeoutMs ?? 60_000;
@@ -277,6 +296,8 @@ export class Controller<T> {
       this.#disarmResync();
       for (const [source, registration] of registrations) source.informer.removeEventHandler(registration);
       this.#writes.clear();
+      for (const client of this.#clients.values()) client.close();
+      this.#clients.clear();
       this.#reasons.clear();
       this.#reconcileIDs.clear();
       this.#scheduler = undefined;
@@ -430,8 +451,23 @@ export class Controller<T> {
 
   #context(key: string, lazy: LazySignal, attempt: number, reason: ReconcileReason, reconcileID: string): ReconcileContext<T> {
     const object = this.#sources[0].informer.getIndexer().getByKey(key) as DeepReadonly<T> | undefined;
-    return new ReconcileCtx<T>(key, object, lazy, attempt, reason, reconcileID, this.#log, this.#childrenOf, this.#writes);
+    return new ReconcileCtx<T>(key, object, lazy, attempt, reason, reconcileID, this.#log, this.#childrenOf, this.#writes, this.#clientOf);
   }
+
+  readonly #clientOf = <C>(resource: ResourceDescriptor<C>): ResourceClient<C> => {
+    let client = this.#clients.get(resource) as ResourceClient<C> | undefined;
+    if (client === undefined) {
+      // After the stop nothing would close it: a reconcile still running past the grace gets no new client.
+      if (this.#scheduler === undefined) throw new AbortedError(`controller ${this.#name} has stopped: ctx.client is closed`);
+      const kubeConfig = this.#spec.options.kubeConfig ?? this.#spec.factory.kubeConfig;
+      if (kubeConfig === undefined) {
+        throw misuse(new InvalidOptionError(`controller ${this.#name}: ctx.client needs a KubeConfig; the factory has none (made with listWatchFor): set ControllerOptions.kubeConfig`));
+      }
+      client = newResourceClient(kubeConfig, resource, { fieldManager: this.#fieldManager });
+      this.#clients.set(resource, client as ResourceClient<unknown>);
+    }
+    return client;
+  };
 
   readonly #childrenOf = <C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> =>
     this.#children(resource, key, namespace);

@@ -4,6 +4,7 @@ export * from './predicates.js';
 export * from './mapping.js';
 export * from './errors.js';
 export * from './context.js';
+export { ReconcileClient } from './client.js';
 export * from './builder.js';
 export * from './controller.js';
 export * from './leader.js';

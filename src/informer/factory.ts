@@ -153,6 +153,14 @@ export class SharedInformerFactory {
   }
 
   /**
+   * The KubeConfig the factory was made with (`undefined` for one made with `listWatchFor` only): what a
+   * controller's `ctx.client` talks to unless `ControllerOptions.kubeConfig` says otherwise.
+   */
+  get kubeConfig(): KubeConfigLike | undefined {
+    return this.#kubeConfig;
+  }
+
+  /**
    * The shared informer of a built-in (or your own) described resource, typed by the descriptor:
    * `forResource(resources.pods)` is a `SharedIndexInformer<Pod>`. Created on first use; on a running
    * factory a new informer starts at once; on a stopped one this throws `INFORMER_STOPPED`.

@@ -1,4 +1,4 @@
-// Read-your-own-writes: waiters for "the cache holds this resource version (or the object is gone)".
+// Read-your-own-writes: waiters for "the cache holds this resource version (or the object is gone)", and for "the cache saw this deletion".
 
 import { AbortedError, InvalidObjectError } from '../core/errors.js';
 import { DeletedFinalStateUnknown } from '../core/keys.js';
@@ -22,8 +22,23 @@ export interface Written {
   readonly emptied: boolean;
 }
 
-interface Waiter extends Written {
+/**
+ * What a delete answered, for `awaitDeleted`: the object's uid when known (from the Status's
+ * `details.uid` or the answered object). The deletion is observed once the cache no longer holds an
+ * object of that key with that uid, or holds it with a `deletionTimestamp`.
+ */
+export interface Deleted {
+  /** The deleted object's uid; `undefined` when unknown (then any object of the key counts as it). */
+  readonly uid: string | undefined;
+}
+
+interface Waiter {
   readonly key: string;
+  /** A version wait's version (`''` for a deletion wait). */
+  readonly rv: string;
+  readonly emptied: boolean;
+  /** Set for a deletion wait. */
+  readonly deleted: Deleted | undefined;
   readonly resolve: (how: Observed) => void;
   readonly reject: (err: Error) => void;
   readonly cleanup: () => void;
@@ -69,19 +84,32 @@ export class ObservedWaiters {
    * `signal` aborts.
    */
   wait(key: string, written: Written, cached: (key: string) => unknown, signal: AbortSignal | undefined): Promise<Observed> {
-    const { rv, emptied } = written;
-    const now = this.#check(written, cached(key));
+    return this.#wait(key, written.rv, written.emptied, undefined, `${key} at resource version ${written.rv}`, cached, signal);
+  }
+
+  /**
+   * Waits until the cache saw `key` deleted: it does not hold it (or holds another object of that
+   * name: another uid), `'gone'`, or holds it with a `deletionTimestamp`, `'observed'`. Rejects with
+   * `ABORTED` when `signal` aborts.
+   */
+  waitDeleted(key: string, deleted: Deleted, cached: (key: string) => unknown, signal: AbortSignal | undefined): Promise<Observed> {
+    return this.#wait(key, '', false, deleted, `the deletion of ${key}`, cached, signal);
+  }
+
+  #wait(key: string, rv: string, emptied: boolean, deleted: Deleted | undefined, what: string, cached: (key: string) => unknown, signal: AbortSignal | undefined): Promise<Observed> {
+    const now = this.#check({ rv, emptied, deleted }, cached(key));
     if (now !== undefined) return Promise.resolve(now);
-    if (signal?.aborted) return Promise.reject(new AbortedError(`stopped waiting for ${key} at resource version ${rv}: the signal was aborted`));
+    if (signal?.aborted) return Promise.reject(new AbortedError(`stopped waiting for ${what}: the signal was aborted`));
     return new Promise<Observed>((resolve, reject) => {
       const onAbort = (): void => {
         this.#remove(waiter);
-        reject(new AbortedError(`stopped waiting for ${key} at resource version ${rv}: the signal was aborted`, { cause: signal?.reason }));
+        reject(new AbortedError(`stopped waiting for ${what}: the signal was aborted`, { cause: signal?.reason }));
       };
       const waiter: Waiter = {
         key,
         rv,
         emptied,
+        deleted,
         resolve,
         reject,
         cleanup: () => signal?.removeEventListener('abort', onAbort),
@@ -127,7 +155,12 @@ export class ObservedWaiters {
     this.#count = 0;
   }
 
-  #check({ rv, emptied }: Written, current: unknown): Observed | undefined {
+  #check({ rv, emptied, deleted }: Pick<Waiter, 'rv' | 'emptied' | 'deleted'>, current: unknown): Observed | undefined {
+    if (deleted !== undefined) {
+      const meta = (current as { metadata?: { uid?: unknown; deletionTimestamp?: unknown } } | undefined)?.metadata;
+      if (current === undefined || (deleted.uid !== undefined && meta?.uid !== undefined && meta.uid !== deleted.uid)) return 'gone';
+      return typeof meta?.deletionTimestamp === 'string' ? 'observed' : undefined;
+    }
     if (current !== undefined) {
       const have = rvOf(current);
       if (have === undefined) return undefined;
@@ -184,4 +217,13 @@ export function checkWritten(owner: string, written: unknown): Written {
     throw new InvalidObjectError(`${owner}.awaitObserved: resource version ${JSON.stringify(rv)} is not comparable (not a decimal number), so "this version or newer" cannot be decided`);
   }
   return { rv, emptied: typeof meta.deletionTimestamp === 'string' && finalizersOf(written) === 0 };
+}
+
+/** Checks what `awaitDeleted` was given: an object (or a reference) with `metadata.name`; reads its uid. */
+export function checkDeleted(owner: string, deleted: unknown): Deleted {
+  const meta = (deleted as { metadata?: { name?: unknown; uid?: unknown } } | null)?.metadata;
+  if (typeof meta?.name !== 'string' || meta.name === '') {
+    throw new InvalidObjectError(`${owner}.awaitDeleted needs the deleted object (or { metadata: { name, namespace, uid } })`);
+  }
+  return { uid: typeof meta.uid === 'string' && meta.uid !== '' ? meta.uid : undefined };
 }

@@ -40,7 +40,7 @@ import {
 import { determineResyncPeriod, MINIMUM_RESYNC_PERIOD_MS, SharedProcessor } from './processor.js';
 import { SyncCondition } from './sync-track.js';
 import { failureReason, SyncFailureTracker } from './sync-failure.js';
-import { checkWritten, ObservedWaiters, type Observed } from './observed.js';
+import { checkDeleted, checkWritten, ObservedWaiters, type Observed } from './observed.js';
 import { CatchUpWaiters } from './catch-up.js';
 import type { ReflectorErrorContext } from '../reflector/types.js';
 import { reportHookFailure, type ReflectorEvents } from '../reflector/events.js';
@@ -384,6 +384,30 @@ export class SharedIndexInformer<T> {
       return Promise.reject(new InformerStoppedError(`informer ${this.#name} has stopped: awaitObserved cannot be answered`, { cause: this.#scope?.failure }));
     }
     return this.#observed.wait(keyOf(written) ?? '', checked, this.#cached, signal);
+  }
+
+  /**
+   * Read-your-own-deletes: resolves once this informer's cache saw the deletion of `deleted` (the
+   * deleted object, or `{ metadata: { name, namespace, uid } }` when the server answered a `Status`):
+   * `'gone'` when the cache does not hold it — or holds another object of that name (another uid, when
+   * `uid` is given) — and `'observed'` when it holds it with a `deletionTimestamp` (finalizers hold
+   * it). At once when that is already so.
+   *
+   * Rejects with `ABORTED` when `signal` aborts (nothing is left registered), with the informer's
+   * failure or `INFORMER_STOPPED` when it stops, and throws `INVALID_OBJECT` without a `metadata.name`.
+   *
+   * @example
+   * ```ts
+   * const result = await client.delete('cm', 'ns');
+   * await configMaps.awaitDeleted({ metadata: { name: 'cm', namespace: 'ns', uid: result.status?.details?.uid } }, AbortSignal.timeout(10_000));
+   * ```
+   */
+  awaitDeleted(deleted: unknown, signal?: AbortSignal): Promise<Observed> {
+    const checked = checkDeleted(`informer ${this.#name}`, deleted);
+    if (this.isStopped()) {
+      return Promise.reject(new InformerStoppedError(`informer ${this.#name} has stopped: awaitDeleted cannot be answered`, { cause: this.#scope?.failure }));
+    }
+    return this.#observed.waitDeleted(keyOf(deleted) ?? '', checked, this.#cached, signal);
   }
 
   /**

@@ -26,5 +26,5 @@ export type {
   StatusDetails,
   WriteOptions,
 } from './client-types.js';
-export { ApplyConflictError, MAX_FIELD_MANAGER_LENGTH } from './apply.js';
+export { ApplyConflictError, MAX_FIELD_MANAGER_LENGTH, checkFieldManager } from './apply.js';
 export type { ApplyConflict } from './apply.js';

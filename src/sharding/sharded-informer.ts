@@ -192,6 +192,16 @@ export class ShardedInformer<T> {
     return informer === undefined ? undefined : informer.awaitObserved(written, signal);
   }
 
+  /**
+   * Waits until the cache of its slot saw the deletion of `deleted` (`SharedIndexInformer.awaitDeleted`).
+   * Resolves `undefined` at once when its slot is not owned: this replica does not cache it.
+   */
+  async awaitDeleted(deleted: unknown, signal?: AbortSignal): Promise<Observed | undefined> {
+    this.#follow();
+    const informer = this.#slots.get(this.#ring.slotOf(deleted))?.informer;
+    return informer === undefined ? undefined : informer.awaitDeleted(deleted, signal);
+  }
+
   /** `health()` of each owned slot's informer, by slot. */
   health(): Record<number, InformerHealth> {
     return Object.fromEntries([...this.#slots].map(([slot, s]) => [slot, s.informer.health()]));
