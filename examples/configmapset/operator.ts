@@ -9,7 +9,6 @@ import {
   Action,
   Controller,
   finalizer,
-  newResourceClient,
   predicates,
   resources,
   SharedInformerFactory,
@@ -22,7 +21,7 @@ import {
   type LoggerOption,
   type Predicate,
   type ReconcileContext,
-  type ResourceClient,
+  type ReconcileClient,
   type RunWhileLeadingOptions,
   type SharedInformerFactoryOptions,
 } from '../../src/index.js';
@@ -118,7 +117,7 @@ export interface ConfigMapSetOperatorOptions {
   onReconcile?: (key: string, phase: 'start' | 'end') => void;
   /** The informers' connections go through this agent (see `SharedInformerFactoryOptions.agent`). Default: the KubeConfig's. */
   agent?: SharedInformerFactoryOptions['agent'];
-  /** The `fieldManager` of every write. Default `'configmapset-operator'`. */
+  /** The field manager of every write (the controller's `fieldManager`: what `managedFields` shows). Default `'configmapset-operator'`. */
   fieldManager?: string;
   /** Time between drift audits of its two caches, in ms. Default 600 000 (10 minutes). */
   auditIntervalMs?: number;
@@ -153,8 +152,10 @@ export interface ConfigMapSetOperatorStats extends ControllerStats {
  * record removed and the ConfigMaps deleted explicitly (a control plane without kube-controller-manager
  * has no garbage collector to follow the owner references).
  *
- * Every write is recorded with `ctx.wrote`, so the next reconcile of the set waits until the caches saw
- * it; the primary's predicate is `generationChanged` (or a finalizer change), so the operator's own
+ * Every write goes through the reconcile's bound client (`ctx.client`): the ConfigMaps and the status
+ * by server-side apply under the field manager `configmapset-operator`, the finalizer by JSON Patch,
+ * the deletes with a uid precondition — each recorded for read-your-writes, so the next reconcile of
+ * the set waits until the caches saw it, with no bookkeeping of the operator's. The primary's predicate is `generationChanged` (or a finalizer change), so the operator's own
  * status writes do not wake it, while the owned ConfigMaps have no predicate: any change is repaired.
  */
 export class ConfigMapSetOperator {
@@ -163,8 +164,6 @@ export class ConfigMapSetOperator {
   /** The informer factory of the sets and ConfigMaps. */
   readonly factory: SharedInformerFactory;
   readonly #registry: ExternalRegistry;
-  readonly #sets: ResourceClient<ConfigMapSet>;
-  readonly #configMaps: ResourceClient<ConfigMap>;
   readonly #onEvent: (line: string) => void;
   readonly #counts = {
     configMaps: { created: 0, updated: 0, deleted: 0 },
@@ -194,9 +193,6 @@ export class ConfigMapSetOperator {
   constructor(kubeConfig: KubeConfig, options: ConfigMapSetOperatorOptions) {
     this.#registry = options.registry;
     this.#onEvent = options.onEvent ?? (() => undefined);
-    const fieldManager = options.fieldManager ?? 'configmapset-operator';
-    this.#sets = newResourceClient(kubeConfig, configMapSets, { fieldManager });
-    this.#configMaps = newResourceClient(kubeConfig, resources.configmaps, { fieldManager });
     this.factory = new SharedInformerFactory(kubeConfig, {
       namespace: options.namespace,
       transform: stripManagedFields,
@@ -218,6 +214,7 @@ export class ConfigMapSetOperator {
         concurrency: options.concurrency ?? 2,
         logger: options.logger,
         metricsProvider: prometheusControllerMetricsProvider(promClient, { registry: this.metrics }),
+        fieldManager: options.fieldManager ?? 'configmapset-operator',
         ...options.controller,
         sharded: options.sharded,
       });
@@ -262,8 +259,6 @@ export class ConfigMapSetOperator {
       await manager.run(signal);
     } finally {
       this.#metricsRegistration.close();
-      this.#sets.close();
-      this.#configMaps.close();
     }
   }
 
@@ -295,10 +290,11 @@ export class ConfigMapSetOperator {
   }
 
   #finalize(ctx: ReconcileContext<ConfigMapSet>): Promise<Action> {
-    // finalizer() records both of its patches with ctx.wrote (read-your-writes); this client only counts them.
-    const counted: Pick<ResourceClient<ConfigMapSet>, 'patch'> = {
+    // The bound client records both of finalizer()'s patches (read-your-writes); this wrapper only counts them.
+    const sets = ctx.client(configMapSets);
+    const counted: Pick<ReconcileClient<ConfigMapSet>, 'patch'> = {
       patch: async (name, namespace, patch, type, signal) => {
-        const result = await this.#sets.patch(name, namespace, patch, type, signal);
+        const result = await sets.patch(name, namespace, patch, type, signal);
         const adding = (patch as JsonPatchOperation[]).some((p) => p.op === 'add');
         this.#counts.finalizers[adding ? 'added' : 'removed']++;
         this.#onEvent(`${adding ? 'added the finalizer to' : 'removed the finalizer from'} ${ctx.key}`);
@@ -326,7 +322,7 @@ export class ConfigMapSetOperator {
     let ready = 0;
     for (const name of wanted) {
       const current = children.get(name);
-      if (current === undefined && (await this.#takenByOthers(set, name, ctx, signal))) {
+      if (current === undefined && (await this.#takenByOthers(set, name, ctx))) {
         taken.push(name);
         continue;
       }
@@ -336,27 +332,26 @@ export class ConfigMapSetOperator {
       let written: ConfigMap;
       try {
         // force: a value someone edited by hand is the operator's again (a key they added stays theirs).
-        written = await this.#configMaps.apply(desired, { force: true, signal });
+        written = await ctx.client(resources.configmaps).apply(desired, { force: true });
       } catch (err) {
         // 422: the API refuses the ConfigMap (a name past 253 characters, data past 1 MiB): only a change
         // of the set can fix that, so no retry with backoff — the set's next change reconciles it.
         if (isInvalid(err)) throw new TerminalError(`ConfigMap ${ctx.namespace}/${name} of ${ctx.key} is invalid`, { cause: err });
         throw err;
       }
-      ctx.wrote(written);
       // An apply that changed nothing (a key someone else added is all that differs) keeps the resourceVersion.
       if (written.metadata?.resourceVersion === current?.metadata?.resourceVersion) continue;
       this.#counts.configMaps[current === undefined ? 'created' : 'updated']++;
       this.#onEvent(`${current === undefined ? 'created' : 'updated'} ConfigMap ${ctx.namespace}/${name}`);
     }
     const keep = new Set(wanted);
-    for (const [name, child] of children) if (!keep.has(name)) await this.#deleteConfigMap(child, ctx, signal);
+    for (const [name, child] of children) if (!keep.has(name)) await this.#deleteConfigMap(child, ctx);
 
     if (taken.length > 0) {
       // Fire-and-forget: repeats of this requeue become one Event with a count.
       this.events.event(set, { type: 'Warning', reason: 'NameTaken', action: 'CreateConfigMap', note: `ConfigMaps not owned by this set have the names ${taken.join(', ')}` });
     }
-    await this.#writeStatus(set, ready, taken, ctx, signal);
+    await this.#writeStatus(set, ready, taken, ctx);
     // A taken name may be freed by its owner: look again now and then (its delete is no event of ours).
     return taken.length > 0 ? Action.requeueAfter(10_000) : Action.done();
   }
@@ -367,9 +362,9 @@ export class ConfigMapSetOperator {
    * on its creation, mostly. A ConfigMap created by someone else in the round trip between this read
    * and the apply would still be adopted.
    */
-  async #takenByOthers(set: DeepReadonly<ConfigMapSet>, name: string, ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<boolean> {
+  async #takenByOthers(set: DeepReadonly<ConfigMapSet>, name: string, ctx: ReconcileContext<ConfigMapSet>): Promise<boolean> {
     try {
-      const existing = await this.#configMaps.get(name, ctx.namespace, signal);
+      const existing = await ctx.client(resources.configmaps).get(name, ctx.namespace);
       return getControllerOf(existing)?.uid !== set.metadata?.uid;
     } catch (err) {
       if (isNotFound(err)) return false;
@@ -382,20 +377,21 @@ export class ConfigMapSetOperator {
     await this.#registry.remove(ctx.key, signal);
     this.#counts.registry.removed++;
     const children = ctx.children(resources.configmaps);
-    for (const child of children) await this.#deleteConfigMap(child, ctx, signal);
+    for (const child of children) await this.#deleteConfigMap(child, ctx);
     this.#counts.cleanups++;
     this.events.event(set, { type: 'Normal', reason: 'CleanedUp', action: 'Finalize', note: `registry record removed, ${children.length} ConfigMaps deleted` });
     this.#onEvent(`cleaned up ${ctx.key}: registry record removed, ${children.length} ConfigMaps deleted`);
     return Action.done();
   }
 
-  /** Deletes an owned ConfigMap — only that object (uid precondition); already gone is fine. */
-  async #deleteConfigMap(child: DeepReadonly<ConfigMap>, ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<void> {
+  /**
+   * Deletes an owned ConfigMap — only that object (uid precondition); already gone is fine. The bound
+   * client records the delete: the set's next reconcile waits until the cache no longer lists it.
+   */
+  async #deleteConfigMap(child: DeepReadonly<ConfigMap>, ctx: ReconcileContext<ConfigMapSet>): Promise<void> {
     const name = child.metadata?.name ?? '';
     try {
-      const deleted = await this.#configMaps.delete(name, ctx.namespace, { preconditions: { uid: child.metadata?.uid } }, signal);
-      // Held by finalizers: wait until the cache shows the deletionTimestamp. Gone: nothing to wait for.
-      if (!deleted.gone) ctx.wrote(deleted.object);
+      await ctx.client(resources.configmaps).delete(name, ctx.namespace, { preconditions: { uid: child.metadata?.uid } });
     } catch (err) {
       if (isNotFound(err)) return;
       throw err;
@@ -405,7 +401,7 @@ export class ConfigMapSetOperator {
   }
 
   /** Applies the status through the status subresource when it differs from what the set shows. */
-  async #writeStatus(set: DeepReadonly<ConfigMapSet>, ready: number, taken: string[], ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<void> {
+  async #writeStatus(set: DeepReadonly<ConfigMapSet>, ready: number, taken: string[], ctx: ReconcileContext<ConfigMapSet>): Promise<void> {
     const generation = set.metadata?.generation;
     const ok = taken.length === 0;
     const { conditions, changed } = setCondition(set.status?.conditions, {
@@ -418,7 +414,7 @@ export class ConfigMapSetOperator {
     if (!changed && set.status?.observedGeneration === generation && set.status?.ready === ready) return;
     const status: ConfigMapSetStatus = { observedGeneration: generation, ready, conditions };
     const config: ApplyConfiguration<ConfigMapSet> = { apiVersion: API_VERSION, kind: configMapSets.kind, metadata: { name: ctx.name, namespace: ctx.namespace }, status };
-    ctx.wrote(await this.#sets.applyStatus(config, { force: true, signal }));
+    await ctx.client(configMapSets).applyStatus(config, { force: true });
     this.#counts.statusWrites++;
     this.#onEvent(`status of ${ctx.key}: ready ${ready}/${ready + taken.length}, observedGeneration ${generation ?? '-'}`);
   }
