@@ -16,7 +16,12 @@ import {
   validatingWebhookConfiguration,
   type FieldError,
 } from '../../src/webhook/index.js';
-import { configMapSetDefinition, GROUP, VERSION, type ConfigMapSet, type ConfigMapSetV2 } from './crd.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { ValidatingWebhookConfiguration } from 'kubernetes-types/admissionregistration/v1.js';
+import { newResourceClient, realClock, sleep, type LoggerOption, type ResourceDescriptor } from '../../src/index.js';
+import { isNotFound } from '../../src/objects.js';
+import type { CrdConversion } from '../../src/webhook/index.js';
+import { configMapSetDefinition, GROUP, installCrd, VERSION, type ConfigMapSet, type ConfigMapSetV2 } from './crd.js';
 import { abortOnSignals, isMain } from '../lib/cluster.js';
 
 /** The most ConfigMaps a set may own: a rule about the cluster's capacity, not the object's shape. */
@@ -62,8 +67,8 @@ export const convertConfigMapSet = conversionWebhook<{ v1: ConfigMapSet; v2: Con
   },
 });
 
-/** The manifests pointing the API server at `url` with `caBundle`. */
-export function configMapSetWebhookManifests(url: string, caBundle: string | undefined): object[] {
+/** The manifests pointing the API server at `url` with `caBundle`: the ValidatingWebhookConfiguration and the CRD's `conversion` stanza. */
+export function configMapSetWebhookManifests(url: string, caBundle: string | undefined): [ValidatingWebhookConfiguration, { conversion: CrdConversion }] {
   return [
     validatingWebhookConfiguration({
       name: `configmapsets.${GROUP}`,
@@ -84,12 +89,58 @@ export function configMapSetWebhookManifests(url: string, caBundle: string | und
   ];
 }
 
-/** Serves both webhooks until `signal` aborts. */
-export function configMapSetWebhookServer(options: { port?: number } = {}): WebhookServer {
-  const server = new WebhookServer({ tls: { selfSigned: { hosts: ['127.0.0.1', 'localhost'] } }, host: '127.0.0.1', port: options.port ?? 9443 });
+/**
+ * A WebhookServer with both webhooks (`/validate-configmapsets`, `/convert-configmapsets`) on
+ * `127.0.0.1:<port>` (default 9443; 0: any free one) with a self-signed CA: `run(signal)` it, or give
+ * it to the operator (`webhookServer`), whose Manager runs it.
+ */
+export function configMapSetWebhookServer(options: { port?: number; logger?: LoggerOption } = {}): WebhookServer {
+  const server = new WebhookServer({ tls: { selfSigned: { hosts: ['127.0.0.1', 'localhost'] } }, host: '127.0.0.1', port: options.port ?? 9443, logger: options.logger });
   server.register('/validate-configmapsets', validateConfigMapSet);
   server.register('/convert-configmapsets', convertConfigMapSet);
   return server;
+}
+
+const validatingConfigurations: ResourceDescriptor<ValidatingWebhookConfiguration> = Object.freeze({
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  resource: 'validatingwebhookconfigurations',
+  kind: 'ValidatingWebhookConfiguration',
+  namespaced: false,
+});
+
+/** Resolves once `server` serves (its readiness), or with `false` when `signal` aborts first. */
+export async function untilServing(server: WebhookServer, signal: AbortSignal): Promise<boolean> {
+  while (!server.ready()) if (!(await sleep(realClock, 20, signal))) return false;
+  return true;
+}
+
+/**
+ * Registers the webhooks `server` serves on a real cluster, at `url` (default
+ * `https://127.0.0.1:<port>`) with the server's CA: applies the ValidatingWebhookConfiguration and
+ * installs the CRD with the conversion stanza (v2 served). Resolves with what unregisters them — the
+ * configuration deleted, the CRD back to v1 only — to call once the server stops: a configuration
+ * with `failurePolicy: Fail` left pointing at a stopped server would refuse every write of a set.
+ */
+export async function registerConfigMapSetWebhooks(kubeConfig: KubeConfig, server: WebhookServer, url: string | undefined, signal: AbortSignal): Promise<(signal: AbortSignal) => Promise<void>> {
+  const [configuration, { conversion }] = configMapSetWebhookManifests(url ?? `https://127.0.0.1:${server.port()}`, server.caBundle());
+  const name = configuration.metadata?.name ?? '';
+  const client = newResourceClient(kubeConfig, validatingConfigurations, { fieldManager: 'configmapset-example' });
+  try {
+    await client.apply({ ...configuration, apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name } }, { force: true, signal });
+  } finally {
+    client.close();
+  }
+  await installCrd(kubeConfig, signal, { conversion });
+  return async (stopSignal) => {
+    const again = newResourceClient(kubeConfig, validatingConfigurations, { fieldManager: 'configmapset-example' });
+    try {
+      await again.delete(name, undefined, { signal: stopSignal }).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    } finally {
+      again.close();
+    }
+    await installCrd(kubeConfig, stopSignal);
+  };
 }
 
 if (isMain(import.meta.url)) {
