@@ -56,7 +56,8 @@ const QUALIFIED = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9]
  *
  * - not found (`undefined`): `done` — nothing to do;
  * - live without `name` in its finalizers: adds it with a JSON Patch guarded by a `test` of the list
- *   it read, and returns `await` (the change comes back as an event and reconciles again);
+ *   it read, and returns `await` (the change comes back as an event and reconciles again: a
+ *   controller passes an update of its primary's finalizers whatever its predicates);
  * - live with it: `handlers.apply(obj, ctx.signal)`;
  * - being deleted (`deletionTimestamp`) with it: `handlers.cleanup(obj, ctx.signal)`, then removes it
  *   with a JSON Patch guarded by a `test` of its position, and returns the cleanup's action;
@@ -71,10 +72,10 @@ const QUALIFIED = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9]
  *
  * @example
  * ```ts
- * .build((key, ctx) => finalizer(client, 'example.com/cleanup', ctx, { apply, cleanup }))
+ * .build((key, ctx) => finalizer(ctx.client(widgets), 'example.com/cleanup', ctx, { apply, cleanup }))
  * ```
  */
-export async function finalizer<T>(client: Pick<ResourceClient<T>, 'patch'>, name: string, ctx: FinalizerContext<T>, handlers: FinalizerHandlers<T>): Promise<Action> {
+export async function finalizer<T>(client: Pick<ResourceClient<T>, 'patch'>, name: string, ctx: FinalizerContext<NoInfer<T>>, handlers: FinalizerHandlers<T>): Promise<Action> {
   if (typeof name !== 'string' || name.length > 316 || !QUALIFIED.test(name)) {
     throw new InvalidOptionError(`finalizer: the name must be a qualified name such as 'example.com/cleanup', got ${JSON.stringify(name)}`);
   }

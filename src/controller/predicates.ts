@@ -30,7 +30,9 @@ export type ChangeEvent<T> =
 
 /**
  * Decides whether an event of a watch requests a reconcile (true) or is dropped (false). Every
- * predicate given to one watch must pass (controller-runtime's rule). A predicate must be cheap and
+ * predicate given to one watch must pass (controller-runtime's rule) — except for an update of the
+ * primary (`for`) that changes its `metadata.finalizers` or `metadata.deletionTimestamp`, which the
+ * controller always passes: the finalizer protocol's steps are never filtered out. A predicate must be cheap and
  * must not throw: it runs on the informer's delivery path, and a throw stops the controller (the
  * `run()` contract: a handler error is never swallowed).
  */
@@ -98,7 +100,8 @@ export const predicates = Object.freeze({
    *
    * Warning: it drops informer resyncs (same generation) too, and changes to labels, annotations and
    * finalizers; a controller that needs those combines it with another predicate through
-   * `predicates.anyOf`.
+   * `predicates.anyOf`. The primary's own finalizer and `deletionTimestamp` changes are the exception:
+   * the controller passes them whatever its predicates (so `finalizer()` works behind this one).
    */
   generationChanged,
   /** Passes an update only when `metadata.labels` changed (added, removed or a value changed). Adds and deletes pass. */

@@ -32,15 +32,39 @@ function watchReasons(source: WatchSpec): Record<'listed' | 'add' | 'update' | '
   return { listed: reason('add', true), add: reason('add'), update: reason('update'), delete: reason('delete') };
 }
 
+interface LifecycleMeta {
+  metadata?: { finalizers?: readonly string[]; deletionTimestamp?: string };
+}
+
+/**
+ * True when an update of an object changed its finalizers or its `deletionTimestamp`: the steps of
+ * the finalizer protocol, which a primary's predicates never drop (`generationChanged` would drop the
+ * update that added a finalizer — adding one bumps no generation — and the reconcile that follows it
+ * would never come).
+ */
+export function lifecycleChanged(oldObject: unknown, object: unknown): boolean {
+  const o = (oldObject as LifecycleMeta | null)?.metadata;
+  const n = (object as LifecycleMeta | null)?.metadata;
+  if ((o?.deletionTimestamp ?? undefined) !== (n?.deletionTimestamp ?? undefined)) return true;
+  const a = o?.finalizers ?? [];
+  const b = n?.finalizers ?? [];
+  if (a.length !== b.length) return true;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return true;
+  return false;
+}
+
 /**
  * The handler the controller adds to a source's informer: each event that passes the source's
  * predicates becomes the primary keys it concerns (both states of an update), handed to `schedule`
- * with the event as the reason.
+ * with the event as the reason. An update of the primary (`for`) that changes its finalizers or its
+ * `deletionTimestamp` passes whatever the predicates say (see {@link lifecycleChanged}).
  */
 export function sourceHandler(source: WatchSource, schedule: (key: string, reason: ReconcileReason) => void): ResourceEventHandler<unknown> {
   const reasons = watchReasons(source);
+  const primary = source.role === 'for';
   const enqueue = (event: ChangeEvent<unknown>, reason: ReconcileReason): void => {
-    for (const predicate of source.predicates) if (!predicate(event)) return;
+    const always = primary && event.type === 'update' && lifecycleChanged(event.oldObject, event.object);
+    if (!always) for (const predicate of source.predicates) if (!predicate(event)) return;
     for (const key of source.keys(event.object)) if (key !== '') schedule(key, reason);
     if (event.type === 'update') for (const key of source.keys(event.oldObject)) if (key !== '') schedule(key, reason);
   };

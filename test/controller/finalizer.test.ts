@@ -3,7 +3,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/core/index.js';
 import type { ResourceDescriptor } from '../../src/core/resources.js';
-import { Action, finalizer, type FinalizerHandlers } from '../../src/controller/index.js';
+import { flushPromises } from '../../src/core/clock.js';
+import { Action, Controller, finalizer, predicates, type FinalizerHandlers } from '../../src/controller/index.js';
+import { SharedInformerFactory } from '../../src/informer/index.js';
 import { newResourceClient, type ResourceClient } from '../../src/listwatch/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 
@@ -138,5 +140,40 @@ describe('finalizer', () => {
     expect(await finalizer(client, NAME, { object: stored(), signal }, h)).toEqual({ kind: 'done' });
     expect(calls).toEqual([]);
     await expect(finalizer(client, 'not a name!', { object: stored(), signal }, h)).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+  });
+});
+
+describe('finalizer() in a controller behind predicates', () => {
+  /** Lets I/O and promise chains run (setImmediate turns, never a timer) until `cond()` holds. */
+  async function until(cond: () => boolean, what: string, turns = 20_000): Promise<void> {
+    for (let i = 0; i < turns; i++) {
+      if (cond()) return;
+      await flushPromises(1);
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  }
+
+  it.each([
+    ['generationChanged', [predicates.generationChanged]],
+    ['labelsChanged', [predicates.labelsChanged]],
+  ] as const)("with %s, a new object gets past adding the finalizer (apply runs), and its deletion runs the cleanup", async (_name, preds) => {
+    server.resource({ ...widgets, generation: true });
+    const stop = new AbortController();
+    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
+    factory.start(stop.signal);
+    const { calls, h } = handlers();
+    const controller = Controller.for(factory, widgets, { predicates: [...preds] }).build((_key, ctx) => finalizer(ctx.client(widgets), NAME, ctx, h), { logger: false });
+    const running = controller.run(stop.signal);
+    try {
+      server.create(widgets, { metadata: { name: 'new', namespace: 'ns' }, spec: { size: 1 } });
+      await until(() => calls.includes('apply'), 'the apply handler');
+      expect(server.get<Widget>(widgets, 'new', 'ns')?.metadata?.finalizers).toEqual([NAME]);
+      server.delete(widgets, 'new', 'ns');
+      await until(() => server.get<Widget>(widgets, 'new', 'ns') === undefined, 'the cleanup and removal');
+      expect(calls).toContain('cleanup');
+    } finally {
+      stop.abort();
+      await running;
+    }
   });
 });

@@ -2,7 +2,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { DeletedFinalStateUnknown } from '../../src/core/keys.js';
-import { controllerOwnerKey, predicates, refKey, unwrapTombstone, type ChangeEvent } from '../../src/controller/index.js';
+import { controllerOwnerKey, predicates, refKey, unwrapTombstone, type ChangeEvent, type ReconcileReason } from '../../src/controller/index.js';
+import { sourceHandler } from '../../src/controller/sources.js';
 
 const { allOf, annotationsChanged, anyOf, generationChanged, labelsChanged, not, resourceVersionChanged } = predicates;
 
@@ -44,6 +45,35 @@ describe('predicates', () => {
     expect(not(generationChanged)(statusOnly)).toBe(true);
     expect(allOf()(statusOnly)).toBe(true);
     expect(anyOf()(statusOnly)).toBe(false);
+  });
+});
+
+describe('the finalizer rule: an update of the primary that changes its finalizers or deletionTimestamp passes whatever the predicates', () => {
+  const widgets = { group: 'example.com', version: 'v1', resource: 'widgets', kind: 'Widget', namespaced: true };
+  const obj = (metadata: Record<string, unknown>) => ({ metadata: { name: 'w', namespace: 'ns', generation: 1, resourceVersion: '1', ...metadata } });
+  function handlerOf(role: 'for' | 'owns') {
+    const keys: string[] = [];
+    const source = { role, resource: widgets, keys: () => ['ns/w'], predicates: [generationChanged], informer: undefined as never };
+    const h = sourceHandler(source, (key: string, _reason: ReconcileReason) => void keys.push(key));
+    return { keys, update: (o: unknown, n: unknown) => h.onUpdate?.(o, n) };
+  }
+
+  it('passes for the primary: a finalizer added or removed, a deletionTimestamp set; drops what the predicate drops otherwise', () => {
+    const { keys, update } = handlerOf('for');
+    update(obj({}), obj({ finalizers: ['example.com/f'] }));
+    update(obj({ finalizers: ['example.com/f'] }), obj({ finalizers: [] }));
+    update(obj({ finalizers: ['a/b', 'c/d'] }), obj({ finalizers: ['c/d', 'a/b'] }));
+    update(obj({}), obj({ deletionTimestamp: '2026-01-01T00:00:00Z' }));
+    expect(keys).toHaveLength(4 * 2); // both states of each update
+    update(obj({ resourceVersion: '1' }), obj({ resourceVersion: '2', labels: { a: 'b' } }));
+    update(obj({ finalizers: ['a/b'] }), obj({ finalizers: ['a/b'], resourceVersion: '2' }));
+    expect(keys).toHaveLength(8);
+  });
+
+  it("not for an owned resource: its predicates decide", () => {
+    const { keys, update } = handlerOf('owns');
+    update(obj({}), obj({ finalizers: ['example.com/f'] }));
+    expect(keys).toEqual([]);
   });
 });
 

@@ -138,3 +138,41 @@ describe('SharedIndexInformer.awaitObserved', () => {
     expect(await Promise.all(waits)).toEqual(written.map(() => 'observed'));
   });
 });
+
+describe('SharedIndexInformer.awaitDeleted', () => {
+  it("resolves 'gone' once the cache drops the object, 'observed' once it holds it with a deletionTimestamp, at once when already so", async () => {
+    const t = await started();
+    const a = t.source.add(cm('a'));
+    const b = t.source.add(cm('b'));
+    await t.synced();
+    await flushPromises(4);
+    const ref = (o: KubeObject) => ({ metadata: { name: o.metadata?.name, namespace: 'ns', uid: o.metadata?.uid } });
+    const goneWait = t.informer.awaitDeleted(ref(a));
+    const markedWait = t.informer.awaitDeleted(ref(b));
+    expect(await state(goneWait)).toBe('pending');
+    t.source.modify({ ...cm('b'), metadata: { ...b.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['x/y'] } } as KubeObject);
+    expect(await state(markedWait)).toBe('observed');
+    expect(await state(goneWait)).toBe('pending');
+    t.source.delete(cm('a'));
+    expect(await state(goneWait)).toBe('gone');
+    expect(await t.informer.awaitDeleted(ref(a))).toBe('gone');
+    expect(await t.informer.awaitDeleted({ metadata: { name: 'never', namespace: 'ns' } })).toBe('gone');
+  });
+
+  it('an object of the same name with another uid is not the deleted one; without a uid any object of the name is', async () => {
+    const t = await started();
+    t.source.add(cm('a'));
+    await t.synced();
+    await flushPromises(4);
+    expect(await t.informer.awaitDeleted({ metadata: { name: 'a', namespace: 'ns', uid: 'an-older-one' } })).toBe('gone');
+    const wait = t.informer.awaitDeleted({ metadata: { name: 'a', namespace: 'ns' } });
+    expect(await state(wait)).toBe('pending');
+    const abort = new AbortController();
+    const aborted = t.informer.awaitDeleted({ metadata: { name: 'a', namespace: 'ns' } }, abort.signal);
+    abort.abort();
+    expect(await state(aborted)).toMatchObject({ rejected: { code: 'ABORTED' } });
+    t.source.delete(cm('a'));
+    expect(await state(wait)).toBe('gone');
+    expect(() => t.informer.awaitDeleted({ metadata: {} })).toThrow(/awaitDeleted needs the deleted object/);
+  });
+});
