@@ -75,18 +75,6 @@ export function configMapMatches(actual: DeepReadonly<ConfigMap>, desired: Apply
   return actual.metadata?.labels?.[SET_LABEL] === desired.metadata.labels?.[SET_LABEL] && data.every(([k, v]) => actual.data?.[k] === v);
 }
 
-/**
- * Passes an update of a set whose finalizers changed. `generationChanged` alone would drop it (a
- * metadata change keeps the generation), and the reconcile after `finalizer()` added ours — which
- * returns `await`, counting on that very event — would never come.
- */
-export const finalizersChanged: Predicate<ConfigMapSet> = (event) => {
-  if (event.type !== 'update') return true;
-  const before = event.oldObject.metadata?.finalizers ?? [];
-  const after = event.object.metadata?.finalizers ?? [];
-  return before.length !== after.length || before.some((f, i) => f !== after[i]);
-};
-
 /** Options of a {@link ConfigMapSetOperator}. */
 export interface ConfigMapSetOperatorOptions {
   /** The external system each set has a record in. Required. */
@@ -155,8 +143,10 @@ export interface ConfigMapSetOperatorStats extends ControllerStats {
  * Every write goes through the reconcile's bound client (`ctx.client`): the ConfigMaps and the status
  * by server-side apply under the field manager `configmapset-operator`, the finalizer by JSON Patch,
  * the deletes with a uid precondition — each recorded for read-your-writes, so the next reconcile of
- * the set waits until the caches saw it, with no bookkeeping of the operator's. The primary's predicate is `generationChanged` (or a finalizer change), so the operator's own
- * status writes do not wake it, while the owned ConfigMaps have no predicate: any change is repaired.
+ * the set waits until the caches saw it, with no bookkeeping of the operator's. The primary's
+ * predicate is `generationChanged`, so the operator's own status writes do not wake it (the runtime
+ * passes a change of the finalizers or the deletionTimestamp whatever the predicates: `finalizer()`
+ * gets past adding its own); the owned ConfigMaps have no predicate: any change is repaired.
  */
 export class ConfigMapSetOperator {
   /** The controller (for `runWhileLeading` or its `stats()`). */
@@ -207,7 +197,7 @@ export class ConfigMapSetOperator {
     // Counting is a predicate that passes everything: predicates see each event of their resource once.
     const seen = options.onInformerEvent;
     const counting = <R>(): Array<Predicate<R>> => (seen === undefined ? [] : [() => (seen(), true)]);
-    this.controller = Controller.for(this.factory, configMapSets, { predicates: [...counting<ConfigMapSet>(), predicates.anyOf(predicates.generationChanged, finalizersChanged)] })
+    this.controller = Controller.for(this.factory, configMapSets, { predicates: [...counting<ConfigMapSet>(), predicates.generationChanged] })
       .owns(resources.configmaps, { predicates: counting<ConfigMap>() })
       .build((_key, ctx) => this.#reconcile(ctx), {
         name: 'configmapsets',
@@ -301,7 +291,7 @@ export class ConfigMapSetOperator {
         return result;
       },
     };
-    return finalizer(counted, FINALIZER, ctx, { apply: (set, signal) => this.#apply(set, ctx, signal), cleanup: (set, signal) => this.#cleanup(set, ctx, signal) });
+    return finalizer<ConfigMapSet>(counted, FINALIZER, ctx, { apply: (set, signal) => this.#apply(set, ctx, signal), cleanup: (set, signal) => this.#cleanup(set, ctx, signal) });
   }
 
   /** The set is live and carries the finalizer: the registry record, the ConfigMaps, the status. */
