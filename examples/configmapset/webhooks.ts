@@ -1,9 +1,10 @@
-// The ConfigMapSet operator's webhooks: a validating webhook (what the CRD schema cannot say) and a conversion webhook to a v2 schema.
+// The ConfigMapSet operator's webhooks: a validating webhook (the definition's schema, and what no schema can say) and a conversion webhook between the definition's v1 and v2.
 //
 // Run: npx tsx examples/configmapset/webhooks.ts   — serves both on https://127.0.0.1:9443 with a
 // self-signed CA and prints the ValidatingWebhookConfiguration and the CRD's `conversion` stanza as one
 // JSON List on stdout (`... | kubectl apply -f -` installs the first; merge the second into the CRD).
-// Ctrl-C stops it gracefully. `test/examples/configmapset-webhooks.test.ts` tests both.
+// Ctrl-C stops it gracefully. `main.ts --webhooks` runs them under the operator's Manager instead and
+// registers them for its run. `test/examples/configmapset-webhooks.test.ts` tests both.
 
 import {
   WebhookServer,
