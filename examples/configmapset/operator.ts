@@ -179,7 +179,7 @@ export class ConfigMapSetOperator {
   /** Drift audits of its sets and ConfigMaps caches, repaired by a relist (in its metrics as `kube_informer_drift_*`). */
   readonly audits: readonly DriftAudit[];
 
-  /** Builds the informers, the clients and the controller; nothing runs before {@link run}. */
+  /** Builds the informers and the controller; nothing runs before {@link run}. */
   constructor(kubeConfig: KubeConfig, options: ConfigMapSetOperatorOptions) {
     this.#registry = options.registry;
     this.#onEvent = options.onEvent ?? (() => undefined);
@@ -225,15 +225,16 @@ export class ConfigMapSetOperator {
   /**
    * Runs the informers and the controller until `signal` aborts, through a `Manager`: under leader
    * election when `leaderElection` is given (the informers run all along: a standby is warm), with
-   * `/livez`, `/readyz` and `/metrics` on a probe server when `probes` is given. Then closes the clients.
+   * `/livez`, `/readyz` and `/metrics` on a probe server when `probes` is given, and the webhook server
+   * when one was given.
    * Rejects when a cache cannot sync, an informer fails or the controller fails. Runs once: a restart is
    * a new operator.
    */
   async run(signal: AbortSignal, leaderElection?: RunWhileLeadingOptions, probes?: { port: number; host?: string }): Promise<void> {
     if (this.#started) throw new Error('ConfigMapSetOperator.run was called already: create a new operator to run again');
     this.#started = true;
-    // The recorder, the audits and the shard ring run in every replica and stop after the controller
-    // drained (the ring releases its slots only then).
+    // The recorder, the audits, the shard ring and the webhook server run in every replica and stop
+    // after the controller drained (the ring releases its slots only then).
     const ring = this.#ring;
     const webhooks = this.#webhookServer;
     const runnables = [
