@@ -132,8 +132,7 @@ export async function registerConfigMapSetWebhooks(kubeConfig: KubeConfig, serve
   } finally {
     client.close();
   }
-  await installCrd(kubeConfig, signal, { conversion });
-  return async (stopSignal) => {
+  const unregister = async (stopSignal: AbortSignal): Promise<void> => {
     const again = newResourceClient(kubeConfig, validatingConfigurations, { fieldManager: 'configmapset-example' });
     try {
       await again.delete(name, undefined, { signal: stopSignal }).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
@@ -142,6 +141,13 @@ export async function registerConfigMapSetWebhooks(kubeConfig: KubeConfig, serve
     }
     await installCrd(kubeConfig, stopSignal);
   };
+  try {
+    await installCrd(kubeConfig, signal, { conversion });
+  } catch (err) {
+    await unregister(AbortSignal.timeout(30_000)).catch(() => undefined); // the error that matters is err
+    throw err;
+  }
+  return unregister;
 }
 
 if (isMain(import.meta.url)) {
