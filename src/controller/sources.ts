@@ -42,7 +42,7 @@ interface LifecycleMeta {
  * update that added a finalizer — adding one bumps no generation — and the reconcile that follows it
  * would never come).
  */
-export function lifecycleChanged(oldObject: unknown, object: unknown): boolean {
+function lifecycleChanged(oldObject: unknown, object: unknown): boolean {
   const o = (oldObject as LifecycleMeta | null)?.metadata;
   const n = (object as LifecycleMeta | null)?.metadata;
   if ((o?.deletionTimestamp ?? undefined) !== (n?.deletionTimestamp ?? undefined)) return true;

@@ -61,7 +61,7 @@ function delayable(lw: ListerWatcher<unknown>) {
   };
 }
 
-function setup(options: { delayConfigMaps?: boolean } = {}) {
+function setup() {
   const gates = new Map<string, ReturnType<typeof delayable>>();
   const factory = new SharedInformerFactory(server.kubeConfig, {
     logger: false,
@@ -71,7 +71,6 @@ function setup(options: { delayConfigMaps?: boolean } = {}) {
       return gate.lw;
     },
   });
-  void options;
   factory.start(stop.signal);
   return { factory, gate: (resource: string) => gates.get(resource)! };
 }
@@ -261,7 +260,7 @@ describe('ctx.client', () => {
         .build(
           async (key, ctx: ReconcileContext<Widget>) => {
             calls++;
-            if (key === 'ns/a') await ctx.client(resources.configmaps).list({ namespace: 'ns' });
+            if (key !== 'ns/c') await ctx.client(resources.configmaps).list({ namespace: 'ns' });
             return Action.done();
           },
           { logger: false },
@@ -274,6 +273,17 @@ describe('ctx.client', () => {
       expect(close).not.toHaveBeenCalled();
       stopOne.abort();
       await done;
+      expect(close).toHaveBeenCalledTimes(1); // one client for the resource, shared by both reconciles
+      // A run whose reconciles never ask makes no client, so closes none.
+      server.delete(widgets, 'a', 'ns');
+      server.delete(widgets, 'b', 'ns');
+      server.create(widgets, widget('c'));
+      await until(() => factory.informers()['example.com/v1/widgets']?.getIndexer().listKeys().join() === 'ns/c', 'only c in the cache');
+      const stopTwo = new AbortController();
+      const again = controller.run(stopTwo.signal);
+      await until(() => calls === 3 && controller.stats().running === 0, 'the reconcile of c');
+      stopTwo.abort();
+      await again;
       expect(close).toHaveBeenCalledTimes(1);
     } finally {
       close.mockRestore();
