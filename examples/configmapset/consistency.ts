@@ -6,7 +6,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { newListWatch, realClock, resources, sleep, type ResourceDescriptor } from '../../src/index.js';
-import { API_VERSION, configMapSets, FINALIZER, type ConfigMapSet } from './crd.js';
+import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet } from './crd.js';
 import { configMapName, desiredNames } from './operator.js';
 import type { ExternalRegistry, RegistryRecord } from './registry.js';
 
@@ -45,7 +45,8 @@ const text = (v: unknown): string => JSON.stringify(v ?? null);
 /**
  * The first way the snapshot differs from converged, as one readable line, or `undefined` when
  * converged: every set is live (no deletion pending), carries the finalizer, owns exactly the
- * ConfigMaps `<set>-<name>` of its `spec.names`, each with `spec.data`, has
+ * ConfigMaps `<set>-<name>` of its `spec.names`, each holding `spec.data` — the operator's apply
+ * owning exactly its keys; a key someone else added may stay, it is theirs — has
  * `status.observedGeneration == metadata.generation`, `status.ready == names.length` and `Ready=True`,
  * and has its record in the registry; no ConfigMap is controlled by a set that does not exist
  * (orphaned) and the registry has no record of one (leaked).
@@ -63,7 +64,11 @@ export function firstDifference(snapshot: ConfigMapSetSnapshot): string | undefi
     for (const name of wanted) {
       const cm = owned.get(name);
       if (cm === undefined) return `set ${key}: its ConfigMap ${name} is missing`;
-      if (text(sortKeys(cm.data)) !== text(sortKeys(set.spec?.data))) return `set ${key}: ConfigMap ${name} has data ${text(cm.data)}, the spec says ${text(set.spec?.data)}`;
+      const wrong = Object.entries(set.spec.data ?? {}).find(([k, v]) => cm.data?.[k] !== v);
+      if (wrong !== undefined) return `set ${key}: ConfigMap ${name} has data ${text(cm.data)}, the spec says ${text(set.spec.data)}`;
+      const applied = operatorDataKeys(cm);
+      const specKeys = Object.keys(set.spec.data ?? {}).sort();
+      if (applied !== undefined && text(applied) !== text(specKeys)) return `set ${key}: ConfigMap ${name}: the operator owns the data keys ${text(applied)}, the spec has ${text(specKeys)}`;
     }
     const extra = [...owned.keys()].filter((n) => !wanted.includes(n));
     if (extra.length > 0) return `set ${key} still owns ConfigMaps it no longer lists: ${extra.join(', ')}`;
@@ -86,8 +91,20 @@ export function firstDifference(snapshot: ConfigMapSetSnapshot): string | undefi
   return undefined;
 }
 
-function sortKeys(data: Record<string, string> | undefined): Array<[string, string]> {
-  return Object.entries(data ?? {}).sort(([a], [b]) => a.localeCompare(b));
+interface Fields {
+  [step: string]: Fields | undefined;
+}
+
+/**
+ * The data keys the operator's server-side apply owns in `cm` (sorted): those of the `Apply` entry of
+ * `managedFields` that owns the set label. Keys other managers own (a hand edit's) are theirs and
+ * may stay. `undefined` when the ConfigMap has no managedFields (a server that keeps none).
+ */
+function operatorDataKeys(cm: ConfigMap): string[] | undefined {
+  if (cm.metadata?.managedFields === undefined) return undefined;
+  const entry = cm.metadata.managedFields.find((e) => e.operation === 'Apply' && (e.fieldsV1 as Fields | undefined)?.['f:metadata']?.['f:labels']?.[`f:${SET_LABEL}`] !== undefined);
+  const data = (entry?.fieldsV1 as Fields | undefined)?.['f:data'] ?? {};
+  return Object.keys(data).filter((k) => k.startsWith('f:')).map((k) => k.slice(2)).sort();
 }
 
 /** What {@link awaitConverged} found. */

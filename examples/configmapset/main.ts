@@ -9,6 +9,11 @@
 //                                                               (on POD_IP when set, as in a pod; else loopback)
 //   npx tsx examples/configmapset/main.ts --namespace NAME     use that namespace (default: `demo` on the
 //                                                               fake, a new `configmapset-<hex>` on a real cluster)
+//   npx tsx examples/configmapset/main.ts --webhooks           serve the validating and conversion webhooks under the
+//                                                               operator's Manager (--webhook-port, default 9443; 0: any);
+//                                                               on a real cluster register them at --webhook-url (default
+//                                                               https://127.0.0.1:<port>: the API server must reach it),
+//                                                               show a denial and a v2 round trip, and unregister them at the end
 // It prints each step and what the operator did, then `consistency check: PASSED` (exit 0) or
 // `FAILED` with the first difference (exit 1). On a real cluster it installs the CustomResourceDefinition
 // `configmapsets.examples.kube-informer.dev` (and leaves it installed), creates its namespace and deletes
@@ -27,6 +32,7 @@ import { configMapSets, installCrd } from './crd.js';
 import { ConfigMapSetOperator, type ConfigMapSetOperatorStats } from './operator.js';
 import { FileRegistry } from './registry.js';
 import { runScenario, type ScenarioResult } from './scenario.js';
+import { configMapSetWebhookServer, registerConfigMapSetWebhooks, untilServing } from './webhooks.js';
 
 /** Options of {@link runConfigMapSetExample}. */
 export interface ConfigMapSetExampleOptions {
@@ -54,6 +60,15 @@ export interface ConfigMapSetExampleOptions {
   log?: (line: string) => void;
   /** Stops everything early (the result is then not passed). */
   signal?: AbortSignal;
+  /**
+   * Serve the validating and conversion webhooks (webhooks.ts) under the operator's Manager on this
+   * port (`0`: any free one). On a real cluster they are registered at `webhookUrl` for the run (a
+   * ValidatingWebhookConfiguration, the CRD's conversion stanza: v2 served), two more steps show them
+   * at work, and they are unregistered at the end. Default: no webhooks.
+   */
+  webhookPort?: number;
+  /** The URL the API server calls the webhooks at. Default `https://127.0.0.1:<port>` (a control plane on this machine). */
+  webhookUrl?: string;
 }
 
 /** The outcome of {@link runConfigMapSetExample}. */
@@ -94,11 +109,13 @@ export async function runConfigMapSetExample(options: ConfigMapSetExampleOptions
     warn: (m) => log(`      operator warning: ${m}`),
     error: (m) => log(`      operator error: ${m}`),
   };
+  const webhookServer = options.webhookPort === undefined ? undefined : configMapSetWebhookServer({ port: options.webhookPort, logger });
   const operator = new ConfigMapSetOperator(kubeConfig, {
     registry,
     namespace,
     logger,
     onEvent: options.verbose === false ? undefined : (line) => log(`      operator: ${line}`),
+    webhookServer,
   });
   const stop = new AbortController();
   const stopAll = AbortSignal.any([signal, stop.signal]);
@@ -121,8 +138,18 @@ export async function runConfigMapSetExample(options: ConfigMapSetExampleOptions
     stop.abort(); // the scenario stops waiting
   });
   let result: ScenarioResult = { passed: false, steps: [] };
+  let unregister: ((signal: AbortSignal) => Promise<void>) | undefined;
   try {
-    result = await runScenario({ kubeConfig, namespace, registry, log, signal: stopAll, stepTimeoutMs: options.stepTimeoutMs ?? (fake ? 10_000 : 30_000) });
+    if (webhookServer !== undefined && (await untilServing(webhookServer, stopAll))) {
+      const where = `https://127.0.0.1:${webhookServer.port()}`;
+      if (fake !== undefined) log(`webhooks: serving on ${where} under the operator's Manager (the fake API server calls no webhooks; on a real cluster they are registered)`);
+      else {
+        unregister = await registerConfigMapSetWebhooks(kubeConfig, webhookServer, options.webhookUrl, stopAll);
+        log(`webhooks: serving on ${where} under the operator's Manager; ValidatingWebhookConfiguration and CRD conversion registered at ${options.webhookUrl ?? where} (v2 served)`);
+      }
+    }
+    const webhooks = unregister !== undefined;
+    result = await runScenario({ kubeConfig, namespace, registry, log, signal: stopAll, webhooks, stepTimeoutMs: options.stepTimeoutMs ?? (fake ? 10_000 : 30_000) });
     if (options.lingerSeconds) {
       log(`scenario done; the operator keeps running for ${options.lingerSeconds} s (namespace ${namespace})`);
       await sleep(realClock, options.lingerSeconds * 1000, stopAll);
@@ -130,6 +157,10 @@ export async function runConfigMapSetExample(options: ConfigMapSetExampleOptions
   } finally {
     stop.abort();
     await running;
+    if (unregister !== undefined) {
+      await unregister(AbortSignal.timeout(30_000));
+      log('webhooks: unregistered (the CRD serves v1 only again)');
+    }
     await registry.dispose();
     if (ownNamespace) await namespaces.delete(namespace).catch(() => undefined);
     namespaces.close();
@@ -156,25 +187,32 @@ export function summarize(result: ConfigMapSetExampleResult, label = 'consistenc
   return lines;
 }
 
-function probePort(value: string | boolean | undefined): number | undefined {
+function probePort(value: string | boolean | undefined, flag = '--probe-port'): number | undefined {
   if (value === undefined) return undefined;
   const port = Number(value);
-  if (typeof value !== 'string' || !Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--probe-port needs a port number (0–65535), got ${String(value)}`);
+  if (typeof value !== 'string' || !Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`${flag} needs a port number (0–65535), got ${String(value)}`);
   return port;
 }
 
-const USAGE = `usage: npx tsx examples/configmapset/main.ts [--kubeconfig PATH | --fake] [--leader-elect] [--namespace NAME] [--probe-port N] [--seconds N]`;
+const USAGE = `usage: npx tsx examples/configmapset/main.ts [--kubeconfig PATH | --fake] [--leader-elect] [--namespace NAME] [--probe-port N] [--webhooks] [--webhook-port N] [--webhook-url URL] [--seconds N]`;
 
 async function main(): Promise<void> {
   // Our own flags first; the rest are the examples' common ones.
   const { values, tokens } = parseArgs({
     args: process.argv.slice(2),
-    options: { 'leader-elect': { type: 'boolean' }, namespace: { type: 'string' }, 'probe-port': { type: 'string' } },
+    options: {
+      'leader-elect': { type: 'boolean' },
+      namespace: { type: 'string' },
+      'probe-port': { type: 'string' },
+      webhooks: { type: 'boolean' },
+      'webhook-port': { type: 'string' },
+      'webhook-url': { type: 'string' },
+    },
     strict: false,
     tokens: true,
   });
   const rest = tokens
-    .filter((t) => !(t.kind === 'option' && ['leader-elect', 'namespace', 'probe-port'].includes(t.name)))
+    .filter((t) => !(t.kind === 'option' && ['leader-elect', 'namespace', 'probe-port', 'webhooks', 'webhook-port', 'webhook-url'].includes(t.name)))
     .flatMap((t) => {
       if (t.kind === 'positional') return [t.value];
       if (t.kind !== 'option') return [];
@@ -198,6 +236,8 @@ async function main(): Promise<void> {
       namespace: typeof values.namespace === 'string' ? values.namespace : undefined,
       leaderElect: values['leader-elect'] === true,
       probePort: probePort(values['probe-port']),
+      webhookPort: values.webhooks === true || values['webhook-port'] !== undefined ? (probePort(values['webhook-port'], '--webhook-port') ?? 9443) : undefined,
+      webhookUrl: typeof values['webhook-url'] === 'string' ? values['webhook-url'] : undefined,
       lingerSeconds: args.seconds,
       signal: interrupt.signal,
     });

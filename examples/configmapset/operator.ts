@@ -9,7 +9,6 @@ import {
   Action,
   Controller,
   finalizer,
-  newResourceClient,
   predicates,
   resources,
   SharedInformerFactory,
@@ -22,7 +21,7 @@ import {
   type LoggerOption,
   type Predicate,
   type ReconcileContext,
-  type ResourceClient,
+  type ReconcileClient,
   type RunWhileLeadingOptions,
   type SharedInformerFactoryOptions,
 } from '../../src/index.js';
@@ -34,59 +33,47 @@ import {
   registerInformerMetrics,
   type InformerMetricsRegistration,
 } from '../../src/operations/index.js';
-import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet, type ConfigMapSetCondition, type ConfigMapSetStatus } from './crd.js';
+import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet, type ConfigMapSetStatus } from './crd.js';
+import { getControllerOf, isInvalid, isNotFound, setCondition, setControllerReference, type ApplyConfiguration, type ApplyIdentity } from '../../src/objects.js';
 import type { ExternalRegistry, RegistryRecord } from './registry.js';
 import type { ShardRing } from '../../src/sharding/index.js';
+import type { WebhookServer } from '../../src/webhook/index.js';
 
 /** The ConfigMap a set keeps for one of its names: `<set>-<name>`. */
 export const configMapName = (setName: string, name: string): string => `${setName}-${name}`;
 
 /** The names a set asks for, each once, in spec order. */
 export function desiredNames(set: DeepReadonly<ConfigMapSet>): string[] {
-  return [...new Set(set.spec?.names ?? [])];
+  return [...new Set(set.spec.names)];
 }
 
 /**
- * The ConfigMap `name` as `set` wants it: the set's data, the set's label, and a controller owner
- * reference to the set (what `ctx.children` and the controller's `owns` follow back to the set).
- * Built fresh: a body for the API, never a cache object.
+ * The ConfigMap `name` as `set` wants it, as a server-side apply configuration: the fields the
+ * operator owns — the set's data, the set's label, and a controller owner reference to the set (what
+ * `ctx.children` and the controller's `owns` follow back to the set). A key the operator applied
+ * before and `set` no longer has is removed by the apply; a key someone else added stays theirs.
  */
-export function desiredConfigMap(set: DeepReadonly<ConfigMapSet>, name: string): ConfigMap {
-  const setName = set.metadata?.name ?? '';
-  return {
+export function desiredConfigMap(set: DeepReadonly<ConfigMapSet>, name: string): ApplyConfiguration<ConfigMap> {
+  const config: ConfigMap & ApplyIdentity = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: {
-      name,
-      namespace: set.metadata?.namespace,
-      labels: { [SET_LABEL]: setName },
-      ownerReferences: [{ apiVersion: API_VERSION, kind: 'ConfigMapSet', name: setName, uid: set.metadata?.uid ?? '', controller: true }],
-    },
-    data: { ...(set.spec?.data ?? {}) },
+    metadata: { name, namespace: set.metadata?.namespace, labels: { [SET_LABEL]: set.metadata?.name ?? '' } },
+    data: { ...set.spec.data },
   };
-}
-
-const sameRecord = (a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean => {
-  const ak = Object.keys(a ?? {});
-  return ak.length === Object.keys(b ?? {}).length && ak.every((k) => a![k] === b?.[k]);
-};
-
-/** Whether a ConfigMap holds what `desired` says: the same data and the set's label. */
-export function configMapMatches(actual: DeepReadonly<ConfigMap>, desired: ConfigMap): boolean {
-  return sameRecord(actual.data, desired.data) && actual.metadata?.labels?.[SET_LABEL] === desired.metadata?.labels?.[SET_LABEL];
+  // Objects of a list (the cache's first fill) carry no apiVersion and kind: the owner's identity is the descriptor's.
+  return setControllerReference({ apiVersion: API_VERSION, kind: configMapSets.kind, metadata: set.metadata }, config);
 }
 
 /**
- * Passes an update of a set whose finalizers changed. `generationChanged` alone would drop it (a
- * metadata change keeps the generation), and the reconcile after `finalizer()` added ours — which
- * returns `await`, counting on that very event — would never come.
+ * Whether a ConfigMap visibly holds what `desired` says: the set's label and every key of the set's
+ * data with its value. Other keys are someone else's (server-side apply leaves them alone) — or the
+ * operator's own from an older spec, which only a spec change leaves behind: the reconcile of a new
+ * generation applies every ConfigMap, and the apply removes them.
  */
-export const finalizersChanged: Predicate<ConfigMapSet> = (event) => {
-  if (event.type !== 'update') return true;
-  const before = event.oldObject.metadata?.finalizers ?? [];
-  const after = event.object.metadata?.finalizers ?? [];
-  return before.length !== after.length || before.some((f, i) => f !== after[i]);
-};
+export function configMapMatches(actual: DeepReadonly<ConfigMap>, desired: ApplyConfiguration<ConfigMap>): boolean {
+  const data = Object.entries(desired.data ?? {});
+  return actual.metadata?.labels?.[SET_LABEL] === desired.metadata.labels?.[SET_LABEL] && data.every(([k, v]) => actual.data?.[k] === v);
+}
 
 /** Options of a {@link ConfigMapSetOperator}. */
 export interface ConfigMapSetOperatorOptions {
@@ -118,10 +105,17 @@ export interface ConfigMapSetOperatorOptions {
   onReconcile?: (key: string, phase: 'start' | 'end') => void;
   /** The informers' connections go through this agent (see `SharedInformerFactoryOptions.agent`). Default: the KubeConfig's. */
   agent?: SharedInformerFactoryOptions['agent'];
-  /** The `fieldManager` of every write. Default `'configmapset-operator'`. */
+  /** The field manager of every write (the controller's `fieldManager`: what `managedFields` shows). Default `'configmapset-operator'`. */
   fieldManager?: string;
   /** Time between drift audits of its two caches, in ms. Default 600 000 (10 minutes). */
   auditIntervalMs?: number;
+  /**
+   * The operator's webhooks (webhooks.ts: `configMapSetWebhookServer()`), served under its Manager as a
+   * runnable — in every replica, leading or not (the API server calls any of them), from when the
+   * caches synced (the informers read v1, the storage version: they need no conversion) until after
+   * the controller drained. Default: none.
+   */
+  webhookServer?: WebhookServer;
 }
 
 /** Counters of a {@link ConfigMapSetOperator}, with the controller's. */
@@ -138,8 +132,6 @@ export interface ConfigMapSetOperatorStats extends ControllerStats {
   registry: { written: number; removed: number };
 }
 
-const statusCode = (err: unknown): number | undefined => (err as { statusCode?: number } | null)?.statusCode;
-
 /**
  * The ConfigMapSet operator. For each set it keeps one ConfigMap `<set>-<name>` per `spec.names` entry
  * with `spec.data` (created, repaired when edited or deleted by hand, deleted when no longer listed),
@@ -148,9 +140,13 @@ const statusCode = (err: unknown): number | undefined => (err as { statusCode?: 
  * record removed and the ConfigMaps deleted explicitly (a control plane without kube-controller-manager
  * has no garbage collector to follow the owner references).
  *
- * Every write is recorded with `ctx.wrote`, so the next reconcile of the set waits until the caches saw
- * it; the primary's predicate is `generationChanged` (or a finalizer change), so the operator's own
- * status writes do not wake it, while the owned ConfigMaps have no predicate: any change is repaired.
+ * Every write goes through the reconcile's bound client (`ctx.client`): the ConfigMaps and the status
+ * by server-side apply under the field manager `configmapset-operator`, the finalizer by JSON Patch,
+ * the deletes with a uid precondition — each recorded for read-your-writes, so the next reconcile of
+ * the set waits until the caches saw it, with no bookkeeping of the operator's. The primary's
+ * predicate is `generationChanged`, so the operator's own status writes do not wake it (the runtime
+ * passes a change of the finalizers or the deletionTimestamp whatever the predicates: `finalizer()`
+ * gets past adding its own); the owned ConfigMaps have no predicate: any change is repaired.
  */
 export class ConfigMapSetOperator {
   /** The controller (for `runWhileLeading` or its `stats()`). */
@@ -158,8 +154,6 @@ export class ConfigMapSetOperator {
   /** The informer factory of the sets and ConfigMaps. */
   readonly factory: SharedInformerFactory;
   readonly #registry: ExternalRegistry;
-  readonly #sets: ResourceClient<ConfigMapSet>;
-  readonly #configMaps: ResourceClient<ConfigMap>;
   readonly #onEvent: (line: string) => void;
   readonly #counts = {
     configMaps: { created: 0, updated: 0, deleted: 0 },
@@ -173,6 +167,7 @@ export class ConfigMapSetOperator {
   readonly #ring: ShardRing | undefined;
   readonly #onReconcile: ConfigMapSetOperatorOptions['onReconcile'];
   readonly #logger: LoggerOption | undefined;
+  readonly #webhookServer: WebhookServer | undefined;
   readonly #metricsRegistration: InformerMetricsRegistration;
   /**
    * The operator's Prometheus metrics, its own registry: controller-runtime's `controller_runtime_*`
@@ -184,13 +179,10 @@ export class ConfigMapSetOperator {
   /** Drift audits of its sets and ConfigMaps caches, repaired by a relist (in its metrics as `kube_informer_drift_*`). */
   readonly audits: readonly DriftAudit[];
 
-  /** Builds the informers, the clients and the controller; nothing runs before {@link run}. */
+  /** Builds the informers and the controller; nothing runs before {@link run}. */
   constructor(kubeConfig: KubeConfig, options: ConfigMapSetOperatorOptions) {
     this.#registry = options.registry;
     this.#onEvent = options.onEvent ?? (() => undefined);
-    const fieldManager = options.fieldManager ?? 'configmapset-operator';
-    this.#sets = newResourceClient(kubeConfig, configMapSets, { fieldManager });
-    this.#configMaps = newResourceClient(kubeConfig, resources.configmaps, { fieldManager });
     this.factory = new SharedInformerFactory(kubeConfig, {
       namespace: options.namespace,
       transform: stripManagedFields,
@@ -199,18 +191,20 @@ export class ConfigMapSetOperator {
       agent: options.agent,
     });
     this.#logger = options.logger;
+    this.#webhookServer = options.webhookServer;
     this.#ring = options.sharded;
     this.#onReconcile = options.onReconcile;
     // Counting is a predicate that passes everything: predicates see each event of their resource once.
     const seen = options.onInformerEvent;
     const counting = <R>(): Array<Predicate<R>> => (seen === undefined ? [] : [() => (seen(), true)]);
-    this.controller = Controller.for(this.factory, configMapSets, { predicates: [...counting<ConfigMapSet>(), predicates.anyOf(predicates.generationChanged, finalizersChanged)] })
+    this.controller = Controller.for(this.factory, configMapSets, { predicates: [...counting<ConfigMapSet>(), predicates.generationChanged] })
       .owns(resources.configmaps, { predicates: counting<ConfigMap>() })
       .build((_key, ctx) => this.#reconcile(ctx), {
         name: 'configmapsets',
         concurrency: options.concurrency ?? 2,
         logger: options.logger,
         metricsProvider: prometheusControllerMetricsProvider(promClient, { registry: this.metrics }),
+        fieldManager: options.fieldManager ?? 'configmapset-operator',
         ...options.controller,
         sharded: options.sharded,
       });
@@ -231,17 +225,24 @@ export class ConfigMapSetOperator {
   /**
    * Runs the informers and the controller until `signal` aborts, through a `Manager`: under leader
    * election when `leaderElection` is given (the informers run all along: a standby is warm), with
-   * `/livez`, `/readyz` and `/metrics` on a probe server when `probes` is given. Then closes the clients.
+   * `/livez`, `/readyz` and `/metrics` on a probe server when `probes` is given, and the webhook server
+   * when one was given.
    * Rejects when a cache cannot sync, an informer fails or the controller fails. Runs once: a restart is
    * a new operator.
    */
   async run(signal: AbortSignal, leaderElection?: RunWhileLeadingOptions, probes?: { port: number; host?: string }): Promise<void> {
     if (this.#started) throw new Error('ConfigMapSetOperator.run was called already: create a new operator to run again');
     this.#started = true;
-    // The recorder, the audits and the shard ring run in every replica and stop after the controller
-    // drained (the ring releases its slots only then).
+    // The recorder, the audits, the shard ring and the webhook server run in every replica and stop
+    // after the controller drained (the ring releases its slots only then).
     const ring = this.#ring;
-    const runnables = [this.events, ...this.audits, ...(ring === undefined ? [] : [ring])];
+    const webhooks = this.#webhookServer;
+    const runnables = [
+      this.events,
+      ...this.audits,
+      ...(ring === undefined ? [] : [ring]),
+      ...(webhooks === undefined ? [] : [{ name: 'webhook server', run: (s: AbortSignal) => webhooks.run(s) }]),
+    ];
     const rings = ring === undefined ? undefined : [ring];
     const manager = new Manager(this.factory, { controllers: [this.controller], runnables, leaderElection, probes, rings, metrics: this.metrics, logger: this.#logger });
     this.#manager = manager;
@@ -249,8 +250,6 @@ export class ConfigMapSetOperator {
       await manager.run(signal);
     } finally {
       this.#metricsRegistration.close();
-      this.#sets.close();
-      this.#configMaps.close();
     }
   }
 
@@ -282,17 +281,18 @@ export class ConfigMapSetOperator {
   }
 
   #finalize(ctx: ReconcileContext<ConfigMapSet>): Promise<Action> {
-    // finalizer() records both of its patches with ctx.wrote (read-your-writes); this client only counts them.
-    const counted: Pick<ResourceClient<ConfigMapSet>, 'patch'> = {
+    // The bound client records both of finalizer()'s patches (read-your-writes); this wrapper only counts them.
+    const sets = ctx.client(configMapSets);
+    const counted: Pick<ReconcileClient<ConfigMapSet>, 'patch'> = {
       patch: async (name, namespace, patch, type, signal) => {
-        const result = await this.#sets.patch(name, namespace, patch, type, signal);
+        const result = await sets.patch(name, namespace, patch, type, signal);
         const adding = (patch as JsonPatchOperation[]).some((p) => p.op === 'add');
         this.#counts.finalizers[adding ? 'added' : 'removed']++;
         this.#onEvent(`${adding ? 'added the finalizer to' : 'removed the finalizer from'} ${ctx.key}`);
         return result;
       },
     };
-    return finalizer(counted, FINALIZER, ctx, { apply: (set, signal) => this.#apply(set, ctx, signal), cleanup: (set, signal) => this.#cleanup(set, ctx, signal) });
+    return finalizer<ConfigMapSet>(counted, FINALIZER, ctx, { apply: (set, signal) => this.#apply(set, ctx, signal), cleanup: (set, signal) => this.#cleanup(set, ctx, signal) });
   }
 
   /** The set is live and carries the finalizer: the registry record, the ConfigMaps, the status. */
@@ -307,44 +307,60 @@ export class ConfigMapSetOperator {
     }
 
     const children = new Map(ctx.children(resources.configmaps).map((cm) => [cm.metadata?.name ?? '', cm]));
+    // A spec not observed yet: apply every ConfigMap (an apply that changes nothing writes nothing).
+    const newSpec = set.status?.observedGeneration !== set.metadata?.generation;
     const taken: string[] = [];
     let ready = 0;
     for (const name of wanted) {
-      const desired = desiredConfigMap(set, name);
       const current = children.get(name);
-      if (current === undefined) {
-        try {
-          ctx.wrote(await this.#configMaps.create(desired, signal));
-        } catch (err) {
-          // 422: the API refuses the ConfigMap (a name past 253 characters, data past 1 MiB): only a change
-          // of the set can fix that, so no retry with backoff — the set's next change reconciles it.
-          if (statusCode(err) === 422) throw new TerminalError(`ConfigMap ${ctx.namespace}/${name} of ${ctx.key} is invalid`, { cause: err });
-          // Someone else's ConfigMap has that name: never take it over; say so in the status.
-          if (statusCode(err) !== 409) throw err;
-          taken.push(name);
-          continue;
-        }
-        this.#counts.configMaps.created++;
-        this.#onEvent(`created ConfigMap ${ctx.namespace}/${name}`);
-      } else if (!configMapMatches(current, desired)) {
-        // The cached resourceVersion makes this a compare-and-swap: a concurrent edit fails with 409 and is retried on a fresher cache.
-        const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion } };
-        ctx.wrote(await this.#configMaps.replace(body, signal));
-        this.#counts.configMaps.updated++;
-        this.#onEvent(`updated ConfigMap ${ctx.namespace}/${name}`);
+      if (current === undefined && (await this.#takenByOthers(set, name, ctx))) {
+        taken.push(name);
+        continue;
       }
       ready++;
+      const desired = desiredConfigMap(set, name);
+      if (current !== undefined && !newSpec && configMapMatches(current, desired)) continue;
+      let written: ConfigMap;
+      try {
+        // force: a value someone edited by hand is the operator's again (a key they added stays theirs).
+        written = await ctx.client(resources.configmaps).apply(desired, { force: true });
+      } catch (err) {
+        // 422: the API refuses the ConfigMap (a name past 253 characters, data past 1 MiB): only a change
+        // of the set can fix that, so no retry with backoff — the set's next change reconciles it.
+        if (isInvalid(err)) throw new TerminalError(`ConfigMap ${ctx.namespace}/${name} of ${ctx.key} is invalid`, { cause: err });
+        throw err;
+      }
+      // An apply that changed nothing (a key someone else added is all that differs) keeps the resourceVersion.
+      if (written.metadata?.resourceVersion === current?.metadata?.resourceVersion) continue;
+      this.#counts.configMaps[current === undefined ? 'created' : 'updated']++;
+      this.#onEvent(`${current === undefined ? 'created' : 'updated'} ConfigMap ${ctx.namespace}/${name}`);
     }
     const keep = new Set(wanted);
-    for (const [name, child] of children) if (!keep.has(name)) await this.#deleteConfigMap(child, ctx, signal);
+    for (const [name, child] of children) if (!keep.has(name)) await this.#deleteConfigMap(child, ctx);
 
     if (taken.length > 0) {
       // Fire-and-forget: repeats of this requeue become one Event with a count.
       this.events.event(set, { type: 'Warning', reason: 'NameTaken', action: 'CreateConfigMap', note: `ConfigMaps not owned by this set have the names ${taken.join(', ')}` });
     }
-    await this.#writeStatus(set, ready, taken, ctx, signal);
+    await this.#writeStatus(set, ready, taken, ctx);
     // A taken name may be freed by its owner: look again now and then (its delete is no event of ours).
     return taken.length > 0 ? Action.requeueAfter(10_000) : Action.done();
+  }
+
+  /**
+   * Whether a ConfigMap named `name` that this set does not control exists: the operator never takes
+   * one over (an apply would). Asked of the server, not the cache, when the set has no such child —
+   * on its creation, mostly. A ConfigMap created by someone else in the round trip between this read
+   * and the apply would still be adopted.
+   */
+  async #takenByOthers(set: DeepReadonly<ConfigMapSet>, name: string, ctx: ReconcileContext<ConfigMapSet>): Promise<boolean> {
+    try {
+      const existing = await ctx.client(resources.configmaps).get(name, ctx.namespace);
+      return getControllerOf(existing)?.uid !== set.metadata?.uid;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
   }
 
   /** The set is being deleted: remove its external record, then delete its ConfigMaps. The finalizer goes after this resolved. */
@@ -352,51 +368,44 @@ export class ConfigMapSetOperator {
     await this.#registry.remove(ctx.key, signal);
     this.#counts.registry.removed++;
     const children = ctx.children(resources.configmaps);
-    for (const child of children) await this.#deleteConfigMap(child, ctx, signal);
+    for (const child of children) await this.#deleteConfigMap(child, ctx);
     this.#counts.cleanups++;
     this.events.event(set, { type: 'Normal', reason: 'CleanedUp', action: 'Finalize', note: `registry record removed, ${children.length} ConfigMaps deleted` });
     this.#onEvent(`cleaned up ${ctx.key}: registry record removed, ${children.length} ConfigMaps deleted`);
     return Action.done();
   }
 
-  /** Deletes an owned ConfigMap — only that object (uid precondition); already gone is fine. */
-  async #deleteConfigMap(child: DeepReadonly<ConfigMap>, ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<void> {
+  /**
+   * Deletes an owned ConfigMap — only that object (uid precondition); already gone is fine. The bound
+   * client records the delete: the set's next reconcile waits until the cache no longer lists it.
+   */
+  async #deleteConfigMap(child: DeepReadonly<ConfigMap>, ctx: ReconcileContext<ConfigMapSet>): Promise<void> {
     const name = child.metadata?.name ?? '';
     try {
-      // Gone (a Status): nothing to wait for — a stale cache at worst makes the next delete answer 404.
-      // Held by finalizers: wait until the cache shows the deletionTimestamp.
-      const deleted = await this.#configMaps.delete(name, ctx.namespace, { preconditions: { uid: child.metadata?.uid } }, signal);
-      if (!deleted.gone) ctx.wrote(deleted.object);
+      await ctx.client(resources.configmaps).delete(name, ctx.namespace, { preconditions: { uid: child.metadata?.uid } });
     } catch (err) {
-      if (statusCode(err) === 404) return;
+      if (isNotFound(err)) return;
       throw err;
     }
     this.#counts.configMaps.deleted++;
     this.#onEvent(`deleted ConfigMap ${ctx.namespace}/${name}`);
   }
 
-  /** Writes the status through the status subresource when it differs from what the set shows. */
-  async #writeStatus(set: DeepReadonly<ConfigMapSet>, ready: number, taken: string[], ctx: ReconcileContext<ConfigMapSet>, signal: AbortSignal): Promise<void> {
+  /** Applies the status through the status subresource when it differs from what the set shows. */
+  async #writeStatus(set: DeepReadonly<ConfigMapSet>, ready: number, taken: string[], ctx: ReconcileContext<ConfigMapSet>): Promise<void> {
     const generation = set.metadata?.generation;
     const ok = taken.length === 0;
-    const condition: Omit<ConfigMapSetCondition, 'lastTransitionTime'> = {
+    const { conditions, changed } = setCondition(set.status?.conditions, {
       type: 'Ready',
       status: ok ? 'True' : 'False',
       reason: ok ? 'AllConfigMapsWritten' : 'NameTaken',
       message: ok ? `${ready} ConfigMaps hold the set's data` : `ConfigMaps not owned by this set have the names ${taken.join(', ')}`,
       observedGeneration: generation,
-    };
-    const old = set.status;
-    const oldReady = old?.conditions?.find((c) => c.type === 'Ready');
-    const unchanged =
-      old?.observedGeneration === generation &&
-      old?.ready === ready &&
-      oldReady !== undefined &&
-      (['status', 'reason', 'message', 'observedGeneration'] as const).every((k) => oldReady[k] === condition[k]);
-    if (unchanged) return;
-    const lastTransitionTime = oldReady?.status === condition.status ? oldReady.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const status: ConfigMapSetStatus = { observedGeneration: generation, ready, conditions: [{ ...condition, lastTransitionTime }] };
-    ctx.wrote(await this.#sets.patchStatus(ctx.name, ctx.namespace, { status }, 'merge', signal));
+    });
+    if (!changed && set.status?.observedGeneration === generation && set.status?.ready === ready) return;
+    const status: ConfigMapSetStatus = { observedGeneration: generation, ready, conditions };
+    const config: ApplyConfiguration<ConfigMapSet> = { apiVersion: API_VERSION, kind: configMapSets.kind, metadata: { name: ctx.name, namespace: ctx.namespace }, status };
+    await ctx.client(configMapSets).applyStatus(config, { force: true });
     this.#counts.statusWrites++;
     this.#onEvent(`status of ${ctx.key}: ready ${ready}/${ready + taken.length}, observedGeneration ${generation ?? '-'}`);
   }

@@ -6,7 +6,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { newResourceClient, resources, type ResourceClient } from '../../src/index.js';
 import { awaitConverged, type ConfigMapSetSnapshot } from './consistency.js';
-import { API_VERSION, configMapSets, type ConfigMapSet, type ConfigMapSetSpec } from './crd.js';
+import { isInvalid } from '../../src/objects.js';
+import { API_VERSION, configMapSetDefinition, configMapSets, GROUP, type ConfigMapSet, type ConfigMapSetSpec, type ConfigMapSetV2 } from './crd.js';
 import type { ExternalRegistry } from './registry.js';
 
 /** Options of {@link runScenario}. */
@@ -23,6 +24,12 @@ export interface ScenarioOptions {
   stepTimeoutMs?: number;
   /** Stops the scenario between steps (the result is then not passed). */
   signal?: AbortSignal;
+  /**
+   * The webhooks are registered (a real cluster, `registerConfigMapSetWebhooks`): three more steps show
+   * them at work — a set the validating webhook denies, a set written at v2 and read at v1 through the
+   * conversion webhook, its deletion. Default false.
+   */
+  webhooks?: boolean;
 }
 
 /** The outcome of one step. */
@@ -59,6 +66,43 @@ interface Step {
 const cmNamed = (s: ConfigMapSetSnapshot, name: string): ConfigMap | undefined => s.configMaps.find((cm) => cm.metadata?.name === name);
 const named = (s: ConfigMapSetSnapshot, name: string): ConfigMapSet | undefined => s.sets.find((set) => set.metadata?.name === name);
 
+/** The steps that show the webhooks, on clients acting as the user. */
+function webhookSteps(namespace: string, sets: ResourceClient<ConfigMapSet>, v2: ResourceClient<ConfigMapSetV2>, log: (line: string) => void): Step[] {
+  let denied: string | undefined;
+  let readAtV1: string[] | undefined;
+  return [
+    {
+      name: 'create set dup with names a, a: the validating webhook denies it',
+      act: async () => {
+        try {
+          await sets.create(configMapSet('dup', namespace, { names: ['a', 'a'] }));
+        } catch (err) {
+          if (!isInvalid(err)) throw err;
+          denied = (err as Error).message;
+          log(`      denied: ${denied}`);
+        }
+      },
+      expect: (s) => (denied === undefined ? 'the set with duplicate names was admitted' : named(s, 'dup') !== undefined ? 'set dup exists' : undefined),
+    },
+    {
+      name: 'create set conv at v2 (configMaps x, y): the conversion webhook stores it, it reads at v1 as names x, y',
+      act: async () => {
+        await v2.create({ apiVersion: `${GROUP}/v2`, kind: 'ConfigMapSet', metadata: { name: 'conv', namespace }, spec: { configMaps: [{ name: 'x' }, { name: 'y' }], data: { via: 'v2' } } });
+        readAtV1 = (await sets.get('conv', namespace)).spec.names;
+        log(`      read at v1: spec.names ${JSON.stringify(readAtV1)}`);
+      },
+      expect: (s) => (JSON.stringify(readAtV1) !== '["x","y"]' ? `read at v1: ${JSON.stringify(readAtV1)}` : cmNamed(s, 'conv-y') === undefined ? 'conv-y not written yet' : undefined),
+    },
+    {
+      name: 'delete set conv',
+      act: async () => {
+        await sets.delete('conv', namespace);
+      },
+      expect: (s) => (s.sets.length > 0 ? `${s.sets.length} sets left` : undefined),
+    },
+  ];
+}
+
 /** The steps, on clients acting as the user. */
 function steps(namespace: string, sets: ResourceClient<ConfigMapSet>, configMaps: ResourceClient<ConfigMap>): Step[] {
   let replacedUid: string | undefined;
@@ -76,7 +120,7 @@ function steps(namespace: string, sets: ResourceClient<ConfigMapSet>, configMaps
       act: async () => {
         await sets.patch('web', namespace, { spec: { names: ['frontend', 'worker'], data: { color: 'green' } } }, 'merge');
       },
-      expect: (s) => (named(s, 'web')?.spec?.data.color === 'green' ? undefined : 'the edit of web is not visible yet'),
+      expect: (s) => (named(s, 'web')?.spec.data?.color === 'green' ? undefined : 'the edit of web is not visible yet'),
     },
     {
       name: 'delete ConfigMap web-frontend by hand',
@@ -134,9 +178,10 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   const { kubeConfig, namespace, registry } = options;
   const sets = newResourceClient(kubeConfig, configMapSets, { fieldManager: 'scenario-user' });
   const configMaps = newResourceClient(kubeConfig, resources.configmaps, { fieldManager: 'scenario-user' });
+  const v2 = newResourceClient(kubeConfig, configMapSetDefinition.descriptors.v2, { fieldManager: 'scenario-user' });
   const done: ScenarioStep[] = [];
   try {
-    const all = steps(namespace, sets, configMaps);
+    const all = [...steps(namespace, sets, configMaps), ...(options.webhooks === true ? webhookSteps(namespace, sets, v2, log) : [])];
     for (const [i, step] of all.entries()) {
       if (options.signal?.aborted) return { passed: false, steps: done };
       log(`[${i + 1}/${all.length}] ${step.name}`);
@@ -156,5 +201,6 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   } finally {
     sets.close();
     configMaps.close();
+    v2.close();
   }
 }

@@ -4,9 +4,9 @@
 // owner is gone stay unless the operator's finalizer deletes them, which is exactly what is checked.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newResourceClient, type ResourceClient } from '../../src/index.js';
+import { newResourceClient, resources, type ResourceClient } from '../../src/index.js';
 import { awaitConverged, fetchSnapshot, type ConfigMapSetSnapshot } from '../../examples/configmapset/consistency.js';
-import { configMapSets, FINALIZER, installCrd, type ConfigMapSet } from '../../examples/configmapset/crd.js';
+import { configMapSets, CRD_NAME, FINALIZER, GROUP, installCrd, type ConfigMapSet } from '../../examples/configmapset/crd.js';
 import { ConfigMapSetOperator, type ConfigMapSetOperatorOptions } from '../../examples/configmapset/operator.js';
 import { FileRegistry } from '../../examples/configmapset/registry.js';
 import { configMapSet, runScenario } from '../../examples/configmapset/scenario.js';
@@ -48,6 +48,30 @@ describe('the configmapset operator against the real kube-apiserver', () => {
     expect(result.stdout).toMatch(/scenario +6\/6 steps converged/);
     expect(result.stdout).toContain('consistency check: PASSED');
     expect(result.code).toBe(0);
+  });
+
+  it('main.ts --webhooks: the API server calls its validating webhook (a denial) and its conversion webhook (a v2 set read at v1), 9/9 steps, and they are unregistered at the end', async () => {
+    const result = await runExample('examples/configmapset/main.ts', ['--kubeconfig', server.kubeConfigPath, '--webhooks', '--webhook-port', '0'], undefined, 110_000);
+    expect(result.exitedInTime).toBe(true);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/webhooks: serving on https:\/\/127\.0\.0\.1:\d+ under the operator's Manager; ValidatingWebhookConfiguration and CRD conversion registered/);
+    expect(result.stdout).toMatch(/denied: .*spec\.names\[1\]: .*duplicate name a/);
+    expect(result.stdout).toContain('read at v1: spec.names ["x","y"]');
+    expect(result.stdout).toMatch(/scenario +9\/9 steps converged/);
+    expect(result.stdout).toContain('webhooks: unregistered');
+    expect(result.stdout).toContain('consistency check: PASSED');
+    expect(result.code).toBe(0);
+    const crds = newResourceClient(server.kubeConfig, resources.customresourcedefinitions);
+    const configurations = newResourceClient(server.kubeConfig, { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false });
+    try {
+      const crd = await crds.get(CRD_NAME);
+      expect(crd.spec.versions.map((v) => [v.name, v.served, v.storage]).sort()).toEqual([['v1', true, true], ['v2', false, false]]);
+      expect(crd.spec.conversion?.strategy ?? 'None').toBe('None');
+      await expect(configurations.get(`configmapsets.${GROUP}`)).rejects.toMatchObject({ statusCode: 404 });
+    } finally {
+      crds.close();
+      configurations.close();
+    }
   });
 
   it('runs the scenario in-process: after each step the ConfigMaps equal spec.names, observedGeneration equals the generation, nothing is orphaned', async () => {

@@ -1,11 +1,13 @@
 // The configmapset operator on the fake API server: the scenario, what it writes, a taken name, a restart in the middle of a cleanup, and main as a process.
 
+import { request as httpsRequest } from 'node:https';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
-import type { KubeObject } from '../../src/index.js';
+import { newResourceClient, resources, type KubeObject } from '../../src/index.js';
 import { FakeClock, type FakeApiServer } from '../../src/testing/index.js';
 import { awaitConverged, type ConfigMapSetSnapshot } from '../../examples/configmapset/consistency.js';
-import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet } from '../../examples/configmapset/crd.js';
+import { API_VERSION, configMapSets, FINALIZER, GROUP, SET_LABEL, type ConfigMapSet } from '../../examples/configmapset/crd.js';
+import { configMapSetWebhookServer } from '../../examples/configmapset/webhooks.js';
 import { ConfigMapSetOperator, type ConfigMapSetOperatorOptions } from '../../examples/configmapset/operator.js';
 import { FileRegistry } from '../../examples/configmapset/registry.js';
 import { configMapSet, runScenario } from '../../examples/configmapset/scenario.js';
@@ -14,6 +16,20 @@ import { metricValue } from '../operations/prom.js';
 import { HangingRegistry, runExample, startExampleCluster, until } from './helpers.js';
 
 const NS = 'demo';
+
+/** POSTs `body` as JSON over HTTPS, trusting the CA `caBundle` (base64 PEM); resolves with the JSON answer. */
+function postJson(url: string, body: unknown, caBundle: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { method: 'POST', ca: Buffer.from(caBundle, 'base64'), headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve(JSON.parse(text)));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
 
 interface Running {
   operator: ConfigMapSetOperator;
@@ -112,6 +128,29 @@ describe('the configmapset operator', () => {
     expect(operator.probeUrl).toBeUndefined();
   });
 
+  it('serves its webhooks under its Manager: a review over HTTPS is answered while it runs, and the server stops with it', async () => {
+    const webhookServer = configMapSetWebhookServer({ port: 0, logger: false });
+    const { stop, running } = start({ webhookServer });
+    await until(() => webhookServer.ready(), 'the webhook server');
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'u1',
+        kind: { group: GROUP, version: 'v1', kind: 'ConfigMapSet' },
+        resource: { group: GROUP, version: 'v1', resource: 'configmapsets' },
+        operation: 'CREATE',
+        userInfo: {},
+        object: configMapSet('dup', NS, { names: ['a', 'a'] }),
+      },
+    };
+    const answer = await postJson(`https://127.0.0.1:${webhookServer.port()}/validate-configmapsets`, review, webhookServer.caBundle()!);
+    expect(answer).toMatchObject({ response: { uid: 'u1', allowed: false, status: { details: { causes: [{ field: 'spec.names[1]', reason: 'FieldValueDuplicate' }] } } } });
+    stop.abort();
+    await running;
+    expect(webhookServer.ready()).toBe(false);
+  });
+
   it('writes one ConfigMap per name with the data, its label and a controller owner reference, and the status through the status subresource', async () => {
     const created = server.create(configMapSets, configMapSet('web', NS, { names: ['a', 'b'], data: { k: 'v' } }) as ConfigMapSet & KubeObject);
     expect(created.metadata?.generation).toBe(1);
@@ -140,6 +179,28 @@ describe('the configmapset operator', () => {
     expect(statusWrites()).toBe(2);
   });
 
+  it('writes with server-side apply: a value edited by hand is taken back, a key someone else added stays theirs, a key the set drops is removed', async () => {
+    server.create(configMapSets, configMapSet('web', NS, { names: ['a'], data: { color: 'blue', size: 'L' } }));
+    start();
+    await converged();
+    const cm = (): ConfigMap | undefined => configMaps().find((c) => c.metadata?.name === 'web-a');
+    expect(cm()?.metadata?.managedFields).toEqual([expect.objectContaining({ manager: 'configmapset-operator', operation: 'Apply' })]);
+    expect(getSet('web')?.metadata?.managedFields).toContainEqual(expect.objectContaining({ manager: 'configmapset-operator', operation: 'Apply', subresource: 'status' }));
+
+    // A hand edit: color changed (the operator's field), a key added (someone else's).
+    const user = newResourceClient(server.kubeConfig, resources.configmaps, { fieldManager: 'kubectl-edit' });
+    await user.patch('web-a', NS, { data: { color: 'red', extra: 'x' } }, 'merge');
+    user.close();
+    await until(() => cm()?.data?.color === 'blue', 'the color taken back');
+    expect(cm()?.data).toEqual({ color: 'blue', size: 'L', extra: 'x' });
+    await converged();
+
+    // The set drops size: the apply without it removes it (the operator owned it); extra is not the operator's to remove.
+    server.update(configMapSets, { ...getSet('web')!, spec: { names: ['a'], data: { color: 'blue' } } });
+    await converged((s) => (s.sets[0]?.status?.observedGeneration === 2 ? undefined : 'generation 2 not observed yet'));
+    expect(cm()?.data).toEqual({ color: 'blue', extra: 'x' });
+  });
+
   it('never takes over a ConfigMap it does not own: the set reports NameTaken and creates it once the name is free', async () => {
     const clock = new FakeClock();
     server.create('configmaps', { metadata: { name: 'web-a', namespace: NS }, data: { theirs: 'yes' } });
@@ -163,11 +224,11 @@ describe('the configmapset operator', () => {
 
   it('a ConfigMap the API refuses as invalid (422) is a TerminalError: counted, not retried, reconciled again on the next change of the set', async () => {
     const clock = new FakeClock();
-    server.injectFault({ verb: 'create', resource: 'configmaps', type: 'status', code: 422 });
+    server.injectFault({ verb: 'patch', resource: 'configmaps', type: 'status', code: 422 });
     server.create(configMapSets, configMapSet('web', NS, { names: ['a'], data: { k: 'v' } }));
     const { operator } = start({ controller: { clock } });
     await until(() => operator.stats().terminal === 1, 'the terminal failure');
-    const creates = (): number => server.requests().filter((r) => r.method === 'POST' && r.path.endsWith('/configmaps')).length;
+    const creates = (): number => server.requests().filter((r) => r.method === 'PATCH' && r.path.endsWith('/configmaps/web-a')).length;
     expect(creates()).toBe(1);
     await clock.advance(60_000);
     expect(creates()).toBe(1);
@@ -205,11 +266,12 @@ describe('the configmapset operator', () => {
   });
 
   it('runs as a program on the embedded fake under leader election, prints each step and a passing check, and exits 0', async () => {
-    const result = await runExample('examples/configmapset/main.ts', ['--fake', '--leader-elect']);
+    const result = await runExample('examples/configmapset/main.ts', ['--fake', '--leader-elect', '--webhooks', '--webhook-port', '0']);
     expect(result.exitedInTime).toBe(true);
     expect(result.stderr).toBe('');
     expect(result.stdout).toContain('configmapset operator on embedded fake API server');
     expect(result.stdout).toContain('operator: leading (term 1)');
+    expect(result.stdout).toMatch(/webhooks: serving on https:\/\/127\.0\.0\.1:\d+ under the operator's Manager/);
     expect(result.stdout).toMatch(/\[3\/6\] delete ConfigMap web-frontend by hand\n {6}operator: created ConfigMap demo\/web-frontend/);
     expect(result.stdout).toContain('operator: cleaned up demo/db: registry record removed, 1 ConfigMaps deleted');
     expect(result.stdout).toMatch(/scenario +6\/6 steps converged/);
