@@ -12,7 +12,7 @@ interface CrdSpec {
 
 function specOf(crd: KubeObject): CrdSpec {
   const spec = (crd as { spec?: unknown }).spec;
-  return spec !== null && typeof spec === 'object' ? (spec) : {};
+  return spec !== null && typeof spec === 'object' ? spec : {};
 }
 
 /** The status kube-apiserver stores with a created CRD, whatever status was sent: no conditions yet, no accepted names. */
