@@ -176,6 +176,12 @@ describe('fake API server: what it does not model answers 501 naming it, never a
     expect(((await cr.json()) as { message: string }).message).toMatch(/accepted media types include: application\/json-patch\+json, application\/merge-patch\+json, application\/apply-patch\+yaml/);
   });
 
+  it('a POST or PUT body in YAML or protobuf', async () => {
+    const yaml = await fetch(`${server.url}/api/v1/namespaces/default/configmaps`, { method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: 'metadata:\n  name: c\n' });
+    await expect501(yaml, /application\/yaml/);
+    expect(server.list('configmaps')).toEqual([]);
+  });
+
   it('the deprecated /watch/ paths', async () => {
     await expect501(await send('GET', '/api/v1/watch/namespaces/default/pods'), /deprecated watch path/);
   });

@@ -22,6 +22,13 @@ export function checkAccept(accept: string | undefined): void {
   if (!json && choices.some((c) => c.startsWith('application/vnd.kubernetes.protobuf'))) throw notModelled(`protobuf answers (Accept: ${accept})`);
 }
 
+/** Refuses a POST or PUT body kube-apiserver would decode and the fake cannot: YAML or protobuf (JSON is served). */
+export function checkBodyType(method: string, contentType: string | undefined): void {
+  if (method !== 'POST' && method !== 'PUT') return;
+  const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  if (type === 'application/yaml' || type === 'application/vnd.kubernetes.protobuf') throw notModelled(`request bodies in ${type} (send JSON)`);
+}
+
 /**
  * Refuses DeleteOptions whose meaning needs the garbage collector the fake does not run:
  * `propagationPolicy` Foreground or Orphan (query or body) and `orphanDependents: true`.

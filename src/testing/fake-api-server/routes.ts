@@ -8,7 +8,7 @@ import { readBody, REASONS, sendError, sendJson, statusBody, wantsPartialMetadat
 import { planWatch, requestMatcher, serveList, type CollectionRequest } from './list.js';
 import { parsePath, type ResourceInfo } from './paths.js';
 import { isBuiltInResource, notFoundIn, notServedError, type ResourceRegistry } from './registry.js';
-import { checkAccept, checkDeleteOptions, notModelled } from './not-modelled.js';
+import { checkAccept, checkBodyType, checkDeleteOptions, notModelled } from './not-modelled.js';
 import { WatchConnection } from './watch.js';
 import { serveCreate, serveDelete, serveGet, servePatch, serveUpdate, type ObjectRequest } from './writes.js';
 import { serveScale } from './scale.js';
@@ -172,6 +172,7 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
   if (method === 'DELETE' && parsed.name === undefined) throw notModelled(`deletecollection (DELETE ${url.pathname})`);
   if (verb === undefined) throw statusError(405, 'MethodNotAllowed', `${method} is not supported on ${url.pathname}`);
   checkAccept(req.headers.accept);
+  checkBodyType(method, req.headers['content-type']);
 
   const fault = ctx.faults.take({ verb, resource: ri.resource, namespace: parsed.namespace, path: url.pathname });
   if (fault?.type === 'status') {
