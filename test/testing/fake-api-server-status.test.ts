@@ -149,3 +149,17 @@ describe('fake API server: a full ResourceDescriptor does not re-declare a serve
     expect(server.create<Obj>({ ...descriptor, resource: 'gizmos', kind: 'Gizmo' }, { metadata: { name: 'z' } })).toMatchObject({ kind: 'Gizmo' });
   });
 });
+
+describe('fake API server: a custom resource is never updated unconditionally (kube-apiserver v1.37.2)', () => {
+  it('answers a PUT without metadata.resourceVersion with 422, on the main resource and on /status', async () => {
+    server.create(CRDS, crd('widgets', 'Widget', true));
+    await send('POST', WIDGETS, { metadata: { name: 'w' }, spec: { size: 1 } });
+    const put = await send('PUT', `${WIDGETS}/w`, { metadata: { name: 'w' }, spec: { size: 2 } });
+    expect(put).toMatchObject({ status: 422, body: { reason: 'Invalid', message: 'widgets.example.com "w" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update' } });
+    expect((await send('PUT', `${WIDGETS}/w/status`, { metadata: { name: 'w' }, status: { ready: true } })).status).toBe(422);
+    expect(server.get<Obj>('widgets.example.com', 'w')).toMatchObject({ spec: { size: 1 } });
+    // A built-in kind allows it, as kube-apiserver does.
+    server.create('configmaps', { metadata: { name: 'c' } });
+    expect((await send('PUT', '/api/v1/namespaces/default/configmaps/c', { metadata: { name: 'c' }, data: { a: 'b' } })).status).toBe(200);
+  });
+});

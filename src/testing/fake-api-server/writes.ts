@@ -132,7 +132,8 @@ export function serveCreate(res: ServerResponse, state: ResourceState, r: Object
 
 /**
  * PUT: replaces the object (or only its `status` on the status subresource). 409 Conflict when the
- * body's `metadata.resourceVersion` is stale; 404 when the object is missing; 400 on a name mismatch.
+ * body's `metadata.resourceVersion` is stale; 422 when a custom resource's body has none (kube-apiserver
+ * allows unconditional updates of built-in kinds only); 404 when the object is missing; 400 on a name mismatch.
  */
 export function serveUpdate(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
   const obj = bodyObject(r);
@@ -142,6 +143,10 @@ export function serveUpdate(res: ServerResponse, state: ResourceState, r: Object
   }
   const prev = existing(state, r);
   const expectRv = obj.metadata?.resourceVersion;
+  if ((expectRv === undefined || expectRv === '') && !isBuiltInResource(r.ri)) {
+    // kube-apiserver's custom resource strategy does not allow an unconditional update.
+    throw statusError(422, 'Invalid', `${r.ri.stateKey} "${prev.name}" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`, r.ri.stateKey, prev.name);
+  }
   let next: KubeObject;
   if (r.subresource === 'status') {
     next = { ...(JSON.parse(prev.json) as KubeObject), status: (obj as { status?: unknown }).status } as KubeObject;
