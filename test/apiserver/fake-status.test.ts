@@ -1,6 +1,6 @@
 // Issue 26's differences of the fake, on both servers with one set of expectations: a CRD's status subresource
 // (status dropped from main-resource writes, /status writes only status, the generation), a CRD without it,
-// the CRD's answer and its Established condition, and the two kinds of 404 a client sees.
+// the CRD's answer and its Established condition, a custom resource's PUT without resourceVersion, and the two kinds of 404 a client sees.
 // Run with `npx vitest run -c test/apiserver/vitest.config.ts test/apiserver/fake-status.test.ts` (the fake half needs no build).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -127,6 +127,9 @@ describe.each(Object.keys(targets))('issue 26 differences on %s', (which) => {
     expect(written).toMatchObject({ metadata: { generation: 1, labels: { a: 'b' } }, spec: { size: 1 }, status: { ready: true } });
     expect(written.metadata?.annotations).toBeUndefined();
     expect(written.metadata?.finalizers).toBeUndefined();
+    // No unconditional update of a custom resource: a PUT without metadata.resourceVersion is 422.
+    const { resourceVersion: _rv, ...noRv } = written.metadata ?? {};
+    await expect(widgets.replace({ ...written, metadata: noRv })).rejects.toMatchObject({ statusCode: 422, message: expect.stringMatching(/metadata\.resourceVersion: Invalid value: 0: must be specified for an update/) });
     const patched = await widgets.patchStatus('w3', target.namespace, { metadata: { labels: { e: 'f' } }, spec: { size: 10 }, status: { n: 1 } }, 'merge');
     expect(patched).toMatchObject({ metadata: { generation: 1, labels: { a: 'b' } }, spec: { size: 1 }, status: { ready: true, n: 1 } });
   });
