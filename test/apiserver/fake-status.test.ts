@@ -1,6 +1,6 @@
 // Issue 26's differences of the fake, on both servers with one set of expectations: a CRD's status subresource
 // (status dropped from main-resource writes, /status writes only status, the generation), a CRD without it,
-// the CRD's answer and its Established condition, a custom resource's PUT without resourceVersion, and the two kinds of 404 a client sees.
+// the CRD's answer and its Established condition, a custom resource's PUT without resourceVersion, a write that changes nothing, and the two kinds of 404 a client sees.
 // Run with `npx vitest run -c test/apiserver/vitest.config.ts test/apiserver/fake-status.test.ts` (the fake half needs no build).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,7 +107,10 @@ describe.each(Object.keys(targets))('issue 26 differences on %s', (which) => {
     const replaced = await widgets.replace({ ...created, metadata: { ...created.metadata, labels: { a: 'b' } }, spec: { size: 2 }, status: { ready: true } });
     expect(replaced).toMatchObject({ metadata: { generation: 2, labels: { a: 'b' } }, spec: { size: 2 } });
     expect(replaced.status).toBeUndefined();
-    expect((await widgets.patch('w1', target.namespace, { status: { ready: true } }, 'merge')).status).toBeUndefined();
+    // A status-only patch of the main resource changes nothing: nothing is stored (same resourceVersion).
+    const noop = await widgets.patch('w1', target.namespace, { status: { ready: true } }, 'merge');
+    expect(noop.status).toBeUndefined();
+    expect(noop.metadata?.resourceVersion).toBe(replaced.metadata?.resourceVersion);
     const applied = await widgets.apply({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: meta('w2'), spec: { size: 3 }, status: { applied: true } } as never, { fieldManager: 'm1' });
     expect(applied.status).toBeUndefined();
     // Owned by the applier: spec.size, nothing of status. (kube-apiserver also lists `".": {}` under f:spec; the fake's ownership does not.)

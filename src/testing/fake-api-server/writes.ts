@@ -2,6 +2,7 @@
 
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, ObjectMeta } from '../../core/types.js';
 import { statusError, type ResourceState, type StoredEntry } from '../resource-state.js';
 import { parseJsonBody, partialContentType, sendJson } from './http-util.js';
@@ -158,13 +159,29 @@ export function serveUpdate(res: ServerResponse, state: ResourceState, r: Object
 }
 
 /**
- * Stores an update under the deletion rules. A write that removed the last finalizer of an object
+ * What a write must change to be stored: the object without `resourceVersion`, and without the
+ * `managedFields` an update recomputes — for an apply, whose ownership is its content, only their times.
+ */
+function withoutVersioning(obj: KubeObject, apply: boolean): KubeObject {
+  const { resourceVersion: _rv, managedFields, ...meta } = obj.metadata ?? {};
+  if (apply && managedFields !== undefined) return { ...obj, metadata: { ...meta, managedFields: managedFields.map(({ time: _t, ...e }) => e) } };
+  return { ...obj, metadata: meta };
+}
+
+/**
+ * Stores an update under the deletion rules; a write that changes nothing (but `resourceVersion` and
+ * `managedFields`) stores nothing and answers the stored object, as kube-apiserver does. A write that removed the last finalizer of an object
  * being deleted deletes it, and is answered as kube-apiserver answers it (`Store.Update` →
  * `deleteWithoutFinalizers`): the object as written, at the resourceVersion it was read at — only the
  * DELETED event carries the deletion's new version.
  */
 export function storeWrite(state: ResourceState, r: ObjectRequest, prev: StoredEntry, next: KubeObject, expectRv: string | undefined): StoredEntry {
-  const ruled = applyDeletionRules(prev, withGeneration(r.ri, JSON.parse(prev.json) as KubeObject, next), r.ri.resource);
+  const before = JSON.parse(prev.json) as KubeObject;
+  const ruled = applyDeletionRules(prev, withGeneration(r.ri, before, next), r.ri.resource);
+  const stale = expectRv !== undefined && expectRv !== '' && expectRv !== prev.meta.resourceVersion;
+  // As kube-apiserver (GuaranteedUpdate): a write that changes nothing stores nothing — same resourceVersion, no event.
+  const apply = r.contentType.split(';')[0].trim().toLowerCase() === 'application/apply-patch+yaml';
+  if (ruled !== 'delete' && !stale && isDeepStrictEqual(withoutVersioning(ruled, apply), withoutVersioning(before, apply))) return prev;
   if (ruled !== 'delete') return state.update(r.ri.stateKey, ruled, { expectResourceVersion: expectRv, dryRun: r.dryRun });
   const written: KubeObject = { ...next, metadata: { ...next.metadata, finalizers: [], resourceVersion: prev.meta.resourceVersion } };
   state.delete(r.ri.stateKey, prev.namespace, prev.name, { expectResourceVersion: expectRv, finalState: written, dryRun: r.dryRun });
