@@ -28,10 +28,7 @@ const established = (crd: CustomResourceDefinition): CustomResourceDefinition =>
   status: { conditions: [{ type: 'NamesAccepted', status: 'True' }, { type: 'Established', status: 'True' }] } as never,
 });
 
-/**
- * The fake API server stores CRDs and serves their resources but runs no apiextensions controller:
- * this client reports what it answers `Established`, as kube-apiserver does once the CRD is served.
- */
+/** A client that records each apply (the fake API server makes CRDs Established itself, as kube-apiserver does). */
 function establishingClient(calls: string[]): CustomResourceDefinitionClient & { close(): void } {
   const real = newResourceClient(server.kubeConfig, resources.customresourcedefinitions);
   return {
@@ -90,22 +87,43 @@ describe('Manager: installing CRDs at start (crds)', () => {
     expect(log.lines.find((l) => l.startsWith('error: manager stopped'))).toContain('the API server refused CustomResourceDefinition widgets.crdtest.kube-informer.dev');
   });
 
-  it('installs with the factory\'s kubeConfig when no client is given, and gives up after crdInstall.timeoutMs on its clock when Established never comes', async () => {
+  it('installs with the factory\'s kubeConfig when no client is given: the fake server makes the CRD Established and the controllers run', async () => {
     const clock = new FakeClock();
-    const factory = newFactory();
-    const manager = new Manager(factory, { crds: [gadgets], crdInstall: { timeoutMs: 5_000 }, clock, logger: false });
+    const runs = { n: 0 };
+    const manager = new Manager(newFactory(), { crds: [gadgets], controllers: [waiter(runs)], clock, logger: false });
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    for (let i = 0; i < 200 && runs.n === 0; i++) {
+      await clock.advance(250); // the install polls the CRD's conditions on the manager's clock
+      for (let t = 0; t < 50; t++) await new Promise((resolve) => setImmediate(resolve)); // the HTTP round trips
+    }
+    expect(runs.n).toBe(1);
+    const applied = server.requests().find((r) => r.resource === 'customresourcedefinitions' && r.verb === 'patch');
+    expect(applied?.query).toMatchObject({ fieldManager: 'kube-informer', force: 'true' });
+    stop.abort();
+    await running;
+  });
+
+  it('gives up after crdInstall.timeoutMs on its clock when Established never comes', async () => {
+    const clock = new FakeClock();
+    const real = newResourceClient(server.kubeConfig, resources.customresourcedefinitions);
+    const notEstablished = (crd: CustomResourceDefinition): CustomResourceDefinition => ({ ...crd, status: undefined as never });
+    // A server that stores the CRD but whose apiextensions controller never reports it Established.
+    const client: CustomResourceDefinitionClient = {
+      apply: async (config, options) => notEstablished(await real.apply(config, options)),
+      get: async (name, namespace, options) => notEstablished(await real.get(name, namespace, options)),
+    };
+    const manager = new Manager(newFactory(), { crds: [gadgets], crdInstall: { client, timeoutMs: 5_000 }, clock, logger: false });
     const running = manager.run(new AbortController().signal).catch((e: unknown) => e);
-    // The fake server stored the CRD (it was applied through the factory's kubeConfig) but never reports Established.
     await until(() => server.get('customresourcedefinitions.apiextensions.k8s.io', 'gadgets.crdtest.kube-informer.dev') !== undefined, 'the CRD to be applied');
     for (let i = 0; i < 25 && manager.phase !== 'stopped'; i++) {
       await clock.advance(250);
       await new Promise((resolve) => setImmediate(resolve));
     }
     const err = await running;
+    real.close();
     expect(err).toBeInstanceOf(CustomResourceDefinitionError);
     expect((err as Error).message).toBe('CustomResourceDefinition gadgets.crdtest.kube-informer.dev did not become Established within 5000 ms (Established: not reported)');
-    const applied = server.requests().find((r) => r.resource === 'customresourcedefinitions' && r.verb === 'patch');
-    expect(applied?.query).toMatchObject({ fieldManager: 'kube-informer', force: 'true' });
   });
 
   it('stops cleanly, resolving run(), when its signal aborts while it waits for Established', async () => {

@@ -27,6 +27,22 @@ const NOT_FOUND = {
   message: 'the server could not find the requested resource',
 };
 
+/** The plain text kube-apiserver answers for a path under an API group it does not serve (no CRD, not its own). */
+const PAGE_NOT_FOUND = '404 page not found\n';
+
+/** Whether kube-apiserver answers a 404 for `path` as plain text (a group it does not serve) rather than a Status. */
+const isPlainText = (path: string): boolean => /^\/apis\/(example\.com|extensions|core|x\.[^/]*)\//.test(path);
+
+/** GET (or another method) of `path`: the status and the body, parsed when it is JSON. */
+async function fetchBody(s: FakeApiServer, path: string, init?: RequestInit): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${s.url}${path}`, init);
+  const text = await res.text();
+  return { status: res.status, body: res.headers.get('content-type')?.startsWith('text/plain') ? text : JSON.parse(text) };
+}
+
+/** kube-apiserver's 404 for `path`: the NotFound Status under the core group and its own groups, else the plain text. */
+const notFound = (path: string): { status: number; body: unknown } => ({ status: 404, body: isPlainText(path) ? PAGE_NOT_FOUND : expect.objectContaining(NOT_FOUND) });
+
 /** A GVR typo a controller could make: wrong group, wrong version, unknown plural, a Kind instead of a plural. */
 const TYPOS = [
   '/apis/apps/v1/pods',
@@ -86,9 +102,7 @@ const send = (s: FakeApiServer, method: string, path: string, body?: unknown) =>
 describe('fake API server: unknown resources are 404, like kube-apiserver', () => {
   it.each(TYPOS)('answers a list of %s with a 404 NotFound Status', async (path) => {
     const s = await start();
-    const res = await getJson(`${s.url}${path}`);
-    expect(res.status).toBe(404);
-    expect(res.body).toMatchObject(NOT_FOUND);
+    expect(await fetchBody(s, path)).toEqual(notFound(path));
   });
 
   it.each(TYPOS)('answers a watch of %s with a 404 NotFound Status, not a stream', async (path) => {
@@ -96,7 +110,8 @@ describe('fake API server: unknown resources are 404, like kube-apiserver', () =
     const watch = await openWatch(`${s.url}${path}?watch=true&resourceVersion=0`);
     try {
       expect(watch.status).toBe(404);
-      expect(await watch.next()).toMatchObject(NOT_FOUND);
+      if (isPlainText(path)) expect(await watch.nextLine()).toBe('404 page not found');
+      else expect(await watch.next()).toMatchObject(NOT_FOUND);
       expect(await watch.nextLine()).toBeUndefined();
     } finally {
       watch.close();
@@ -132,7 +147,7 @@ describe('fake API server: unknown resources are 404, like kube-apiserver', () =
   it('answers discovery for a group/version it does not serve with 404', async () => {
     const s = await start();
     expect(await getJson(`${s.url}/api/v2`)).toMatchObject({ status: 404, body: NOT_FOUND });
-    expect(await getJson(`${s.url}/apis/example.com/v1`)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await fetchBody(s, '/apis/example.com/v1')).toEqual({ status: 404, body: PAGE_NOT_FOUND });
     expect(await getJson(`${s.url}/apis/apps/v1beta1`)).toMatchObject({ status: 404, body: NOT_FOUND });
     expect((await getJson(`${s.url}/apis/apps/v1`)).body.resources.map((r: { name: string }) => r.name)).toContain('deployments');
   });
@@ -185,7 +200,7 @@ describe('fake API server: the built-in resources', () => {
       `/apis/${group === '' ? 'core' : `x.${group}`}/${version}/${resource}`,
     ].filter((p) => !(resource === 'events' && (p === '/api/v1/events' || p === '/apis/events.k8s.io/v1/events')));
     for (const path of elsewhere) {
-      expect(await getJson(`${s.url}${path}`), path).toMatchObject({ status: 404, body: NOT_FOUND });
+      expect(await fetchBody(s, path), path).toEqual(notFound(path));
     }
   });
 
@@ -212,7 +227,7 @@ describe('fake API server: declared resources', () => {
     s.create({ group: 'example.com', version: 'v1', resource: 'widgets' }, { metadata: { name: 'w1' } });
     const list = await getJson(`${s.url}/apis/example.com/v1/namespaces/default/widgets`);
     expect(list).toMatchObject({ status: 200, body: { apiVersion: 'example.com/v1', kind: 'WidgetList', items: [{ metadata: { name: 'w1' } }] } });
-    expect(await getJson(`${s.url}/apis/example.com/v2/widgets`)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await fetchBody(s, '/apis/example.com/v2/widgets')).toEqual({ status: 404, body: PAGE_NOT_FOUND });
     expect((await getJson(`${s.url}/apis/example.com/v1`)).body.resources).toEqual([expect.objectContaining({ name: 'widgets', kind: 'Widget' })]);
   });
 
@@ -253,12 +268,12 @@ describe('fake API server: declared resources', () => {
     await custom.createClusterCustomObject({ group: 'example.com', version: 'v1', plural: 'widgets', body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1' } } });
     expect(s.get('widgets.example.com', 'w1')).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget' });
     expect((await getJson(`${s.url}/apis/example.com/v1beta1/widgets`)).status).toBe(200);
-    expect(await getJson(`${s.url}/apis/example.com/v1alpha1/widgets`)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await fetchBody(s, '/apis/example.com/v1alpha1/widgets')).toEqual({ status: 404, body: PAGE_NOT_FOUND });
     expect((await getJson(`${s.url}/apis/example.com/v1/namespaces/default/widgets`)).status).toBe(404);
     expect((await getJson(`${s.url}/apis/example.com/v1`)).body.resources).toEqual([expect.objectContaining({ name: 'widgets', namespaced: false })]);
 
     await crds.deleteCustomResourceDefinition({ name: 'widgets.example.com' });
-    expect(await getJson(`${s.url}/apis/example.com/v1/widgets`)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await fetchBody(s, '/apis/example.com/v1/widgets')).toEqual({ status: 404, body: PAGE_NOT_FOUND });
   });
 
   it('serves a CRD created with a state operation', async () => {

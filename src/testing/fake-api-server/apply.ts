@@ -9,7 +9,9 @@ import { statusError, type ResourceState } from '../resource-state.js';
 import { metaTime } from './finalizers.js';
 import { normalizeObject, withGeneration } from './paths.js';
 import { entryWith, identityOf, leafPaths, overlaps, ownedPaths, pathKey, sameValue, startingEntries, valueAt, type Path } from './ownership.js';
-import { answer, keepServerFields, storeWrite, type ObjectRequest } from './writes.js';
+import { answer, keepServerFields, keepsStatusApart, storeWrite, withStatusOf, type ObjectRequest } from './writes.js';
+import { CRD_STATE_KEY, isBuiltInResource } from './registry.js';
+import { establish, initialCrdStatus } from './crd-status.js';
 
 /** True for the media type of a server-side apply patch. */
 export function isApplyPatch(contentType: string): boolean {
@@ -113,16 +115,21 @@ function isGranularList(r: ObjectRequest, path: Path, value: unknown): boolean {
  * them (its `Apply` entry in `managedFields`); removes fields the manager applied before and no
  * longer names, unless another manager owns them; answers 409 Conflict with one
  * `FieldManagerConflict` cause per field another manager owns with another value, unless
- * `force=true` takes them. On the status subresource only `status` is applied. Not modelled (501):
- * bodies that are not JSON, `status` in a main-resource apply (kube-apiserver ignores it when the
- * resource has a status subresource), and a list kube-apiserver merges per element (metadata
+ * `force=true` takes them. On the status subresource only `status` is applied; `status` in an apply of
+ * the main resource is dropped when the resource has a status subresource (kube-apiserver's rule).
+ * Not modelled (501): bodies that are not JSON, `status` in a main-resource apply of a built-in kind
+ * (its status strategy is not modelled), and a list kube-apiserver merges per element (metadata
  * finalizers and owner references, lists of built-in types) that another manager also owns.
  */
 export function serveApply(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
-  const { config, manager } = checkRequest(r);
+  const checked = checkRequest(r);
+  const manager = checked.manager;
+  let config = checked.config;
   const sub = r.subresource === 'status' ? 'status' : undefined;
   if (sub === undefined && Object.hasOwn(config, 'status')) {
-    throw notImplemented('status in an apply of the main resource; apply status through the status subresource (applyStatus)');
+    // kube-apiserver resets (and owns nothing of) a status sent to the main resource when it has a status subresource.
+    if (keepsStatusApart(r.ri)) config = withStatusOf(undefined, config);
+    else if (isBuiltInResource(r.ri)) throw notImplemented('status in an apply of the main resource of a built-in kind; apply status through the status subresource (applyStatus)');
   }
   const prevEntry = state.get(r.ri.stateKey, r.namespace, r.name ?? '');
   if (prevEntry === undefined && sub !== undefined) {
@@ -168,8 +175,11 @@ export function serveApply(res: ServerResponse, state: ResourceState, r: ObjectR
   if (r.ri.namespaced) meta.namespace = r.namespace;
   const next = { ...merged, metadata: meta } as KubeObject;
   if (prevEntry === undefined) {
-    const created = withGeneration(r.ri, undefined, normalizeObject(r.ri, next, r.namespace || 'default', r.now));
-    answer(res, 201, state.create(r.ri.stateKey, created, { dryRun: r.dryRun }), r.metadataOnly);
+    const crd = r.ri.stateKey === CRD_STATE_KEY;
+    const created = withGeneration(r.ri, undefined, normalizeObject(r.ri, crd ? ({ ...next, status: initialCrdStatus(next) } as KubeObject) : next, r.namespace || 'default', r.now));
+    const entry = state.create(r.ri.stateKey, created, { dryRun: r.dryRun });
+    answer(res, 201, entry, r.metadataOnly);
+    if (crd && !r.dryRun) establish(state, r.ri.stateKey, entry, r.now);
     return;
   }
   answer(res, 200, storeWrite(state, r, prevEntry, normalizeObject(r.ri, keepServerFields(next, prevEntry), r.namespace, r.now), undefined), r.metadataOnly);

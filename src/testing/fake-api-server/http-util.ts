@@ -23,8 +23,20 @@ export function sendJson(
   res.end(json);
 }
 
-/** Sends an error as a Status body: an {@link ApiStatusError} keeps its Status, anything else is a 500. */
+/** The plain-text body kube-apiserver answers (404, `text/plain`) for a path under an API group it does not serve. */
+export const PAGE_NOT_FOUND = '404 page not found\n';
+
+/**
+ * Sends an error as a Status body: an {@link ApiStatusError} keeps its Status (a 404 without one whose
+ * message is `404 page not found` is sent as that plain text), anything else is a 500.
+ */
 export function sendError(res: ServerResponse, err: unknown): void {
+  if (err instanceof ApiStatusError && err.status === undefined && err.statusCode === 404 && err.message === PAGE_NOT_FOUND.trim()) {
+    // kube-apiserver's fallback for a path no API group serves: plain text, not a Status.
+    res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Content-Length': Buffer.byteLength(PAGE_NOT_FOUND) });
+    res.end(PAGE_NOT_FOUND);
+    return;
+  }
   if (err instanceof ApiStatusError) {
     const body = (err.status as Record<string, unknown> | undefined) ?? statusBody(err.statusCode, err.message, err.reason);
     const headers: Record<string, string> =

@@ -18,13 +18,21 @@ export interface ResourceDefinition {
   namespaced?: boolean;
   /**
    * Whether the server keeps `metadata.generation`, as kube-apiserver does for custom resources and
-   * workloads: 1 on create, one more on each write that changes anything but `metadata` and `status`
-   * (a status or metadata-only write keeps it, as with a status subresource), one more when a DELETE
+   * workloads: 1 on create, one more on each write that changes anything but `metadata` (and `status`,
+   * when the resource has a status subresource: a status or metadata-only write keeps it), one more when a DELETE
    * marks an object held by finalizers. Default false (or, when redeclaring, what the resource had):
    * the generation is whatever the writer sent. Resources served from a CustomResourceDefinition
    * always keep it.
    */
   generation?: boolean;
+  /**
+   * Whether the resource has a status subresource, as a CRD with `subresources.status` has (most do):
+   * `/status` is served and writes only `status`; a status sent with a POST, PUT, PATCH or apply of the
+   * main resource is dropped, as kube-apiserver drops it. `false`: no `/status` (404), status is written
+   * with the rest of the object and counts for the generation. Default true (or, when redeclaring,
+   * what the resource had). Built-in kinds have the subresources kube-apiserver gives them.
+   */
+  statusSubresource?: boolean;
 }
 
 /** A resource as the server knows it, every field resolved. */
@@ -45,6 +53,10 @@ export interface ResourceInfo {
   readonly namespaced: boolean;
   /** Whether the server keeps `metadata.generation` (see {@link ResourceDefinition.generation}). */
   readonly generation: boolean;
+  /** Whether `/status` is served (see {@link ResourceDefinition.statusSubresource}). */
+  readonly statusSubresource: boolean;
+  /** The subresources kube-apiserver serves for it (`status`, `scale`, `log`, ...); those the fake does not model answer 501. */
+  readonly subresources: readonly string[];
   /** The name the shared state stores it under: `resource` for core, `resource.group` otherwise. */
   readonly stateKey: string;
   /** The JSON every stored object of this resource starts with (`{"apiVersion":..,"kind":..,`). */
@@ -114,20 +126,23 @@ export function normalizeObject(ri: ResourceInfo, obj: KubeObject, defaultNamesp
   return { apiVersion: ri.apiVersion, kind: ri.kind, metadata: meta, ...rest };
 }
 
-/** Everything but `metadata` and `status`: what a generation counts changes of. */
-function specOf(obj: KubeObject): Record<string, unknown> {
-  const { apiVersion: _a, kind: _k, metadata: _m, status: _s, ...rest } = obj as KubeObject & Record<string, unknown>;
+/** Everything but `metadata` (and `status` when it has its own subresource): what a generation counts changes of. */
+function specOf(obj: KubeObject, statusSubresource: boolean): Record<string, unknown> {
+  const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = obj as KubeObject & Record<string, unknown>;
+  if (statusSubresource) delete rest.status;
   return rest;
 }
 
 /**
  * Sets `metadata.generation` of `next` when the resource keeps one: 1 when created (`prev` undefined),
- * else the stored generation, one more when anything but metadata and status changed. Objects of
- * other resources are returned as they are.
+ * else the stored generation, one more when anything but metadata changed — and status, when the
+ * resource has a status subresource (kube-apiserver's rule for custom resources). Objects of other
+ * resources are returned as they are.
  */
 export function withGeneration(ri: ResourceInfo, prev: KubeObject | undefined, next: KubeObject): KubeObject {
   if (!ri.generation) return next;
   const before = typeof prev?.metadata?.generation === 'number' ? prev.metadata.generation : 0;
-  const generation = prev === undefined ? 1 : isDeepStrictEqual(specOf(prev), specOf(next)) ? before : before + 1;
+  const same = prev !== undefined && isDeepStrictEqual(specOf(prev, ri.statusSubresource), specOf(next, ri.statusSubresource));
+  const generation = prev === undefined ? 1 : same ? before : before + 1;
   return { ...next, metadata: { ...next.metadata, generation } };
 }

@@ -1,6 +1,7 @@
 // The resources a fake API server serves: built-in kinds, declared ones, and those of stored CRDs; the rest are 404.
 
 import { ApiStatusError } from '../../core/errors.js';
+import { InvalidOptionError } from '../../core/options.js';
 import type { KubeObject } from '../../core/types.js';
 import type { StoredEntry } from '../resource-state.js';
 import { statusBody } from '../status.js';
@@ -12,6 +13,28 @@ export const NOT_SERVED_MESSAGE = 'the server could not find the requested resou
 /** The 404 Status kube-apiserver answers for a resource (or group/version) it does not serve. */
 export function notServedError(message: string = NOT_SERVED_MESSAGE): ApiStatusError {
   return new ApiStatusError(404, message, { reason: 'NotFound', status: statusBody(404, message, 'NotFound', {}) });
+}
+
+/** A 404 the fake answers as kube-apiserver's fallback handler does: plain text `404 page not found`, not a Status. */
+function pageNotFoundError(): ApiStatusError {
+  return new ApiStatusError(404, '404 page not found', { reason: 'NotFound' });
+}
+
+/** The API groups kube-apiserver v1.37.2 serves itself (`/apis`, no CRD or aggregated API): their unknown paths answer a Status. */
+const KUBERNETES_GROUPS = new Set([
+  'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'apiregistration.k8s.io', 'apps', 'authentication.k8s.io',
+  'authorization.k8s.io', 'autoscaling', 'batch', 'certificates.k8s.io', 'coordination.k8s.io', 'discovery.k8s.io',
+  'events.k8s.io', 'flowcontrol.apiserver.k8s.io', 'networking.k8s.io', 'node.k8s.io', 'policy',
+  'rbac.authorization.k8s.io', 'resource.k8s.io', 'scheduling.k8s.io', 'storage.k8s.io', 'storagemigration.k8s.io',
+]);
+
+/**
+ * What kube-apiserver answers for a resource it does not serve in `group`: the core group and its
+ * own groups answer a 404 `Status`; any other group — one no CRD serves, or a CRD's group at a version
+ * or plural it does not serve — falls through to the plain-text `404 page not found`.
+ */
+export function notFoundIn(group: string): ApiStatusError {
+  return group === '' || KUBERNETES_GROUPS.has(group) ? notServedError() : pageNotFoundError();
 }
 
 /** Whether `group/version/resource` is one of {@link BUILT_IN_RESOURCES} (else: a custom resource, served from unstructured objects). */
@@ -57,6 +80,26 @@ export const BUILT_IN_RESOURCES: ReadonlyArray<readonly [string, string, string,
 
 const BUILT_IN_KEYS = new Set(BUILT_IN_RESOURCES.map(([g, v, r]) => `${g}/${v}/${r}`));
 
+/** The subresources kube-apiserver v1.37.2 serves for the built-in resources (by state key); the others have none. */
+const BUILT_IN_SUBRESOURCES: Readonly<Record<string, readonly string[]>> = {
+  pods: ['attach', 'binding', 'ephemeralcontainers', 'eviction', 'exec', 'log', 'portforward', 'proxy', 'resize', 'status'],
+  services: ['proxy', 'status'],
+  nodes: ['proxy', 'status'],
+  namespaces: ['finalize', 'status'],
+  serviceaccounts: ['token'],
+  persistentvolumeclaims: ['status'],
+  persistentvolumes: ['status'],
+  replicationcontrollers: ['scale', 'status'],
+  'deployments.apps': ['scale', 'status'],
+  'replicasets.apps': ['scale', 'status'],
+  'statefulsets.apps': ['scale', 'status'],
+  'daemonsets.apps': ['status'],
+  'jobs.batch': ['status'],
+  'cronjobs.batch': ['status'],
+  'ingresses.networking.k8s.io': ['status'],
+  'customresourcedefinitions.apiextensions.k8s.io': ['status'],
+};
+
 /** `widgets` → `Widget`, `policies` → `Policy`, `classes` → `Class`. */
 export function inferKind(resource: string): string {
   let singular = resource;
@@ -66,19 +109,29 @@ export function inferKind(resource: string): string {
   return singular.charAt(0).toUpperCase() + singular.slice(1);
 }
 
-function info(group: string, version: string, resource: string, kind: string, namespaced: boolean, generation: boolean, listKind = `${kind}List`): ResourceInfo {
+interface InfoFields {
+  kind: string;
+  namespaced: boolean;
+  generation: boolean;
+  subresources: readonly string[];
+  listKind?: string;
+}
+
+function info(group: string, version: string, resource: string, f: InfoFields): ResourceInfo {
   const apiVersion = group === '' ? version : `${group}/${version}`;
   return {
     group,
     version,
     resource,
-    kind,
-    listKind,
+    kind: f.kind,
+    listKind: f.listKind ?? `${f.kind}List`,
     apiVersion,
-    namespaced,
-    generation,
+    namespaced: f.namespaced,
+    generation: f.generation,
+    statusSubresource: f.subresources.includes('status'),
+    subresources: f.subresources,
     stateKey: group === '' ? resource : `${resource}.${group}`,
-    jsonPrefix: `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(kind)},`,
+    jsonPrefix: `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(f.kind)},`,
   };
 }
 
@@ -94,10 +147,14 @@ function crdResources(crd: KubeObject): ResourceInfo[] {
   if (typeof group !== 'string' || group === '' || typeof plural !== 'string' || plural === '' || !Array.isArray(spec?.versions)) return [];
   const kind = typeof spec.names?.kind === 'string' && spec.names.kind !== '' ? spec.names.kind : inferKind(plural);
   const listKind = typeof spec.names?.listKind === 'string' && spec.names.listKind !== '' ? spec.names.listKind : undefined;
-  const versions = (spec.versions as Array<{ name?: unknown; served?: unknown; storage?: unknown }>)
+  const versions = (spec.versions as Array<{ name?: unknown; served?: unknown; storage?: unknown; subresources?: unknown }>)
     .filter((v) => v !== null && typeof v === 'object' && typeof v.name === 'string' && v.name !== '' && v.served !== false)
     .sort((a, b) => Number(b.storage === true) - Number(a.storage === true));
-  return versions.map((v) => info(group, v.name as string, plural, kind, spec.scope !== 'Cluster', true, listKind));
+  const subresourcesOf = (v: { subresources?: unknown }): string[] => {
+    const sub = v.subresources;
+    return sub !== null && typeof sub === 'object' ? ['status', 'scale'].filter((k) => (sub as Record<string, unknown>)[k] != null) : [];
+  };
+  return versions.map((v) => info(group, v.name as string, plural, { kind, namespaced: spec.scope !== 'Cluster', generation: true, subresources: subresourcesOf(v), listKind }));
 }
 
 /** Options of a {@link ResourceRegistry}. */
@@ -122,7 +179,10 @@ export class ResourceRegistry {
   constructor(options: ResourceRegistryOptions = {}) {
     this.#inferUnknown = options.inferUnknown ?? false;
     this.#crds = options.customResourceDefinitions ?? (() => []);
-    for (const [g, v, r, k, n] of BUILT_IN_RESOURCES) this.#byGvr.set(gvrKey(g, v, r), info(g, v, r, k, n, false));
+    for (const [g, v, r, k, n] of BUILT_IN_RESOURCES) {
+      const subresources = BUILT_IN_SUBRESOURCES[g === '' ? r : `${r}.${g}`] ?? [];
+      this.#byGvr.set(gvrKey(g, v, r), info(g, v, r, { kind: k, namespaced: n, generation: false, subresources }));
+    }
   }
 
   /** Whether unknown resources are inferred rather than 404. */
@@ -130,12 +190,19 @@ export class ResourceRegistry {
     return this.#inferUnknown;
   }
 
-  /** Declares (or redeclares) a resource; a redeclaration without `generation` keeps the resource's. */
+  /**
+   * Declares (or redeclares) a resource; a redeclaration without `generation` or `statusSubresource`
+   * keeps the resource's (a built-in one keeps its other subresources).
+   */
   define(def: ResourceDefinition): ResourceInfo {
     const group = def.group ?? '';
     const version = def.version ?? 'v1';
-    const generation = def.generation ?? this.#byGvr.get(gvrKey(group, version, def.resource))?.generation ?? false;
-    const ri = info(group, version, def.resource, def.kind ?? inferKind(def.resource), def.namespaced ?? true, generation);
+    const had = this.#byGvr.get(gvrKey(group, version, def.resource));
+    const generation = def.generation ?? had?.generation ?? false;
+    const status = def.statusSubresource ?? had?.statusSubresource ?? true;
+    const others = (had?.subresources ?? []).filter((s) => s !== 'status');
+    const subresources = status ? ['status', ...others] : others;
+    const ri = info(group, version, def.resource, { kind: def.kind ?? inferKind(def.resource), namespaced: def.namespaced ?? true, generation, subresources });
     this.#byGvr.set(gvrKey(group, version, def.resource), ri);
     return ri;
   }
@@ -160,16 +227,19 @@ export class ResourceRegistry {
     return this.#inferUnknown ? this.define({ group, version, resource }) : undefined;
   }
 
-  /** The resource a request addresses; throws kube-apiserver's 404 NotFound Status when it is not served. */
+  /** The resource a request addresses; throws kube-apiserver's 404 (see {@link notFoundIn}) when it is not served. */
   lookup(group: string, version: string, resource: string): ResourceInfo {
     const ri = this.find(group, version, resource);
-    if (ri === undefined) throw notServedError();
+    if (ri === undefined) throw notFoundIn(group);
     return ri;
   }
 
   /**
-   * Resolves a {@link ResourceRef} from a test. A {@link ResourceDefinition} with `kind`, `namespaced` or
-   * `generation` declares the resource; anything else must be served, else a 404 `ApiStatusError` that names it.
+   * Resolves a {@link ResourceRef} from a test. A {@link ResourceDefinition} with `kind`, `namespaced`,
+   * `generation` or `statusSubresource` declares a resource that is not served yet; for one that is
+   * served (built in, declared, from a CRD) it is only checked: the served declaration stays, and a
+   * field that differs throws an `InvalidOptionError` naming both. Anything else must be served, else a
+   * 404 `ApiStatusError` that names it.
    */
   resolve(ref: ResourceRef): ResourceInfo {
     let group: string;
@@ -180,7 +250,13 @@ export class ResourceRegistry {
       resource = ref.resource;
       version = ref.version ?? this.#versionOf(group, resource);
       const def = ref as ResourceDefinition;
-      if (def.kind !== undefined || def.namespaced !== undefined || def.generation !== undefined) return this.define({ ...def, group, version });
+      const declares = def.kind !== undefined || def.namespaced !== undefined || def.generation !== undefined || def.statusSubresource !== undefined;
+      if (declares) {
+        const served = this.find(group, version, resource);
+        if (served === undefined) return this.define({ ...def, group, version });
+        checkSameDeclaration(served, def);
+        return served;
+      }
     } else {
       const dot = ref.indexOf('.');
       resource = dot < 0 ? ref : ref.slice(0, dot);
@@ -222,4 +298,23 @@ export class ResourceRegistry {
     }
     return out;
   }
+}
+
+/** Throws when a definition passed to a state operation differs from the resource as the server serves it. */
+function checkSameDeclaration(served: ResourceInfo, def: ResourceDefinition): void {
+  const differences: string[] = [];
+  const check = (field: 'kind' | 'namespaced' | 'generation' | 'statusSubresource'): void => {
+    const given = def[field];
+    if (given !== undefined && given !== served[field]) differences.push(`${field}: ${JSON.stringify(given)} (served: ${JSON.stringify(served[field])})`);
+  };
+  check('kind');
+  check('namespaced');
+  check('generation');
+  check('statusSubresource');
+  if (differences.length === 0) return;
+  const gvr = served.group === '' ? `${served.resource} (core ${served.version})` : `${served.resource}.${served.group}/${served.version}`;
+  throw new InvalidOptionError(
+    `FakeApiServer: the resource definition passed for ${gvr} conflicts with the one the server serves (kind ${served.kind}): ${differences.join(', ')}. ` +
+      `A state operation does not re-declare a served resource; pass a matching definition, or a { group, version, resource }, or redeclare it with server.resource(...)`,
+  );
 }

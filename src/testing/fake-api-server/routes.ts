@@ -7,7 +7,8 @@ import { streamSteps, type FakeApiVerb, type FaultQueue } from './faults.js';
 import { readBody, REASONS, sendError, sendJson, statusBody, wantsPartialMetadata } from './http-util.js';
 import { planWatch, requestMatcher, serveList, type CollectionRequest } from './list.js';
 import { parsePath, type ResourceInfo } from './paths.js';
-import { notServedError, type ResourceRegistry } from './registry.js';
+import { isBuiltInResource, notFoundIn, notServedError, type ResourceRegistry } from './registry.js';
+import { checkAccept, checkBodyType, checkDeleteOptions, notModelled } from './not-modelled.js';
 import { WatchConnection } from './watch.js';
 import { serveCreate, serveDelete, serveGet, servePatch, serveUpdate, type ObjectRequest } from './writes.js';
 import { serveScale } from './scale.js';
@@ -86,6 +87,10 @@ function verbOf(method: string, hasName: boolean, watch: boolean): FakeApiVerb |
 
 function serveDiscovery(res: ServerResponse, ctx: RouteContext, path: string): boolean {
   const all = ctx.registry.all();
+  const groupOf = (name: string): { name: string; versions: unknown[]; preferredVersion: unknown } => {
+    const versions = [...new Set(all.filter((r) => r.group === name).map((r) => r.version))].map((v) => ({ groupVersion: `${name}/${v}`, version: v }));
+    return { name, versions, preferredVersion: versions[0] };
+  };
   const resourcesOf = (group: string, version: string): unknown[] =>
     all
       .filter((r) => r.group === group && r.version === version)
@@ -103,21 +108,19 @@ function serveDiscovery(res: ServerResponse, ctx: RouteContext, path: string): b
   } else if (path === '/api') {
     sendJson(res, 200, JSON.stringify({ kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] }));
   } else if (path === '/apis') {
-    const groups = [...new Set(all.filter((r) => r.group !== '').map((r) => r.group))].map((name) => {
-      const versions = [...new Set(all.filter((r) => r.group === name).map((r) => r.version))].map((v) => ({
-        groupVersion: `${name}/${v}`,
-        version: v,
-      }));
-      return { name, versions, preferredVersion: versions[0] };
-    });
+    const groups = [...new Set(all.filter((r) => r.group !== '').map((r) => r.group))].map(groupOf);
     sendJson(res, 200, JSON.stringify({ kind: 'APIGroupList', apiVersion: 'v1', groups }));
+  } else if (/^\/apis\/[^/]+\/?$/.test(path)) {
+    const name = path.split('/')[2];
+    if (!all.some((r) => r.group === name)) throw notFoundIn(name);
+    sendJson(res, 200, JSON.stringify({ kind: 'APIGroup', apiVersion: 'v1', ...groupOf(name) }));
   } else {
     const m = /^\/(?:api\/(v[^/]+)|apis\/([^/]+)\/([^/]+))\/?$/.exec(path);
     if (m === null) return false;
     const group = m[1] !== undefined ? '' : m[2];
     const version = m[1] ?? m[3];
     // Like kube-apiserver, a group/version nothing is served at is 404 (permissive mode lists it empty).
-    if (!ctx.registry.infersUnknown && !ctx.registry.servesGroupVersion(group, version)) throw notServedError();
+    if (!ctx.registry.infersUnknown && !ctx.registry.servesGroupVersion(group, version)) throw notFoundIn(group);
     const groupVersion = group === '' ? version : `${group}/${version}`;
     sendJson(res, 200, JSON.stringify({ kind: 'APIResourceList', apiVersion: 'v1', groupVersion, resources: resourcesOf(group, version) }));
   }
@@ -151,18 +154,25 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
     sendJson(res, 401, JSON.stringify(statusBody(401, 'Unauthorized')));
     return;
   }
+  const legacyWatch = /^\/(?:api\/[^/]+|apis\/[^/]+\/[^/]+)\/watch\//.exec(url.pathname);
+  if (legacyWatch !== null) throw notModelled(`the deprecated watch path ${legacyWatch[0]}… (use ?watch=true)`);
   const parsed = parsePath(url.pathname);
   if (parsed === undefined) {
     if (method === 'GET' && serveDiscovery(res, ctx, url.pathname)) return;
-    throw notServedError();
+    const m = /^\/(?:(api)\/|apis\/([^/]+)\/)/.exec(url.pathname);
+    throw m === null ? notFoundIn('-') : notFoundIn(m[1] !== undefined ? '' : m[2]);
   }
   const watch = query.get('watch') === 'true' || query.get('watch') === '1';
   const verb = verbOf(method, parsed.name !== undefined, watch);
   Object.assign(record, { verb, resource: parsed.resource, group: parsed.group, namespace: parsed.namespace, name: parsed.name });
   // Only what is served (built in, declared, from a CRD) is found: a GVR typo is 404, as on kube-apiserver.
   const ri: ResourceInfo = ctx.registry.lookup(parsed.group, parsed.version, parsed.resource);
-  if (verb === undefined) throw statusError(405, 'MethodNotAllowed', `${method} is not supported on ${url.pathname}`);
   if (!ri.namespaced && parsed.namespace !== undefined) throw notServedError();
+  if (parsed.subresource !== undefined) checkSubresource(ri, parsed.subresource, parsed.name ?? '', method);
+  if (method === 'DELETE' && parsed.name === undefined) throw notModelled(`deletecollection (DELETE ${url.pathname})`);
+  if (verb === undefined) throw statusError(405, 'MethodNotAllowed', `${method} is not supported on ${url.pathname}`);
+  checkAccept(req.headers.accept);
+  checkBodyType(method, req.headers['content-type']);
 
   const fault = ctx.faults.take({ verb, resource: ri.resource, namespace: parsed.namespace, path: url.pathname });
   if (fault?.type === 'status') {
@@ -230,9 +240,7 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
     throw statusError(400, 'BadRequest', `dryRun: Unsupported value: ${JSON.stringify(query.get('dryRun'))}: supported values: "All"`);
   }
   if (parsed.subresource === 'scale') return serveScale(res, ctx.state, r, verb);
-  if (parsed.subresource !== undefined && parsed.subresource !== 'status') {
-    throw statusError(404, 'NotFound', `the server could not find the requested resource (subresource ${parsed.subresource})`);
-  }
+  if (verb === 'delete') checkDeleteOptions(query, body);
   switch (verb) {
     case 'get':
       return serveGet(res, ctx.state, r);
@@ -246,4 +254,21 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
     case 'delete':
       return serveDelete(res, ctx.state, r);
   }
+}
+
+/**
+ * A subresource the request addresses: `status` where the resource has one, `scale` of the built-in
+ * workloads (served); one kube-apiserver serves that the fake does not model (a pod's `log`, a CRD's
+ * `scale`, ...) is 501; any other is 404 as kube-apiserver answers it (a custom resource names the
+ * object). A DELETE of `/status` is 405.
+ */
+function checkSubresource(ri: ResourceInfo, subresource: string, name: string, method: string): void {
+  const modelled = (subresource === 'status' && ri.statusSubresource) || (subresource === 'scale' && isBuiltInResource(ri) && ri.subresources.includes('scale'));
+  if (modelled) {
+    if (method === 'DELETE' || method === 'POST') throw statusError(405, 'MethodNotAllowed', `${method} is not supported on the ${subresource} subresource`);
+    return;
+  }
+  if (ri.subresources.includes(subresource)) throw notModelled(`the ${ri.resource}/${subresource} subresource`);
+  if (isBuiltInResource(ri)) throw notServedError();
+  throw statusError(404, 'NotFound', `${ri.stateKey} "${name}" not found`, ri.stateKey, name);
 }

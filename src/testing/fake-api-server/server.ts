@@ -11,6 +11,7 @@ import { FaultQueue, type FaultSpec } from './faults.js';
 import { deleteOrMark } from './finalizers.js';
 import { normalizeObject, withGeneration, type ResourceDefinition, type ResourceInfo, type ResourceRef } from './paths.js';
 import { CRD_STATE_KEY, ResourceRegistry } from './registry.js';
+import { establish } from './crd-status.js';
 import { handleRequest, type RequestRecord, type RouteContext } from './routes.js';
 import type { WatchConnection } from './watch.js';
 
@@ -192,6 +193,9 @@ export class FakeApiServer {
   /**
    * Creates an object (namespace defaults to `default` for namespaced kinds). Returns it as stored:
    * your object (shallow copy) with the server's metadata (uid, resourceVersion, creationTimestamp).
+   * A state operation is the test's own door into the state: it stores `status` as given, even for a
+   * resource with a status subresource (HTTP writes follow kube-apiserver's rules). A
+   * CustomResourceDefinition created without a `status` is then made `Established` (returned so).
    *
    * Warning: every state operation throws a 404 `ApiStatusError` naming the resource when `ref` is not
    * served (not built in, declared, or from a CRD), unless `inferUnknownResources`.
@@ -200,7 +204,12 @@ export class FakeApiServer {
     validateOptions('FakeApiServer.create', options, SERVER_WRITE_OPTION_SCHEMA);
     const ri = this.#registry.resolve(ref);
     const normalized = withGeneration(ri, undefined, normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now));
-    return stored<T>(normalized, this.state.create(ri.stateKey, normalized, options));
+    const entry = this.state.create(ri.stateKey, normalized, options);
+    // A CRD given without a status becomes Established at once, as kube-apiserver makes it (a MODIFIED event follows the ADDED).
+    if (ri.stateKey === CRD_STATE_KEY && (obj as { status?: unknown }).status === undefined) {
+      return parse<T>(establish(this.state, ri.stateKey, entry, this.#ctx.now));
+    }
+    return stored<T>(normalized, entry);
   }
 
   /**

@@ -2,6 +2,7 @@
 
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, ObjectMeta } from '../../core/types.js';
 import { statusError, type ResourceState, type StoredEntry } from '../resource-state.js';
 import { parseJsonBody, partialContentType, sendJson } from './http-util.js';
@@ -9,6 +10,9 @@ import { normalizeObject, withGeneration, type ResourceInfo } from './paths.js';
 import { applyPatch } from './patch.js';
 import { applyDeletionRules, deleteOrMark } from './finalizers.js';
 import { recordUpdate } from './ownership.js';
+import { CRD_STATE_KEY, isBuiltInResource } from './registry.js';
+import { establish, initialCrdStatus } from './crd-status.js';
+import { checkStrategicPatch } from './not-modelled.js';
 
 /** What a single-object request addresses. */
 export interface ObjectRequest {
@@ -88,6 +92,22 @@ function tracked(r: ObjectRequest, prev: StoredEntry | undefined, next: KubeObje
   return { ...next, metadata: meta };
 }
 
+/**
+ * Whether a write of the main resource leaves `status` alone, as kube-apiserver's strategies do for a
+ * resource with a status subresource: custom and declared resources with one, and CRDs themselves.
+ * (The status strategies of the other built-in kinds are not modelled: see docs/testing.md.)
+ */
+export function keepsStatusApart(ri: ResourceInfo): boolean {
+  return ri.statusSubresource && (!isBuiltInResource(ri) || ri.stateKey === CRD_STATE_KEY);
+}
+
+/** `next` with the status of `prev` (none when `prev` had none): a main-resource write cannot change it. */
+export function withStatusOf(prev: KubeObject | undefined, next: KubeObject): KubeObject {
+  const { status: _dropped, ...rest } = next as KubeObject & { status?: unknown };
+  const status = (prev as { status?: unknown } | undefined)?.status;
+  return (status === undefined ? rest : { ...rest, status }) as KubeObject;
+}
+
 /** GET of one object: 200 with it, or 404. */
 export function serveGet(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
   answer(res, 200, existing(state, r), r.metadataOnly);
@@ -103,13 +123,18 @@ export function serveCreate(res: ServerResponse, state: ResourceState, r: Object
   }
   delete meta.resourceVersion;
   if (r.namespace !== '') meta.namespace = r.namespace;
-  const normalized = tracked(r, undefined, withGeneration(r.ri, undefined, normalizeObject(r.ri, { ...obj, metadata: meta }, r.namespace || 'default', r.now)));
-  answer(res, 201, state.create(r.ri.stateKey, normalized, { dryRun: r.dryRun }), r.metadataOnly);
+  let body: KubeObject = { ...obj, metadata: meta };
+  if (keepsStatusApart(r.ri)) body = withStatusOf(r.ri.stateKey === CRD_STATE_KEY ? ({ status: initialCrdStatus(obj) } as KubeObject) : undefined, body);
+  const normalized = tracked(r, undefined, withGeneration(r.ri, undefined, normalizeObject(r.ri, body, r.namespace || 'default', r.now)));
+  const created = state.create(r.ri.stateKey, normalized, { dryRun: r.dryRun });
+  answer(res, 201, created, r.metadataOnly);
+  if (r.ri.stateKey === CRD_STATE_KEY && !r.dryRun) establish(state, r.ri.stateKey, created, r.now);
 }
 
 /**
  * PUT: replaces the object (or only its `status` on the status subresource). 409 Conflict when the
- * body's `metadata.resourceVersion` is stale; 404 when the object is missing; 400 on a name mismatch.
+ * body's `metadata.resourceVersion` is stale; 422 when a custom resource's body has none (kube-apiserver
+ * allows unconditional updates of built-in kinds only); 404 when the object is missing; 400 on a name mismatch.
  */
 export function serveUpdate(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
   const obj = bodyObject(r);
@@ -119,23 +144,44 @@ export function serveUpdate(res: ServerResponse, state: ResourceState, r: Object
   }
   const prev = existing(state, r);
   const expectRv = obj.metadata?.resourceVersion;
+  if ((expectRv === undefined || expectRv === '') && !isBuiltInResource(r.ri)) {
+    // kube-apiserver's custom resource strategy does not allow an unconditional update.
+    throw statusError(422, 'Invalid', `${r.ri.stateKey} "${prev.name}" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`, r.ri.stateKey, prev.name);
+  }
   let next: KubeObject;
   if (r.subresource === 'status') {
     next = { ...(JSON.parse(prev.json) as KubeObject), status: (obj as { status?: unknown }).status } as KubeObject;
   } else {
     next = keepServerFields({ ...obj, metadata: { ...(obj.metadata ?? {}), name: r.name } }, prev);
+    if (keepsStatusApart(r.ri)) next = withStatusOf(JSON.parse(prev.json) as KubeObject, next);
   }
   answer(res, 200, storeWrite(state, r, prev, tracked(r, prev, normalizeObject(r.ri, next, r.namespace, r.now)), expectRv), r.metadataOnly);
 }
 
 /**
- * Stores an update under the deletion rules. A write that removed the last finalizer of an object
+ * What a write must change to be stored: the object without `resourceVersion`, and without the
+ * `managedFields` an update recomputes — for an apply, whose ownership is its content, only their times.
+ */
+function withoutVersioning(obj: KubeObject, apply: boolean): KubeObject {
+  const { resourceVersion: _rv, managedFields, ...meta } = obj.metadata ?? {};
+  if (apply && managedFields !== undefined) return { ...obj, metadata: { ...meta, managedFields: managedFields.map(({ time: _t, ...e }) => e) } };
+  return { ...obj, metadata: meta };
+}
+
+/**
+ * Stores an update under the deletion rules; a write that changes nothing (but `resourceVersion` and
+ * `managedFields`) stores nothing and answers the stored object, as kube-apiserver does. A write that removed the last finalizer of an object
  * being deleted deletes it, and is answered as kube-apiserver answers it (`Store.Update` →
  * `deleteWithoutFinalizers`): the object as written, at the resourceVersion it was read at — only the
  * DELETED event carries the deletion's new version.
  */
 export function storeWrite(state: ResourceState, r: ObjectRequest, prev: StoredEntry, next: KubeObject, expectRv: string | undefined): StoredEntry {
-  const ruled = applyDeletionRules(prev, withGeneration(r.ri, JSON.parse(prev.json) as KubeObject, next), r.ri.resource);
+  const before = JSON.parse(prev.json) as KubeObject;
+  const ruled = applyDeletionRules(prev, withGeneration(r.ri, before, next), r.ri.resource);
+  const stale = expectRv !== undefined && expectRv !== '' && expectRv !== prev.meta.resourceVersion;
+  // As kube-apiserver (GuaranteedUpdate): a write that changes nothing stores nothing — same resourceVersion, no event.
+  const apply = r.contentType.split(';')[0].trim().toLowerCase() === 'application/apply-patch+yaml';
+  if (ruled !== 'delete' && !stale && isDeepStrictEqual(withoutVersioning(ruled, apply), withoutVersioning(before, apply))) return prev;
   if (ruled !== 'delete') return state.update(r.ri.stateKey, ruled, { expectResourceVersion: expectRv, dryRun: r.dryRun });
   const written: KubeObject = { ...next, metadata: { ...next.metadata, finalizers: [], resourceVersion: prev.meta.resourceVersion } };
   state.delete(r.ri.stateKey, prev.namespace, prev.name, { expectResourceVersion: expectRv, finalState: written, dryRun: r.dryRun });
@@ -144,11 +190,19 @@ export function storeWrite(state: ResourceState, r: ObjectRequest, prev: StoredE
 
 /**
  * PATCH with `application/merge-patch+json` (RFC 7386), `application/json-patch+json` (RFC 6902), or
- * `application/strategic-merge-patch+json` (approximated by a merge patch). A patch that sets
+ * `application/strategic-merge-patch+json` on a built-in resource (applied as a merge patch when it has
+ * no list and no `$` directive, else 501; 415 on a custom resource, as on kube-apiserver). A patch that sets
  * `metadata.resourceVersion` is a precondition: 409 Conflict when it is stale.
  */
 export function servePatch(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
   const body = parseJsonBody(r.body);
+  if (r.contentType.split(';')[0].trim().toLowerCase() === 'application/strategic-merge-patch+json') {
+    if (!isBuiltInResource(r.ri)) {
+      // As kube-apiserver: custom resources have no Go types, so no patch strategies.
+      throw statusError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+    }
+    checkStrategicPatch(body);
+  }
   const prev = existing(state, r);
   const current = JSON.parse(prev.json) as KubeObject;
   const patched = applyPatch(current, body, r.contentType) as KubeObject;
@@ -159,6 +213,7 @@ export function servePatch(res: ServerResponse, state: ResourceState, r: ObjectR
   const expectRv = patchedRv !== undefined && patchedRv !== prev.meta.resourceVersion ? patchedRv : undefined;
   let next = keepServerFields({ ...patched, metadata: { ...(patched.metadata ?? {}), name: prev.name } }, prev);
   if (r.subresource === 'status') next = { ...current, status: (patched as { status?: unknown }).status } as KubeObject;
+  else if (keepsStatusApart(r.ri)) next = withStatusOf(current, next);
   if (r.ri.namespaced) next.metadata = { ...next.metadata, namespace: prev.namespace };
   answer(res, 200, storeWrite(state, r, prev, tracked(r, prev, normalizeObject(r.ri, next, r.namespace, r.now)), expectRv), r.metadataOnly);
 }
