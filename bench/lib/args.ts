@@ -28,6 +28,8 @@ export interface BenchArgs {
   controller: { keys: number; reps: number; rate: number; seconds: number };
   /** The real kube-apiserver phase: a kubeconfig of the server (its current context). */
   kubeconfig?: string;
+  /** The independent phase (issue 29's outside harness, bench/lib/indep-phase.ts): sizes, burst, repetitions, contenders. */
+  indep: { pods: number[]; events: number; reps: number; contenders: ContenderId[] };
   /** The real phase's writer: requests in flight. */
   writers: number;
   /** Don't write docs/, only bench/results/. */
@@ -36,13 +38,17 @@ export interface BenchArgs {
 }
 
 /** The phases of a run, in order; `real` needs `--kubeconfig`. */
-export type Phase = 'sync' | 'big' | 'steady' | 'real' | 'controller';
+export type Phase = 'sync' | 'big' | 'steady' | 'indep' | 'real' | 'controller';
 /** The phases a run without `--phases` runs (with `--kubeconfig`: only `real`). */
-const DEFAULT_PHASES: Phase[] = ['sync', 'big', 'steady', 'controller'];
-const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'real', 'controller'];
+const DEFAULT_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'controller'];
+const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'real', 'controller'];
 
 /** Every contender, in the order tables list them. */
-export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-1', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'client-go', 'client-go-meta'];
+export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-1', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'ki-dist', 'client-go', 'client-go-meta'];
+/** The fake-server phases' contenders without `--only` (`ki-dist`, the `dist/` build, is the independent phase's). */
+const FAKE_CONTENDERS: ContenderId[] = ALL_CONTENDERS.filter((id) => id !== 'ki-dist');
+/** The independent phase's contenders without `--indep-only`. */
+const INDEP_CONTENDERS: ContenderId[] = ['raw', 'client-node', 'ki-dist'];
 /** The contenders of a `--kubeconfig` run without `--only`. */
 const REAL_CONTENDERS: ContenderId[] = ['raw', 'client-node', 'ki-1', 'client-go'];
 
@@ -56,7 +62,11 @@ const USAGE = `Usage: npm run bench -- [flags]
   --steady-pods 10000         pods during the steady watch
   --only raw,ki-1,...         run only these contenders (default: all)
   --profile ki-1              run these contenders with node --cpu-prof (bench/results/profiles/)
-  --phases sync,big,steady,controller   run only these phases (default: all but real)
+  --phases sync,big,steady,indep,controller   run only these phases (default: all but real)
+  --indep-pods 10000,50000    independent phase (issue 29's outside harness): sizes
+  --indep-events 200000       independent phase: MODIFIED events generated live per contender and size
+  --indep-reps 3              independent phase: repetitions
+  --indep-only raw,client-node,ki-dist   independent phase: contenders (add ki-1: the same from src/)
   --kubeconfig FILE           the real phase, against the kube-apiserver of FILE's current context: pods
                               written into a fresh namespace, initial sync at each --pods size, watch
                               throughput under a writer (--events patches) on the first size, then the
@@ -76,8 +86,8 @@ const USAGE = `Usage: npm run bench -- [flags]
 export function parseArgs(argv: string[]): BenchArgs {
   const quick = argv.includes('--quick');
   const a: BenchArgs = quick
-    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...ALL_CONTENDERS], profile: [], noDocs: false, quick, phases: [...DEFAULT_PHASES], writers: 32, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 } }
-    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...ALL_CONTENDERS], profile: [], noDocs: false, quick, phases: [...DEFAULT_PHASES], writers: 32, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 } };
+    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, quick, phases: [...DEFAULT_PHASES], writers: 32, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS] } }
+    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, quick, phases: [...DEFAULT_PHASES], writers: 32, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 3, contenders: [...INDEP_CONTENDERS] } };
   const given = new Set<string>();
   const num = (v: string | undefined, flag: string): number => {
     const n = Number(v);
@@ -115,6 +125,10 @@ export function parseArgs(argv: string[]): BenchArgs {
         a.phases = list;
         break;
       }
+      case '--indep-pods': a.indep.pods = (v ?? '').split(',').map((x) => num(x, flag)); break;
+      case '--indep-events': a.indep.events = Math.max(1, num(v, flag)); break;
+      case '--indep-reps': a.indep.reps = Math.max(1, num(v, flag)); break;
+      case '--indep-only': a.indep.contenders = ids(v, flag); break;
       case '--controller-keys': a.controller.keys = Math.max(1, num(v, flag)); break;
       case '--controller-reps': a.controller.reps = Math.max(1, num(v, flag)); break;
       case '--controller-rate': a.controller.rate = Math.max(1, num(v, flag)); break;

@@ -28,6 +28,20 @@ export function buildBench(log: (msg: string) => void = () => {}): string {
   return buildDir;
 }
 
+let distBuilt = false;
+
+/**
+ * Builds the package as it is published (`npm run build`: tsc -p tsconfig.build.json into `dist/`) once per
+ * process, for the contenders that import `kube-informer` by its name, as a user's program does (Node
+ * resolves the package's own name through its `exports` from inside the repository).
+ */
+export function buildDist(log: (msg: string) => void = () => {}): void {
+  if (distBuilt) return;
+  log('building the package into dist/ (npm run build)');
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
+  distBuilt = true;
+}
+
 /** The compiled path of a file under bench/ (`contenders/raw.ts` → `.cache/bench-build/bench/contenders/raw.js`). */
 export function compiled(benchRelative: string): string {
   return join(buildDir, 'bench', benchRelative.replace(/\.ts$/, '.js'));

@@ -13,6 +13,7 @@ export type ContenderId =
   | 'ki-strip'
   | 'ki-meta'
   | 'ki-watchlist'
+  | 'ki-dist'
   | 'client-go'
   | 'client-go-meta';
 
