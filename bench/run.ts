@@ -19,7 +19,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, type BenchArgs } from './lib/args.js';
-import { buildBench } from './lib/build.js';
+import { buildBench, skipBuilds } from './lib/build.js';
 import { runControllerPhase } from './lib/controller-phase.js';
 import { runIndepPhase } from './lib/indep-phase.js';
 import { runRealPhase } from './lib/real-phase.js';
@@ -59,6 +59,7 @@ async function main(): Promise<void> {
     return;
   }
   const started = Date.now();
+  if (args.noBuild) skipBuilds();
   buildBench(log);
   const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
   const merged = args.merge === undefined ? undefined : (JSON.parse(readFileSync(args.merge, 'utf8')) as BenchResults);

@@ -17,6 +17,13 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const buildDir = join(root, '.cache', 'bench-build');
 
 let built = false;
+let distBuilt = false;
+
+/** Skip the builds of this process: `--no-build` (the caller vouches that both are current). */
+export function skipBuilds(): void {
+  built = true;
+  distBuilt = true;
+}
 
 /** Compiles the repository (src, bench, …) into {@link buildDir} once per process; `log` hears when it starts. */
 export function buildBench(log: (msg: string) => void = () => {}): string {
@@ -27,8 +34,6 @@ export function buildBench(log: (msg: string) => void = () => {}): string {
   built = true;
   return buildDir;
 }
-
-let distBuilt = false;
 
 /**
  * Builds the package as it is published (`npm run build`: tsc -p tsconfig.build.json into `dist/`) once per

@@ -15,7 +15,7 @@ import type { BenchArgs } from './args.js';
 import { buildBench, buildDist, compiled } from './build.js';
 import type { IndepBurst, IndepCommand, IndepLoad } from './indep-server.js';
 import { CONTENDERS, startContender } from './processes.js';
-import type { ContenderId, ContenderLine, DoneLine, SyncedLine } from './protocol.js';
+import { DEFAULT_SHAPE, type ContenderId, type ContenderLine, type DoneLine, type IndepShape, type SyncedLine } from './protocol.js';
 import { fmt, fmtSummary, summarize, type Summary } from './stats.js';
 
 /** One contender child of the phase. */
@@ -37,8 +37,10 @@ export interface IndepSection {
   cpus: string;
   events: number;
   reps: number;
-  /** Bytes of one pod as a watch object, by size. */
+  /** Bytes of one pod as a watch object. */
   podBytes: number;
+  /** The shape served (the default is the outside harness's). */
+  shape: IndepShape;
   runs: IndepRun[];
   errors: string[];
 }
@@ -87,17 +89,17 @@ const message = (err: unknown): string => (err instanceof Error ? err.message : 
 /** Runs the independent phase; resolves with its section (with `errors` if something failed). */
 export async function runIndepPhase(args: BenchArgs, command: string, log: (msg: string) => void): Promise<IndepSection> {
   const started = Date.now();
-  const { pods: sizes, events, reps, contenders } = args.indep;
+  const { pods: sizes, events, reps, contenders, shape } = args.indep;
   buildBench(log);
   buildDist(log);
-  const section: IndepSection = { date: new Date(started).toISOString(), command, durationMinutes: 0, node: process.version, cpus: `${cpus().length} × ${cpus()[0]?.model ?? '?'}`, events, reps, podBytes: Number.NaN, runs: [], errors: [] };
+  const section: IndepSection = { date: new Date(started).toISOString(), command, durationMinutes: 0, node: process.version, cpus: `${cpus().length} × ${cpus()[0]?.model ?? '?'}`, events, reps, podBytes: Number.NaN, shape, runs: [], errors: [] };
   const server = startIndepServer();
   try {
     await server.ready;
     for (const pods of sizes) {
-      const load = await server.send<IndepLoad>({ cmd: 'load', pods });
+      const load = await server.send<IndepLoad>({ cmd: 'load', pods, shape });
       section.podBytes = load.podBytes;
-      log(`indep: ${pods} pods of ${Math.round(load.podBytes)} B served from a child process; ${events} MODIFIED events generated live per watch`);
+      log(`indep: ${pods} pods of ${Math.round(load.podBytes)} B served from a child process (${JSON.stringify(shape)}); ${events} MODIFIED events per watch`);
       for (let rep = 0; rep < reps; rep++) {
         for (const id of contenders.map((_, i) => contenders[(i + rep) % contenders.length])) {
           const spec = CONTENDERS[id];
@@ -171,6 +173,8 @@ export function indepMarkdown(s: IndepSection): string {
   const sizes = [...new Set(s.runs.map((r) => r.pods))].sort((a, b) => a - b);
   const ki = ids.includes('ki-dist') ? 'ki-dist' : 'ki-1';
   const out: string[] = ['## Independent harness (issue 29)', ''];
+  const changed = Object.entries(s.shape).filter(([k, v]) => DEFAULT_SHAPE[k as keyof IndepShape] !== v);
+  if (changed.length > 0) out.push(`**Not the outside harness's shape:** ${changed.map(([k, v]) => `${k}=${v}`).join(', ')} (\`--indep-shape\`).`, '');
   out.push(
     `Measured on ${s.date.slice(0, 10)} with \`${s.command}\` (${fmt(s.durationMinutes, 0)} min; Node ${s.node}, ${s.cpus}). ` +
       `Not the fake API server: a loopback pod server in a child process (\`bench/lib/indep-server.ts\`), ${fmt(s.podBytes)}-byte pods with managedFields, pages of 500, list items without kind/apiVersion and watch objects with them; once a contender is synced, the server generates ${fmt(s.events)} MODIFIED events live into its watch (each pod modified and serialised during the burst) and writes them in 64 KiB chunks. ` +

@@ -10,13 +10,15 @@
 //   flight (the next is written on `drain`).
 // The pods are `indepPod(i)`: bench/lib/pods.ts's `makePod` less its tolerations and readiness probe,
 // about 4.6 KB as served. Pages are serialised once at `load`, so the sync measures the client.
+// `IndepShape` turns one variable at a time towards the fake-server phases' shape (issue 29, point 2).
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { makePod, type BenchPod } from './pods.js';
+import { indepPod, makePod, type BenchPod } from './pods.js';
+import { DEFAULT_SHAPE, type IndepShape } from './protocol.js';
 
 /** Commands of the runner. */
-export type IndepCommand = { id: number } & ({ cmd: 'load'; pods: number } | { cmd: 'burst'; events: number } | { cmd: 'exit' });
+export type IndepCommand = { id: number } & ({ cmd: 'load'; pods: number; shape: IndepShape } | { cmd: 'burst'; events: number } | { cmd: 'exit' });
 
 /** The answer to `load`. */
 export interface IndepLoad {
@@ -40,14 +42,7 @@ const TOKEN = 'indep-token';
 const CHUNK = 65_536;
 const LIST_RV = 1_000_000;
 
-/** The i-th pod of the independent shape: ~4.6 KB of JSON with managedFields. */
-export function indepPod(i: number): BenchPod {
-  const pod = makePod(i);
-  delete pod.spec.tolerations;
-  for (const c of pod.spec.containers as Array<Record<string, unknown>>) delete c.readinessProbe;
-  return pod;
-}
-
+let shape: IndepShape = DEFAULT_SHAPE;
 let population = 0;
 /** Each pod's list-item JSON (no kind, no apiVersion), with resourceVersion. */
 let items: string[] = [];
@@ -55,8 +50,12 @@ const watches: http.ServerResponse[] = [];
 let armed: { events: number; reply: (r: IndepBurst) => void } | undefined;
 let seq = 0;
 
+function podOf(i: number): BenchPod {
+  return shape.pod === 'indep' ? indepPod(i) : makePod(i);
+}
+
 function listItem(i: number): string {
-  const { apiVersion: _a, kind: _k, ...rest } = indepPod(i);
+  const { apiVersion: _a, kind: _k, ...rest } = podOf(i);
   return JSON.stringify({ ...rest, metadata: { ...rest.metadata, resourceVersion: String(LIST_RV) } });
 }
 
@@ -75,7 +74,7 @@ function write(res: http.ServerResponse, text: string | Buffer): Promise<void> {
 }
 
 async function serveList(res: http.ServerResponse, query: URLSearchParams): Promise<void> {
-  const limit = Number(query.get('limit') ?? 0);
+  const limit = shape.list === 'paged' ? Number(query.get('limit') ?? 0) : 0;
   const from = Number(query.get('continue') ?? 0);
   const to = limit > 0 ? Math.min(population, from + limit) : population;
   const meta = to < population ? { resourceVersion: String(LIST_RV), continue: String(to), remainingItemCount: population - to } : { resourceVersion: String(LIST_RV) };
@@ -91,13 +90,15 @@ async function burst(res: http.ServerResponse, events: number): Promise<IndepBur
   const t0 = performance.now();
   let chunks = 0;
   let pending = '';
+  const replay = shape.events === 'replay' ? Array.from({ length: events }, () => eventLine()) : undefined;
+  const perEvent = shape.chunk === 'event' ? 1 : CHUNK;
   for (let e = 0; e < events && !res.destroyed; e++) {
-    seq++;
-    const pod = indepPod(seq % population);
-    pod.metadata.resourceVersion = String(LIST_RV + seq);
-    (pod.metadata.annotations as Record<string, string>)['bench.kube-informer.dev/seq'] = String(seq);
-    (pod.status.containerStatuses as Array<{ restartCount: number }>)[0].restartCount = seq % 1000;
-    pending += `${JSON.stringify({ type: 'MODIFIED', object: pod })}\n`;
+    pending += replay === undefined ? eventLine() : replay[e];
+    if (perEvent === 1) {
+      await write(res, pending);
+      pending = '';
+      chunks++;
+    }
     while (pending.length >= CHUNK) {
       // ASCII only: string length is byte length.
       await write(res, pending.slice(0, CHUNK));
@@ -111,6 +112,16 @@ async function burst(res: http.ServerResponse, events: number): Promise<IndepBur
   }
   const used = process.cpuUsage(cpu0);
   return { events, seconds: (performance.now() - t0) / 1000, chunks, cpuMs: (used.user + used.system) / 1000 };
+}
+
+/** The next MODIFIED event, built and serialised now. */
+function eventLine(): string {
+  seq++;
+  const pod = podOf(seq % population);
+  pod.metadata.resourceVersion = String(LIST_RV + seq);
+  (pod.metadata.annotations as Record<string, string>)['bench.kube-informer.dev/seq'] = String(seq);
+  (pod.status.containerStatuses as Array<{ restartCount: number }>)[0].restartCount = seq % 1000;
+  return `${JSON.stringify({ type: 'MODIFIED', object: pod })}\n`;
 }
 
 function startBurst(): void {
@@ -146,12 +157,13 @@ const server = http.createServer((req, res) => {
   void serveList(res, url.searchParams);
 });
 
-function load(pods: number): IndepLoad {
+function load(pods: number, given: IndepShape): IndepLoad {
+  shape = given;
   population = pods;
   seq = 0;
   items = Array.from({ length: pods }, (_, i) => listItem(i));
   (globalThis as { gc?: () => void }).gc?.();
-  const sample = Array.from({ length: 200 }, (_, i) => JSON.stringify({ ...indepPod(i), metadata: { ...indepPod(i).metadata, resourceVersion: String(LIST_RV) } }).length);
+  const sample = Array.from({ length: 200 }, (_, i) => JSON.stringify({ ...podOf(i), metadata: { ...podOf(i).metadata, resourceVersion: String(LIST_RV) } }).length);
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, token: TOKEN, podBytes: sample.reduce((a, b) => a + b, 0) / sample.length };
 }
@@ -160,7 +172,7 @@ function load(pods: number): IndepLoad {
 server.listen(0, '127.0.0.1', () => process.send?.({ id: 0, ok: true, result: 'listening' }));
 process.on('message', (msg: IndepCommand) => {
   try {
-    if (msg.cmd === 'load') process.send?.({ id: msg.id, ok: true, result: load(msg.pods) });
+    if (msg.cmd === 'load') process.send?.({ id: msg.id, ok: true, result: load(msg.pods, msg.shape) });
     else if (msg.cmd === 'burst') {
       armed = { events: msg.events, reply: (result) => process.send?.({ id: msg.id, ok: true, result }) };
       startBurst();
