@@ -147,6 +147,8 @@ function describeRun(r: IndepRun): string {
 /** The figures of one contender at one size. */
 interface Figures {
   syncMs: Summary;
+  /** CPU of the client process during the sync, ms: steadier than the wall-clock time on a shared machine. */
+  syncCpuMs: Summary;
   heapPerPod: Summary;
   eventsPerSecond: Summary;
   cpuPerEvent: Summary;
@@ -158,6 +160,7 @@ function figures(s: IndepSection, id: ContenderId, pods: number): Figures {
   const don = runs.map(doneLine).filter((l) => l !== undefined);
   return {
     syncMs: summarize(syn.map((l) => l.syncMs)),
+    syncCpuMs: summarize(syn.map((l) => l.syncCpuMs)),
     heapPerPod: summarize(syn.map((l) => (l.heapAfter - l.heapBefore) / l.cached)),
     eventsPerSecond: summarize(don.map((l) => l.events / l.seconds)),
     cpuPerEvent: summarize(don.map((l) => (l.cpuMs * 1000) / l.events)),
@@ -188,10 +191,10 @@ export function indepMarkdown(s: IndepSection): string {
     const cn = figures(s, 'client-node', pods);
     for (const id of ids) {
       const f = figures(s, id, pods);
-      rows.push([fmt(pods), CONTENDERS[id].label, fmtSummary(f.syncMs), ratio3(f.syncMs.median, raw.syncMs.median), fmtSummary(f.eventsPerSecond), ratio3(f.eventsPerSecond.median, raw.eventsPerSecond.median), ratio3(f.eventsPerSecond.median, cn.eventsPerSecond.median), fmtSummary(f.cpuPerEvent, 1), ratio3(raw.cpuPerEvent.median, f.cpuPerEvent.median), fmt(f.heapPerPod.median), ratio3(f.heapPerPod.median, raw.heapPerPod.median)]);
+      rows.push([fmt(pods), CONTENDERS[id].label, fmtSummary(f.syncMs), ratio3(f.syncMs.median, raw.syncMs.median), fmt(f.syncCpuMs.median), ratio3(f.syncCpuMs.median, raw.syncCpuMs.median), fmtSummary(f.eventsPerSecond), ratio3(f.eventsPerSecond.median, raw.eventsPerSecond.median), ratio3(f.eventsPerSecond.median, cn.eventsPerSecond.median), fmtSummary(f.cpuPerEvent, 1), ratio3(raw.cpuPerEvent.median, f.cpuPerEvent.median), fmt(f.heapPerPod.median), ratio3(f.heapPerPod.median, raw.heapPerPod.median)]);
     }
   }
-  out.push(...table(['pods', 'contender', 'sync (ms)', 'sync ÷ raw', 'events/s', '÷ raw', '÷ client-node', 'CPU µs/event', 'raw CPU ÷ it', 'heap B/pod', 'heap ÷ raw'], rows), '');
+  out.push(...table(['pods', 'contender', 'sync (ms)', 'sync ÷ raw', 'sync CPU (ms)', 'CPU ÷ raw', 'events/s', '÷ raw', '÷ client-node', 'CPU µs/event', 'raw CPU ÷ it', 'heap B/pod', 'heap ÷ raw'], rows), '');
   const verdicts: string[][] = [];
   const check = (what: string, value: number, limit: number, higher: boolean): void => {
     const ok = Number.isFinite(value) ? (higher ? value >= limit : value <= limit) : undefined;
@@ -202,8 +205,11 @@ export function indepMarkdown(s: IndepSection): string {
     const raw = figures(s, 'raw', pods);
     const cn = figures(s, 'client-node', pods);
     check(`${fmt(pods)} pods: watch ≥ 0.95× raw`, k.eventsPerSecond.median / raw.eventsPerSecond.median, 0.95, true);
+    check('… on CPU (raw\'s CPU µs/event ÷ its)', raw.cpuPerEvent.median / k.cpuPerEvent.median, 0.95, true);
     check(`${fmt(pods)} pods: watch ≥ client-node`, k.eventsPerSecond.median / cn.eventsPerSecond.median, 1, true);
+    check('… on CPU', cn.cpuPerEvent.median / k.cpuPerEvent.median, 1, true);
     check(`${fmt(pods)} pods: sync ≤ 1.1× raw`, k.syncMs.median / raw.syncMs.median, 1.1, false);
+    check('… on CPU', k.syncCpuMs.median / raw.syncCpuMs.median, 1.1, false);
     check(`${fmt(pods)} pods: heap ≤ 1.02× raw`, k.heapPerPod.median / raw.heapPerPod.median, 1.02, false);
   }
   out.push(...table([`target (${ki})`, 'measured', 'verdict'], verdicts), '');
