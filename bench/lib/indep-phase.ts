@@ -113,6 +113,7 @@ export async function runIndepPhase(args: BenchArgs, command: string, log: (msg:
           clearTimeout(limit);
           // A burst whose watch never opened (the contender failed) would wait forever: don't.
           const result = burst === undefined ? undefined : await Promise.race([burst, new Promise<undefined>((r) => setTimeout(() => r(undefined), 5_000))]);
+          await server.send({ cmd: 'reset' });
           const run: IndepRun = { id, pods, rep, lines: child.lines, burst: result };
           section.runs.push(run);
           log(`indep ${id} pods=${pods} rep=${rep}: ${describeRun(run)}`);

@@ -18,7 +18,7 @@ import { indepPod, makePod, type BenchPod } from './pods.js';
 import { DEFAULT_SHAPE, type IndepShape } from './protocol.js';
 
 /** Commands of the runner. */
-export type IndepCommand = { id: number } & ({ cmd: 'load'; pods: number; shape: IndepShape } | { cmd: 'burst'; events: number } | { cmd: 'exit' });
+export type IndepCommand = { id: number } & ({ cmd: 'load'; pods: number; shape: IndepShape } | { cmd: 'burst'; events: number } | { cmd: 'reset' } | { cmd: 'exit' });
 
 /** The answer to `load`. */
 export interface IndepLoad {
@@ -173,7 +173,12 @@ server.listen(0, '127.0.0.1', () => process.send?.({ id: 0, ok: true, result: 'l
 process.on('message', (msg: IndepCommand) => {
   try {
     if (msg.cmd === 'load') process.send?.({ id: msg.id, ok: true, result: load(msg.pods, msg.shape) });
-    else if (msg.cmd === 'burst') {
+    else if (msg.cmd === 'reset') {
+      // Between contenders: no watch of the last one left open, no burst left armed for the next one.
+      armed = undefined;
+      for (const res of [...watches]) res.destroy();
+      process.send?.({ id: msg.id, ok: true });
+    } else if (msg.cmd === 'burst') {
       armed = { events: msg.events, reply: (result) => process.send?.({ id: msg.id, ok: true, result }) };
       startBurst();
     } else {
