@@ -12,7 +12,9 @@
 // CPU µs per event (process.cpuUsage) and events per second, each side's ratio to raw, and the time
 // in GC. The `-pre` sides read the same events already parsed: compare `ki-1-pre` with `raw-pre` for
 // the informer's own cost per event (reflector, DeltaFIFO, indexer, processor, listener).
-// The fifth argument picks sides: `node … pipeline.bench.js 50000 10000 7 raw-pre,ki-1-pre`.
+// The fifth argument picks sides: `node … pipeline.bench.js 50000 10000 7 raw-pre,ki-1-pre`. Flags: `--chunk event`
+// (one event per chunk), `--pod indep` (the independent phase's ~4.6 KB pods), `--paced` (one chunk per
+// macrotask: a producer slower than the consumer, as a server generating events live).
 
 import { Readable } from 'node:stream';
 import { GCProfiler } from 'node:v8';
@@ -20,7 +22,7 @@ import { SharedIndexInformer, stripManagedFields } from '../src/informer/index.j
 import { decodeWatchStream, type ListerWatcher, type WatchEvent } from '../src/listwatch/index.js';
 import { READ_READY } from '../src/listwatch/types.js';
 import type { KubeObject } from '../src/core/index.js';
-import { makePod } from './lib/pods.js';
+import { indepPod, makePod } from './lib/pods.js';
 
 const EVENTS = Number(process.argv[2] ?? 50_000);
 const PODS = Number(process.argv[3] ?? 10_000);
@@ -31,13 +33,36 @@ const ONLY = process.argv[5]?.split(',');
 const CHUNK_ARG = process.argv.indexOf('--chunk');
 const PER_EVENT = CHUNK_ARG > 0 && process.argv[CHUNK_ARG + 1] === 'event';
 const CHUNK = 65_536;
+/** `--pod indep`: the independent phase's ~4.6 KB pods (bench/lib/pods.ts `indepPod`) instead of `makePod`'s ~5 KB. */
+const POD = process.argv.includes('--pod') && process.argv[process.argv.indexOf('--pod') + 1] === 'indep' ? indepPod : makePod;
+/**
+ * `--paced`: one chunk per macrotask (`setImmediate`), so everything downstream drains and waits before
+ * the next chunk comes — a producer slower than the consumer, as a server generating events live is —
+ * instead of the next chunk ready at once (a replayed burst the client cannot keep up with).
+ */
+const PACED = process.argv.includes('--paced');
+
+/** The chunks as a stream: consumer-driven, or paced (see {@link PACED}). */
+function source(chunks: Buffer[]): Readable {
+  if (!PACED) return Readable.from(chunks);
+  let i = 0;
+  const stream = new Readable({ read() {} });
+  const push = (): void => {
+    if (i < chunks.length) {
+      stream.push(chunks[i++]);
+      setImmediate(push);
+    } else stream.push(null);
+  };
+  setImmediate(push);
+  return stream;
+}
 const LIST_RV = 1000;
 
 
 function makeChunks(): Buffer[] {
   const parts: Buffer[] = [];
   for (let i = 0; i < EVENTS; i++) {
-    const pod = makePod(i % PODS);
+    const pod = POD(i % PODS);
     const object = { ...pod, metadata: { ...pod.metadata, resourceVersion: String(LIST_RV + 1 + i) } };
     parts.push(Buffer.from(`${JSON.stringify({ type: 'MODIFIED', object })}\n`));
   }
@@ -50,7 +75,7 @@ function makeChunks(): Buffer[] {
 
 /** The list both sides start from (the informer's cache must hold the pods the events modify). */
 function listBody(): string {
-  const items = Array.from({ length: PODS }, (_, i) => makePod(i));
+  const items = Array.from({ length: PODS }, (_, i) => POD(i));
   return JSON.stringify({ apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: String(LIST_RV) }, items });
 }
 
@@ -85,7 +110,7 @@ async function raw(chunks: Buffer[], list: string): Promise<Sample> {
   const [cpu, start] = begin();
   let seen = 0;
   let partial = '';
-  const stream = Readable.from(chunks);
+  const stream = source(chunks);
   stream.setEncoding('utf8');
   for await (const chunk of stream as AsyncIterable<string>) {
     const text = partial + chunk;
@@ -109,7 +134,7 @@ async function decoderOnly(chunks: Buffer[], list: string): Promise<Sample> {
   const { cache, key } = primed(list);
   const [cpu, start] = begin();
   let seen = 0;
-  for await (const ev of decodeWatchStream<KubeObject>(Readable.from(chunks))) {
+  for await (const ev of decodeWatchStream<KubeObject>(source(chunks))) {
     cache.set(key(ev.object), ev.object);
     if (ev.type === 'MODIFIED') seen++;
   }
@@ -168,7 +193,7 @@ async function informer(chunks: Buffer[], list: string, handlers: number, strip:
       await synced;
       [cpu, start] = begin();
       if (events !== undefined) return preparsed(events);
-      return decodeWatchStream<KubeObject>(Readable.from(chunks), { signal }) as AsyncIterable<WatchEvent<KubeObject>>;
+      return decodeWatchStream<KubeObject>(source(chunks), { signal }) as AsyncIterable<WatchEvent<KubeObject>>;
     },
   };
   const inf = new SharedIndexInformer<KubeObject>(lw, { name: 'pipeline', transform: strip ? stripManagedFields : undefined, logger: QUIET });

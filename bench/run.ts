@@ -5,11 +5,13 @@
 //               syncs once; on the first size each also replays the --events MODIFIED burst
 //   big         --big pods, each contender syncs once (does it sync at all?)
 //   steady      every contender watches at once for --steady-minutes at --steady-rate events/s
+//   indep       issue 29's outside harness: its own loopback pod server (bench/lib/indep-server.ts), events
+//               generated live in 64 KiB chunks, kube-informer from dist/ (bench/lib/indep-phase.ts)
 //   real        with --kubeconfig FILE only: a real kube-apiserver — pods written into a fresh namespace,
 //               initial sync at each --pods size, watch throughput under a writer (bench/lib/real-phase.ts)
 //   controller  the controller runtime vs a hand-written loop (bench/controller.bench.ts, compiled, plain node)
 // `--phases` picks phases; `--merge FILE` keeps the other sections of an earlier results file (sync, big
-// and steady share one section: running any of them replaces all three; real and controller are one each).
+// and steady share one section: running any of them replaces all three; indep, real and controller are one each).
 // Every contender is its own child process (heap isolated, measured after GC); the server is another.
 // Results: bench/results/<time>.json, then (unless --no-docs) latest.json, docs/benchmarks.md and docs/benchmarks-*.svg.
 
@@ -17,8 +19,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, type BenchArgs } from './lib/args.js';
-import { buildBench } from './lib/build.js';
+import { buildBench, skipBuilds } from './lib/build.js';
 import { runControllerPhase } from './lib/controller-phase.js';
+import { runIndepPhase } from './lib/indep-phase.js';
 import { runRealPhase } from './lib/real-phase.js';
 import { benchDir, CONTENDERS, startContender, startServer } from './lib/processes.js';
 import type { ContenderConfig, ContenderId, ContenderLine, ContenderMode, LoadResult } from './lib/protocol.js';
@@ -56,6 +59,7 @@ async function main(): Promise<void> {
     return;
   }
   const started = Date.now();
+  if (args.noBuild) skipBuilds();
   buildBench(log);
   const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
   const merged = args.merge === undefined ? undefined : (JSON.parse(readFileSync(args.merge, 'utf8')) as BenchResults);
@@ -73,6 +77,7 @@ async function main(): Promise<void> {
     runs: [],
     steady: {},
     controller: merged?.controller,
+    indep: merged?.indep,
     real: merged?.real,
   };
   const server = fakePhases ? startServer() : undefined;
@@ -140,12 +145,17 @@ async function main(): Promise<void> {
         log(`steady ${id}: ${samples.length} samples, heap ${samples.map((s) => Math.round(s.heap / 2 ** 20)).join(' → ')} MiB`);
       }
     }
-    // Phase 4: a real kube-apiserver (--kubeconfig), with a writer process of its own.
+    // Phase 4: the independent harness's shape, with a server of its own.
+    if (args.phases.includes('indep')) {
+      await server?.close();
+      results.indep = await runIndepPhase(args, command, log);
+    }
+    // Phase 5: a real kube-apiserver (--kubeconfig), with a writer process of its own.
     if (args.phases.includes('real')) {
       await server?.close();
       results.real = await runRealPhase(args, command, log);
     }
-    // Phase 5: the controller runtime vs the hand-written loop, in a process of its own.
+    // Phase 6: the controller runtime vs the hand-written loop, in a process of its own.
     if (args.phases.includes('controller')) {
       const result = await runControllerPhase(args.controller, log);
       results.controller = { date: new Date().toISOString(), command, result };

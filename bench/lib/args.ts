@@ -1,6 +1,6 @@
 // Command-line flags of bench/run.ts, with the defaults of a full run and of --quick.
 
-import type { ContenderId } from './protocol.js';
+import { DEFAULT_SHAPE, type ContenderId, type IndepShape } from './protocol.js';
 
 /** The parsed flags. */
 export interface BenchArgs {
@@ -28,21 +28,29 @@ export interface BenchArgs {
   controller: { keys: number; reps: number; rate: number; seconds: number };
   /** The real kube-apiserver phase: a kubeconfig of the server (its current context). */
   kubeconfig?: string;
+  /** The independent phase (issue 29's outside harness, bench/lib/indep-phase.ts): sizes, burst, repetitions, contenders. */
+  indep: { pods: number[]; events: number; reps: number; contenders: ContenderId[]; shape: IndepShape };
   /** The real phase's writer: requests in flight. */
   writers: number;
   /** Don't write docs/, only bench/results/. */
   noDocs: boolean;
+  /** Reuse `.cache/bench-build` and `dist/` as they are (development: a run after an unchanged build). */
+  noBuild: boolean;
   quick: boolean;
 }
 
 /** The phases of a run, in order; `real` needs `--kubeconfig`. */
-export type Phase = 'sync' | 'big' | 'steady' | 'real' | 'controller';
+export type Phase = 'sync' | 'big' | 'steady' | 'indep' | 'real' | 'controller';
 /** The phases a run without `--phases` runs (with `--kubeconfig`: only `real`). */
-const DEFAULT_PHASES: Phase[] = ['sync', 'big', 'steady', 'controller'];
-const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'real', 'controller'];
+const DEFAULT_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'controller'];
+const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'real', 'controller'];
 
 /** Every contender, in the order tables list them. */
-export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-1', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'client-go', 'client-go-meta'];
+export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-1', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'ki-dist', 'client-go', 'client-go-meta'];
+/** The fake-server phases' contenders without `--only` (`ki-dist`, the `dist/` build, is the independent phase's). */
+const FAKE_CONTENDERS: ContenderId[] = ALL_CONTENDERS.filter((id) => id !== 'ki-dist');
+/** The independent phase's contenders without `--indep-only`. */
+const INDEP_CONTENDERS: ContenderId[] = ['raw', 'client-node', 'ki-dist'];
 /** The contenders of a `--kubeconfig` run without `--only`. */
 const REAL_CONTENDERS: ContenderId[] = ['raw', 'client-node', 'ki-1', 'client-go'];
 
@@ -56,7 +64,14 @@ const USAGE = `Usage: npm run bench -- [flags]
   --steady-pods 10000         pods during the steady watch
   --only raw,ki-1,...         run only these contenders (default: all)
   --profile ki-1              run these contenders with node --cpu-prof (bench/results/profiles/)
-  --phases sync,big,steady,controller   run only these phases (default: all but real)
+  --phases sync,big,steady,indep,controller   run only these phases (default: all but real)
+  --indep-pods 10000,50000    independent phase (issue 29's outside harness): sizes
+  --indep-events 200000       independent phase: MODIFIED events generated live per contender and size
+  --indep-reps 3              independent phase: repetitions
+  --indep-only raw,client-node,ki-dist   independent phase: contenders (add ki-1: the same from src/)
+  --indep-shape list=whole,events=replay,chunk=event,pod=bench   independent phase: change the served shape one
+                              variable at a time towards the fake server's (default: list=paged,events=live,
+                              chunk=64k,pod=indep — the outside harness's)
   --kubeconfig FILE           the real phase, against the kube-apiserver of FILE's current context: pods
                               written into a fresh namespace, initial sync at each --pods size, watch
                               throughput under a writer (--events patches) on the first size, then the
@@ -70,14 +85,15 @@ const USAGE = `Usage: npm run bench -- [flags]
   --controller-seconds 10     controller phase: how long the writes go on, per side and repetition
   --quick                     small sizes, one rep, for development (a few minutes)
   --render-only FILE          re-render docs/benchmarks.md and the SVGs from a results file
-  --no-docs                   write bench/results/ only`;
+  --no-docs                   write bench/results/ only
+  --no-build                  reuse .cache/bench-build and dist/ as the last run left them (development)`;
 
 /** Parses `argv` (without node and script). Throws with the usage text on a bad flag. */
 export function parseArgs(argv: string[]): BenchArgs {
   const quick = argv.includes('--quick');
   const a: BenchArgs = quick
-    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...ALL_CONTENDERS], profile: [], noDocs: false, quick, phases: [...DEFAULT_PHASES], writers: 32, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 } }
-    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...ALL_CONTENDERS], profile: [], noDocs: false, quick, phases: [...DEFAULT_PHASES], writers: 32, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 } };
+    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
+    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 3, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
   const given = new Set<string>();
   const num = (v: string | undefined, flag: string): number => {
     const n = Number(v);
@@ -96,6 +112,7 @@ export function parseArgs(argv: string[]): BenchArgs {
     switch (flag) {
       case '--quick': continue;
       case '--no-docs': a.noDocs = true; continue;
+      case '--no-build': a.noBuild = true; continue;
       case '--pods': a.pods = (v ?? '').split(',').map((x) => num(x, flag)); break;
       case '--events': a.events = num(v, flag); break;
       case '--reps': a.reps = Math.max(1, num(v, flag)); break;
@@ -115,6 +132,18 @@ export function parseArgs(argv: string[]): BenchArgs {
         a.phases = list;
         break;
       }
+      case '--indep-pods': a.indep.pods = (v ?? '').split(',').map((x) => num(x, flag)); break;
+      case '--indep-events': a.indep.events = Math.max(1, num(v, flag)); break;
+      case '--indep-reps': a.indep.reps = Math.max(1, num(v, flag)); break;
+      case '--indep-only': a.indep.contenders = ids(v, flag); break;
+      case '--indep-shape':
+        for (const kv of (v ?? '').split(',').filter(Boolean)) {
+          const [k, val] = kv.split('=') as [keyof IndepShape, string];
+          const allowed: Record<keyof IndepShape, string[]> = { list: ['paged', 'whole'], events: ['live', 'replay'], chunk: ['64k', 'event'], pod: ['indep', 'bench'] };
+          if (!(k in allowed) || !allowed[k].includes(val)) throw new Error(`${flag}: ${kv}?\n${USAGE}`);
+          (a.indep.shape as unknown as Record<string, string>)[k] = val;
+        }
+        break;
       case '--controller-keys': a.controller.keys = Math.max(1, num(v, flag)); break;
       case '--controller-reps': a.controller.reps = Math.max(1, num(v, flag)); break;
       case '--controller-rate': a.controller.rate = Math.max(1, num(v, flag)); break;

@@ -17,6 +17,13 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const buildDir = join(root, '.cache', 'bench-build');
 
 let built = false;
+let distBuilt = false;
+
+/** Skip the builds of this process: `--no-build` (the caller vouches that both are current). */
+export function skipBuilds(): void {
+  built = true;
+  distBuilt = true;
+}
 
 /** Compiles the repository (src, bench, …) into {@link buildDir} once per process; `log` hears when it starts. */
 export function buildBench(log: (msg: string) => void = () => {}): string {
@@ -26,6 +33,18 @@ export function buildBench(log: (msg: string) => void = () => {}): string {
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', buildDir, '--rootDir', root, '--noEmit', 'false', '--declaration', 'false', '--sourceMap', 'false', '--incremental', 'false'], { stdio: 'inherit' });
   built = true;
   return buildDir;
+}
+
+/**
+ * Builds the package as it is published (`npm run build`: tsc -p tsconfig.build.json into `dist/`) once per
+ * process, for the contenders that import `kube-informer` by its name, as a user's program does (Node
+ * resolves the package's own name through its `exports` from inside the repository).
+ */
+export function buildDist(log: (msg: string) => void = () => {}): void {
+  if (distBuilt) return;
+  log('building the package into dist/ (npm run build)');
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
+  distBuilt = true;
 }
 
 /** The compiled path of a file under bench/ (`contenders/raw.ts` → `.cache/bench-build/bench/contenders/raw.js`). */

@@ -1,6 +1,7 @@
 // The benchmark's figures, computed from the raw run records: sync time, heap per pod, throughput, CPU, steady memory.
 
 import type { ControllerSection } from './controller-phase.js';
+import type { IndepSection } from './indep-phase.js';
 import type { RealSection } from './real-phase.js';
 import { CONTENDERS } from './processes.js';
 import type { ContenderId, ContenderLine, DoneLine, SampleLine, SyncedLine } from './protocol.js';
@@ -31,6 +32,8 @@ export interface BenchResults {
   steady: Partial<Record<ContenderId, ContenderLine[]>>;
   /** The controller phase (bench/controller.bench.ts), when it ran (or was kept by `--merge`). */
   controller?: ControllerSection;
+  /** The independent phase (issue 29's outside harness), when it ran (or was kept by `--merge`). */
+  indep?: IndepSection;
   /** The real kube-apiserver phase (`--kubeconfig`), when it ran (or was kept by `--merge`). */
   real?: RealSection;
 }

@@ -117,3 +117,11 @@ export function makePod(i: number, namespace = `ns-${i % 50}`): BenchPod {
     },
   };
 }
+
+/** The i-th pod of the independent phase's shape (issue 29's outside harness): `makePod(i)` less its tolerations and readiness probe, ~4.6 KB of JSON with managedFields. */
+export function indepPod(i: number): BenchPod {
+  const pod = makePod(i);
+  delete pod.spec.tolerations;
+  for (const c of pod.spec.containers as Array<Record<string, unknown>>) delete c.readinessProbe;
+  return pod;
+}

@@ -55,7 +55,7 @@ export function startServer(): ServerProcess {
 }
 
 /** Which program each contender runs, and the config fields that make it that contender. */
-export const CONTENDERS: Record<ContenderId, { program: 'raw' | 'client-node' | 'kube-informer' | 'client-go'; handlers: number; metadataOnly?: boolean; strip?: boolean; watchList?: boolean; label: string }> = {
+export const CONTENDERS: Record<ContenderId, { program: 'raw' | 'client-node' | 'kube-informer' | 'kube-informer-dist' | 'client-go'; handlers: number; metadataOnly?: boolean; strip?: boolean; watchList?: boolean; label: string }> = {
   raw: { program: 'raw', handlers: 1, label: '(a) raw baseline' },
   'raw-meta': { program: 'raw', handlers: 1, metadataOnly: true, label: '(a) raw baseline, metadata-only' },
   'client-node': { program: 'client-node', handlers: 1, label: '(b) client-node makeInformer' },
@@ -64,6 +64,7 @@ export const CONTENDERS: Record<ContenderId, { program: 'raw' | 'client-node' | 
   'ki-strip': { program: 'kube-informer', handlers: 1, strip: true, label: '(c) kube-informer + stripManagedFields' },
   'ki-meta': { program: 'kube-informer', handlers: 1, metadataOnly: true, label: '(c) kube-informer, metadata-only' },
   'ki-watchlist': { program: 'kube-informer', handlers: 1, watchList: true, label: '(c) kube-informer, streaming list' },
+  'ki-dist': { program: 'kube-informer-dist', handlers: 1, label: '(c) kube-informer from dist/, as a user builds it' },
   'client-go': { program: 'client-go', handlers: 1, label: '(d) client-go SharedIndexInformer' },
   'client-go-meta': { program: 'client-go', handlers: 1, metadataOnly: true, label: '(d) client-go metadata informer' },
 };

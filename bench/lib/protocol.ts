@@ -13,6 +13,7 @@ export type ContenderId =
   | 'ki-strip'
   | 'ki-meta'
   | 'ki-watchlist'
+  | 'ki-dist'
   | 'client-go'
   | 'client-go-meta';
 
@@ -116,3 +117,22 @@ export interface LoadResult {
   /** Bytes of one pod's metadata-only JSON. */
   metaBytes: number;
 }
+
+/**
+ * The independent phase's served shape (bench/lib/indep-server.ts); the default is the outside harness's. The other values change one variable at a
+ * time towards the fake-server phases' shape (`--indep-shape`), to find which one moves a ratio.
+ */
+export interface IndepShape {
+  /** `paged`: pages of `limit` (default); `whole`: every list answered whole, as the watch cache answers `resourceVersion=0`. */
+  list: 'paged' | 'whole';
+  /** `live`: each event built and serialised during the burst (default); `replay`: all serialised before the first write. */
+  events: 'live' | 'replay';
+  /** `64k`: 64 KiB writes, events cut anywhere (default); `event`: one write per event. */
+  chunk: '64k' | 'event';
+  /** `indep`: ~4.6 KB pods (default); `bench`: bench/lib/pods.ts's `makePod` as the fake-server phases serve it (~5 KB). */
+  pod: 'indep' | 'bench';
+}
+
+/** The outside harness's shape. */
+export const DEFAULT_SHAPE: IndepShape = { list: 'paged', events: 'live', chunk: '64k', pod: 'indep' };
+

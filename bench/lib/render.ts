@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { controllerMarkdown } from './controller-phase.js';
+import { indepMarkdown } from './indep-phase.js';
 import { realMarkdown } from './real-phase.js';
 import { computeFigures, syncSizes, type BenchResults, type ContenderFigures } from './figures.js';
 import { benchDir } from './processes.js';
@@ -121,6 +122,7 @@ function markdown(results: BenchResults, figs: ContenderFigures[]): string {
     }
   }
 
+  if (results.indep !== undefined) out.push(indepMarkdown(results.indep));
   if (results.real !== undefined) out.push(realMarkdown(results.real));
   if (results.controller !== undefined) out.push(controllerMarkdown(results.controller));
 
