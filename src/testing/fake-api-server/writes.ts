@@ -9,6 +9,7 @@ import { normalizeObject, withGeneration, type ResourceInfo } from './paths.js';
 import { applyPatch } from './patch.js';
 import { applyDeletionRules, deleteOrMark } from './finalizers.js';
 import { recordUpdate } from './ownership.js';
+import { changesNothing, createDefaults } from './defaults.js';
 
 /** What a single-object request addresses. */
 export interface ObjectRequest {
@@ -104,7 +105,8 @@ export function serveCreate(res: ServerResponse, state: ResourceState, r: Object
   delete meta.resourceVersion;
   if (r.namespace !== '') meta.namespace = r.namespace;
   const normalized = tracked(r, undefined, withGeneration(r.ri, undefined, normalizeObject(r.ri, { ...obj, metadata: meta }, r.namespace || 'default', r.now)));
-  answer(res, 201, state.create(r.ri.stateKey, normalized, { dryRun: r.dryRun }), r.metadataOnly);
+  const defaulted = createDefaults(r.ri.stateKey, normalized);
+  answer(res, 201, state.create(r.ri.stateKey, defaulted, { dryRun: r.dryRun }), r.metadataOnly);
 }
 
 /**
@@ -136,8 +138,13 @@ export function serveUpdate(res: ServerResponse, state: ResourceState, r: Object
  */
 export function storeWrite(state: ResourceState, r: ObjectRequest, prev: StoredEntry, next: KubeObject, expectRv: string | undefined): StoredEntry {
   const ruled = applyDeletionRules(prev, withGeneration(r.ri, JSON.parse(prev.json) as KubeObject, next), r.ri.resource);
-  if (ruled !== 'delete') return state.update(r.ri.stateKey, ruled, { expectResourceVersion: expectRv, dryRun: r.dryRun });
-  const written: KubeObject = { ...next, metadata: { ...next.metadata, finalizers: [], resourceVersion: prev.meta.resourceVersion } };
+  if (ruled !== 'delete') {
+    // A write that changes nothing is not stored (kube-apiserver's no-op update), once its precondition holds.
+    if ((expectRv === undefined || expectRv === prev.meta.resourceVersion) && changesNothing(prev, ruled)) return prev;
+    return state.update(r.ri.stateKey, ruled, { expectResourceVersion: expectRv, dryRun: r.dryRun });
+  }
+  const { finalizers: _gone, ...rest } = next.metadata ?? {};
+  const written: KubeObject = { ...next, metadata: { ...rest, resourceVersion: prev.meta.resourceVersion } };
   state.delete(r.ri.stateKey, prev.namespace, prev.name, { expectResourceVersion: expectRv, finalState: written, dryRun: r.dryRun });
   return { ...prev, json: JSON.stringify(written), meta: written.metadata ?? {} };
 }
