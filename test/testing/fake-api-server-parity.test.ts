@@ -76,4 +76,41 @@ describe('fake API server: as kube-apiserver answers it', () => {
     expect(relabelled.body.metadata.labels).toEqual({ 'kubernetes.io/metadata.name': 'team-a', team: 'a' });
     expect(server.get('namespaces', 'team-a')?.metadata?.labels).toEqual({ 'kubernetes.io/metadata.name': 'team-a', team: 'a' });
   });
+  it('a 404 of a grouped resource names its group in details', async () => {
+    const missing = await send('GET', '/apis/coordination.k8s.io/v1/namespaces/default/leases/nope');
+    expect(missing.status).toBe(404);
+    expect(missing.body.details).toEqual({ name: 'nope', group: 'coordination.k8s.io', kind: 'leases' });
+  });
+
+  it('DELETE of a ServiceAccount answers the deleted object, as for pods', async () => {
+    await send('POST', '/api/v1/namespaces/default/serviceaccounts', { metadata: { name: 'sa' } });
+    const deleted = await send('DELETE', '/api/v1/namespaces/default/serviceaccounts/sa');
+    expect(deleted.body).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'sa' } });
+  });
+
+  it('a list of custom resources keeps apiVersion and kind on its items and an empty continue, as unstructured lists do', async () => {
+    server.resource({ group: 'example.com', version: 'v1', resource: 'widgets', kind: 'Widget' });
+    await send('POST', '/apis/example.com/v1/namespaces/default/widgets', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } });
+    const list = await send('GET', '/apis/example.com/v1/namespaces/default/widgets');
+    expect(list.body.metadata.continue).toBe('');
+    expect(list.body.items[0]).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } });
+    // Built-in lists still leave them out.
+    await send('POST', CMS, { metadata: { name: 'c' } });
+    const cms = await send('GET', CMS);
+    expect(cms.body.items[0].kind).toBeUndefined();
+    expect(cms.body.metadata.continue).toBeUndefined();
+  });
+  it('an object leaving a watch\'s selection is DELETED as it last matched, at the new resourceVersion', async () => {
+    const created = await send('POST', CMS, { metadata: { name: 'sel', labels: { in: 'yes' } } });
+    const watch = await openWatch(`${server.url}${CMS}?watch=true&labelSelector=in%3Dyes&resourceVersion=${created.body.metadata.resourceVersion}`);
+    try {
+      const left = await send('PATCH', `${CMS}/sel`, { metadata: { labels: { in: 'no' } } }, 'application/merge-patch+json');
+      const event = await watch.next();
+      expect(event.type).toBe('DELETED');
+      expect(event.object.metadata.labels).toEqual({ in: 'yes' });
+      expect(event.object.metadata.resourceVersion).toBe(left.body.metadata.resourceVersion);
+    } finally {
+      watch.close();
+    }
+  });
 });

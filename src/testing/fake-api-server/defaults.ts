@@ -45,7 +45,7 @@ export function createDefaults(stateKey: string, obj: KubeObject): KubeObject {
 }
 
 /**
- * True when storing `next` over `prev` would change nothing but managedFields timestamps: kube-apiserver
+ * True when storing `next` over `prev` would change nothing but managedFields timestamps and order: kube-apiserver
  * then writes nothing — no new resourceVersion, no watch event — and answers the stored object.
  */
 export function changesNothing(prev: StoredEntry, next: KubeObject): boolean {
@@ -54,6 +54,7 @@ export function changesNothing(prev: StoredEntry, next: KubeObject): boolean {
 
 function comparable(obj: KubeObject): unknown {
   const { resourceVersion: _rv, managedFields, ...meta } = obj.metadata ?? {};
-  const fields = (managedFields ?? []).map(({ time: _t, ...entry }) => entry);
+  // Entries compare as a set: the fake moves a writer's entry to the end even when nothing changed.
+  const fields = (managedFields ?? []).map(({ time: _t, ...entry }) => JSON.stringify(entry)).sort();
   return { ...obj, metadata: { ...meta, ...(fields.length > 0 ? { managedFields: fields } : {}) } };
 }

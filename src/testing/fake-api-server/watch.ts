@@ -148,7 +148,8 @@ export class WatchConnection {
   #onChange(c: StateChange): void {
     if (this.#ending || !this.#accepts(c.entry)) return;
     const type = eventTypeFor(c.type, c.entry, c.prev, this.#o.matcher);
-    if (type !== undefined) this.#emit(type, c.entry);
+    if (type === 'DELETED' && c.type === 'MODIFIED' && c.prev !== undefined) this.#emit(type, asLeft(c.prev, c.entry));
+    else if (type !== undefined) this.#emit(type, c.entry);
   }
 
   #objectJson(e: StoredEntry): string {
@@ -305,4 +306,14 @@ export class WatchConnection {
     this.#stopLive();
     this.#o.onClose(this);
   }
+}
+
+/**
+ * The DELETED entry of an object that left a watch's selection: as kube-apiserver's watch cache sends
+ * it, the object as it last matched (`prev`) at the resourceVersion of the change that took it out.
+ */
+function asLeft(prev: StoredEntry, now: StoredEntry): StoredEntry {
+  const obj = JSON.parse(prev.json) as { metadata?: Record<string, unknown> };
+  obj.metadata = { ...obj.metadata, resourceVersion: String(now.rv) };
+  return { ...prev, rv: now.rv, json: JSON.stringify(obj), meta: { ...prev.meta, resourceVersion: String(now.rv) } };
 }

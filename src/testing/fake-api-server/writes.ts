@@ -40,7 +40,7 @@ export interface ObjectRequest {
 function existing(state: ResourceState, r: ObjectRequest): StoredEntry {
   const entry = state.get(r.ri.stateKey, r.namespace, r.name ?? '');
   if (entry === undefined) {
-    throw statusError(404, 'NotFound', `${r.ri.resource}${r.ri.group ? `.${r.ri.group}` : ''} "${r.name}" not found`, r.ri.resource, r.name);
+    throw statusError(404, 'NotFound', `${r.ri.resource}${r.ri.group ? `.${r.ri.group}` : ''} "${r.name}" not found`, r.ri.stateKey, r.name);
   }
   return entry;
 }
@@ -172,9 +172,9 @@ export function servePatch(res: ServerResponse, state: ResourceState, r: ObjectR
 
 /**
  * The resources whose DELETE answers the deleted object itself (kube-apiserver's registries with
- * `ReturnDeletedObject`: pods); every other resource answers a `Status`.
+ * `ReturnDeletedObject`: pods, service accounts); every other resource answers a `Status`.
  */
-const RETURNS_DELETED_OBJECT = new Set(['pods']);
+const RETURNS_DELETED_OBJECT = new Set(['pods', 'serviceaccounts']);
 
 /**
  * DELETE: 404 when missing; DeleteOptions preconditions → 409. An object with finalizers is only
