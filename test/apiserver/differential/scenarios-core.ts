@@ -216,6 +216,8 @@ export const coreScenarios: Scenario[] = [
       await w.watch('sendInitialEvents without bookmarks', { path: cms(ns), query: { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' } }, 1, 2_000);
       await w.watch('from a resourceVersion that is not a number', { path: cms(ns), query: { resourceVersion: 'abc' } }, 1, 2_000);
       await w.watch('one object by name', { path: cms(ns), query: { resourceVersion: from, fieldSelector: 'metadata.name=w' } }, 4);
+      await w.watch('from a resourceVersion older than the history', { path: cms(ns), query: { resourceVersion: '2' } }, 1, 3_000);
+      await w.req('get at resourceVersion 0', { path: cms(ns, 'w2'), query: { resourceVersion: '0' } });
       await w.watch('with a bad label selector', { path: cms(ns), query: { labelSelector: 'a in (' } }, 1, 2_000);
     },
   },
