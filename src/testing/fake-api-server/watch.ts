@@ -3,7 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Clock, ClockTimer } from '../../core/clock.js';
 import type { ResourceState, StateChange, StoredEntry } from '../resource-state.js';
-import { eventTypeFor } from '../selectors.js';
+import { asLeft, eventTypeFor } from '../selectors.js';
 import type { StreamFault } from './faults.js';
 import { partialContentType, waitDrain } from './http-util.js';
 import type { ResourceInfo } from './paths.js';
@@ -306,14 +306,4 @@ export class WatchConnection {
     this.#stopLive();
     this.#o.onClose(this);
   }
-}
-
-/**
- * The DELETED entry of an object that left a watch's selection: as kube-apiserver's watch cache sends
- * it, the object as it last matched (`prev`) at the resourceVersion of the change that took it out.
- */
-function asLeft(prev: StoredEntry, now: StoredEntry): StoredEntry {
-  const obj = JSON.parse(prev.json) as { metadata?: Record<string, unknown> };
-  obj.metadata = { ...obj.metadata, resourceVersion: String(now.rv) };
-  return { ...prev, rv: now.rv, json: JSON.stringify(obj), meta: { ...prev.meta, resourceVersion: String(now.rv) } };
 }
