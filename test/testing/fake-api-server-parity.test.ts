@@ -113,4 +113,11 @@ describe('fake API server: as kube-apiserver answers it', () => {
       watch.close();
     }
   });
+  it('a create clears a deletionTimestamp the client sent: it is the server\'s alone', async () => {
+    const created = await send('POST', CMS, { metadata: { name: 'early', deletionTimestamp: '2020-01-01T00:00:00Z', deletionGracePeriodSeconds: 30 } });
+    expect(created.status).toBe(201);
+    expect(created.body.metadata.deletionTimestamp).toBeUndefined();
+    expect(created.body.metadata.deletionGracePeriodSeconds).toBeUndefined();
+    expect((await send('DELETE', `${CMS}/early`)).body).toMatchObject({ kind: 'Status', status: 'Success' });
+  });
 });

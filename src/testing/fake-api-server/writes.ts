@@ -103,6 +103,8 @@ export function serveCreate(res: ServerResponse, state: ResourceState, r: Object
     meta.name = meta.generateName + randomBytes(4).toString('hex').slice(0, 5);
   }
   delete meta.resourceVersion;
+  delete meta.deletionTimestamp; // the server's alone: kube-apiserver clears both on create
+  delete meta.deletionGracePeriodSeconds;
   if (r.namespace !== '') meta.namespace = r.namespace;
   const normalized = tracked(r, undefined, withGeneration(r.ri, undefined, normalizeObject(r.ri, { ...obj, metadata: meta }, r.namespace || 'default', r.now)));
   const defaulted = createDefaults(r.ri.stateKey, normalized);

@@ -129,12 +129,6 @@ export const knownDifferences: KnownDifference[] = [
     reason: 'The fake has no garbage collector and ignores propagationPolicy: kube-apiserver adds the `foregroundDeletion` or `orphan` finalizer, which holds the object until kube-controller-manager\'s garbage collector removes it.',
   },
   {
-    scenario: 'finalizers',
-    keys: ['create with deletionTimestamp set', 'get of i'],
-    fields: ['.body.metadata.deletionTimestamp'],
-    reason: 'The fake keeps a deletionTimestamp sent with a create; kube-apiserver clears it.',
-  },
-  {
     scenario: 'label and field selectors',
     keys: ['fieldSelector "data.index=1"', 'fieldSelector "metadata.uid=x"', 'fieldSelector "spec.nope=1"'],
     reason: 'The fake filters on any dotted field path; kube-apiserver supports only the fields each resource registers (metadata.name and metadata.namespace for ConfigMaps, more for pods, events, …) and answers 400 for others.',
