@@ -120,4 +120,17 @@ describe('fake API server: as kube-apiserver answers it', () => {
     expect(created.body.metadata.deletionGracePeriodSeconds).toBeUndefined();
     expect((await send('DELETE', `${CMS}/early`)).body).toMatchObject({ kind: 'Status', status: 'Success' });
   });
+  it('sendInitialEvents without allowWatchBookmarks streams the initial events (and no end bookmark), as kube-apiserver v1.37.2 does', async () => {
+    await send('POST', CMS, { metadata: { name: 'first' } });
+    const watch = await openWatch(`${server.url}${CMS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`);
+    try {
+      expect(watch.status).toBe(200);
+      const event = await watch.next();
+      expect(event).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'first' } } });
+      const later = await send('POST', CMS, { metadata: { name: 'second' } });
+      expect(await watch.next()).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'second', resourceVersion: later.body.metadata.resourceVersion } } });
+    } finally {
+      watch.close();
+    }
+  });
 });

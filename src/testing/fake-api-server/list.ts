@@ -193,7 +193,7 @@ export function planWatch(state: ResourceState, cr: CollectionRequest): { plan: 
   const snapshot = (): StoredEntry[] => state.page(ri.stateKey, { namespace: cr.namespace, filter: requestMatcher(cr) }).entries;
   if (sie === 'true') {
     if (rvm !== 'NotOlderThan') throw badRequest('sendInitialEvents requires resourceVersionMatch=NotOlderThan');
-    if (q.get('allowWatchBookmarks') !== 'true') throw badRequest('sendInitialEvents requires allowWatchBookmarks=true');
+    // Without allowWatchBookmarks kube-apiserver v1.37.2 still streams the initial events, with no end bookmark.
     if (rv !== '' && rv !== '0') parseRv(rv, current);
     return { plan: { initial: snapshot(), initialEnd: true }, startRv: current };
   }

@@ -144,11 +144,6 @@ export const knownDifferences: KnownDifference[] = [
     reason: 'A watch from a resourceVersion before an etcd compaction: kube-apiserver\'s watch cache still holds those events and replays them; the fake, whose history was compacted, answers an ERROR event 410 Expired (what kube-apiserver answers once its cache has moved past the version).',
   },
   {
-    scenario: 'watch',
-    keys: ['sendInitialEvents without bookmarks'],
-    reason: 'The fake refuses sendInitialEvents without allowWatchBookmarks=true (400); kube-apiserver v1.37.2 streams the initial events anyway (and no end-of-initial-events bookmark).',
-  },
-  {
     scenario: 'other kinds',
     keys: ['Secret create', 'Secret get', 'Secret list', 'Secret update', 'Secret merge patch'],
     reason: 'The fake applies no built-in conversion or defaulting: kube-apiserver folds a Secret\'s stringData into data (base64) and defaults type to Opaque.',
