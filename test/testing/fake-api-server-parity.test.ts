@@ -133,4 +133,10 @@ describe('fake API server: as kube-apiserver answers it', () => {
       watch.close();
     }
   });
+  it('a PATCH whose content type is no patch type is 415 UnsupportedMediaType, whatever its body', async () => {
+    await send('POST', CMS, { metadata: { name: 'p' } });
+    const answer = await getJson(`${server.url}${CMS}/p`, { method: 'PATCH', headers: { 'Content-Type': 'text/plain' }, body: 'not json' });
+    expect(answer.status).toBe(415);
+    expect(answer.body).toMatchObject({ kind: 'Status', reason: 'UnsupportedMediaType', code: 415 });
+  });
 });

@@ -6,7 +6,7 @@ import type { KubeObject, ObjectMeta } from '../../core/types.js';
 import { statusError, type ResourceState, type StoredEntry } from '../resource-state.js';
 import { parseJsonBody, partialContentType, sendJson } from './http-util.js';
 import { normalizeObject, withGeneration, type ResourceInfo } from './paths.js';
-import { applyPatch } from './patch.js';
+import { applyPatch, checkPatchType } from './patch.js';
 import { applyDeletionRules, deleteOrMark } from './finalizers.js';
 import { recordUpdate } from './ownership.js';
 import { changesNothing, createDefaults } from './defaults.js';
@@ -157,6 +157,7 @@ export function storeWrite(state: ResourceState, r: ObjectRequest, prev: StoredE
  * `metadata.resourceVersion` is a precondition: 409 Conflict when it is stale.
  */
 export function servePatch(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
+  checkPatchType(r.contentType);
   const body = parseJsonBody(r.body);
   const prev = existing(state, r);
   const current = JSON.parse(prev.json) as KubeObject;
