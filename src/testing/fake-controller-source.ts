@@ -14,7 +14,7 @@ import {
   type StateChange,
   type StoredEntry,
 } from './resource-state.js';
-import { entryMatcher, eventTypeFor } from './selectors.js';
+import { asLeft, entryMatcher, eventTypeFor } from './selectors.js';
 import { decodeContinue, encodeContinue } from './state-paging.js';
 
 /** Options of {@link FakeControllerSource}. */
@@ -228,7 +228,9 @@ export class FakeControllerSource<T extends KubeObject = KubeObject> implements 
     }, signal);
     const deliver = (c: StateChange): void => {
       const type = eventTypeFor(c.type, c.entry, c.prev, matcher);
-      if (type !== undefined) stream.push({ type, object: this.#out(c.entry) });
+      // An object leaving the selection is sent as it last matched, at the new resourceVersion.
+      const entry = type === 'DELETED' && c.type === 'MODIFIED' && c.prev !== undefined ? asLeft(c.prev, c.entry) : c.entry;
+      if (type !== undefined) stream.push({ type, object: this.#out(entry) });
     };
     for (const c of replay) deliver(c);
     unsubscribe = this.#state.subscribe(RESOURCE, deliver);

@@ -98,6 +98,16 @@ export function eventTypeFor<E>(
 }
 
 /**
+ * The DELETED entry of an object that left a watch's selection: as kube-apiserver's watch cache sends
+ * it, the object as it last matched (`prev`) at the resourceVersion of the change that took it out.
+ */
+export function asLeft(prev: StoredEntry, now: StoredEntry): StoredEntry {
+  const obj = JSON.parse(prev.json) as { metadata?: Record<string, unknown> };
+  obj.metadata = { ...obj.metadata, resourceVersion: String(now.rv) };
+  return { ...prev, rv: now.rv, json: JSON.stringify(obj), meta: { ...prev.meta, resourceVersion: String(now.rv) } };
+}
+
+/**
  * A filter over stored entries for a label and a field selector (either may be absent); `undefined`
  * when neither is given. Selectors on `metadata.*` read only the stored metadata; others parse the object.
  */

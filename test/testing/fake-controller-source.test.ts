@@ -169,6 +169,19 @@ describe('FakeControllerSource', () => {
     ac.abort();
   });
 
+  it('sends an object that leaves the selection as it last matched, at the new resourceVersion (as kube-apiserver does)', async () => {
+    const src = new FakeControllerSource();
+    src.add(pod('a', { app: 'web' }));
+    const ac = new AbortController();
+    const it = (await src.watch({ resourceVersion: '1', labelSelector: 'app=web' }, ac.signal))[Symbol.asyncIterator]();
+    src.modify(pod('a', { app: 'db' }));
+    const event = (await it.next()).value as WatchEvent<KubeObject>;
+    expect(event.type).toBe('DELETED');
+    expect(event.object.metadata?.labels).toEqual({ app: 'web' });
+    expect(event.object.metadata?.resourceVersion).toBe('2');
+    ac.abort();
+  });
+
   it('leaves no listener behind when the consumer breaks out of for-await', async () => {
     const src = new FakeControllerSource();
     src.add(pod('a'));

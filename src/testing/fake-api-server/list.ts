@@ -144,6 +144,9 @@ export async function serveList(
     meta.continue = encodeContinue({ rv: page.rv, after: page.nextAfter });
     if (matcher === undefined) meta.remainingItemCount = page.remaining;
   }
+  // Custom resources are listed unstructured: an empty continue is kept, and so are each item's apiVersion and kind.
+  const unstructured = !isBuiltInResource(ri);
+  if (unstructured && meta.continue === undefined) meta.continue = '';
   const head = cr.metadataOnly
     ? `{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadataList","metadata":${JSON.stringify(meta)},"items":[`
     : `{"apiVersion":${JSON.stringify(ri.apiVersion)},"kind":${JSON.stringify(ri.listKind)},"metadata":${JSON.stringify(meta)},"items":[`;
@@ -151,22 +154,24 @@ export async function serveList(
     'Content-Type': cr.metadataOnly ? partialContentType(true) : 'application/json',
     'Cache-Control': 'no-cache, private',
   });
-  await writeParts(res, listParts(head, page.entries, ri, cr.metadataOnly));
+  await writeParts(res, listParts(head, page.entries, ri, cr.metadataOnly, unstructured));
   if (!res.destroyed) res.end();
 }
 
-function* listParts(head: string, entries: StoredEntry[], ri: ResourceInfo, metadataOnly: boolean): Generator<string> {
+function* listParts(head: string, entries: StoredEntry[], ri: ResourceInfo, metadataOnly: boolean, unstructured: boolean): Generator<string> {
   yield head;
   for (let i = 0; i < entries.length; i++) {
     if (i > 0) yield ',';
     yield metadataOnly
       ? `{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":${JSON.stringify(entries[i].meta)}}`
-      : itemJson(entries[i], ri);
+      : unstructured
+        ? entries[i].json
+        : itemJson(entries[i], ri);
   }
   yield ']}';
 }
 
-/** A stored object as a list item: without `apiVersion` and `kind`, like kube-apiserver's lists. */
+/** A stored object as an item of a built-in list: without `apiVersion` and `kind`, like kube-apiserver's typed lists. */
 export function itemJson(entry: StoredEntry, ri: ResourceInfo): string {
   if (entry.json.startsWith(ri.jsonPrefix)) return `{${entry.json.slice(ri.jsonPrefix.length)}`;
   const { apiVersion: _a, kind: _k, ...rest } = JSON.parse(entry.json) as Record<string, unknown>;
@@ -188,7 +193,7 @@ export function planWatch(state: ResourceState, cr: CollectionRequest): { plan: 
   const snapshot = (): StoredEntry[] => state.page(ri.stateKey, { namespace: cr.namespace, filter: requestMatcher(cr) }).entries;
   if (sie === 'true') {
     if (rvm !== 'NotOlderThan') throw badRequest('sendInitialEvents requires resourceVersionMatch=NotOlderThan');
-    if (q.get('allowWatchBookmarks') !== 'true') throw badRequest('sendInitialEvents requires allowWatchBookmarks=true');
+    // Without allowWatchBookmarks kube-apiserver v1.37.2 still streams the initial events, with no end bookmark.
     if (rv !== '' && rv !== '0') parseRv(rv, current);
     return { plan: { initial: snapshot(), initialEnd: true }, startRv: current };
   }

@@ -136,6 +136,14 @@ function applyJsonPatch(target: unknown, ops: unknown): unknown {
   return doc;
 }
 
+/** The PATCH media types the fake speaks (server-side apply is served apart). */
+const PATCH_TYPES = new Set(['application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/json-patch+json']);
+
+/** 415 UnsupportedMediaType for a PATCH whose media type is no patch type: checked before the body is read, as kube-apiserver does. */
+export function checkPatchType(contentType: string): void {
+  if (!PATCH_TYPES.has(contentType.split(';')[0].trim().toLowerCase())) applyPatch({}, {}, contentType);
+}
+
 /** Applies a PATCH body of media type `contentType` to `current`; 415 for a type it does not speak. */
 export function applyPatch(current: unknown, body: unknown, contentType: string): unknown {
   const type = contentType.split(';')[0].trim().toLowerCase();

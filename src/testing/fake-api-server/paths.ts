@@ -3,6 +3,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { GroupVersionResource, KubeObject } from '../../core/types.js';
 import { statusError } from '../resource-state.js';
+import { serverMetadata } from './defaults.js';
 
 /** Declares a resource the fake server serves (see {@link FakeApiServer.resource}). */
 export interface ResourceDefinition {
@@ -123,7 +124,7 @@ export function normalizeObject(ri: ResourceInfo, obj: KubeObject, defaultNamesp
   if (ri.namespaced) meta.namespace = typeof meta.namespace === 'string' && meta.namespace ? meta.namespace : defaultNamespace;
   else delete meta.namespace;
   if (meta.creationTimestamp === undefined) meta.creationTimestamp = now().toISOString().replace(/\.\d+Z$/, 'Z');
-  return { apiVersion: ri.apiVersion, kind: ri.kind, metadata: meta, ...rest };
+  return { apiVersion: ri.apiVersion, kind: ri.kind, metadata: serverMetadata(ri.stateKey, meta), ...rest };
 }
 
 /** Everything but `metadata` (and `status` when it has its own subresource): what a generation counts changes of. */

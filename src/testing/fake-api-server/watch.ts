@@ -3,7 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Clock, ClockTimer } from '../../core/clock.js';
 import type { ResourceState, StateChange, StoredEntry } from '../resource-state.js';
-import { eventTypeFor } from '../selectors.js';
+import { asLeft, eventTypeFor } from '../selectors.js';
 import type { StreamFault } from './faults.js';
 import { partialContentType, waitDrain } from './http-util.js';
 import type { ResourceInfo } from './paths.js';
@@ -148,7 +148,8 @@ export class WatchConnection {
   #onChange(c: StateChange): void {
     if (this.#ending || !this.#accepts(c.entry)) return;
     const type = eventTypeFor(c.type, c.entry, c.prev, this.#o.matcher);
-    if (type !== undefined) this.#emit(type, c.entry);
+    if (type === 'DELETED' && c.type === 'MODIFIED' && c.prev !== undefined) this.#emit(type, asLeft(c.prev, c.entry));
+    else if (type !== undefined) this.#emit(type, c.entry);
   }
 
   #objectJson(e: StoredEntry): string {

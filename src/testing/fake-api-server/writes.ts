@@ -7,12 +7,13 @@ import type { KubeObject, ObjectMeta } from '../../core/types.js';
 import { statusError, type ResourceState, type StoredEntry } from '../resource-state.js';
 import { parseJsonBody, partialContentType, sendJson } from './http-util.js';
 import { normalizeObject, withGeneration, type ResourceInfo } from './paths.js';
-import { applyPatch } from './patch.js';
+import { applyPatch, checkPatchType } from './patch.js';
 import { applyDeletionRules, deleteOrMark } from './finalizers.js';
 import { recordUpdate } from './ownership.js';
 import { CRD_STATE_KEY, isBuiltInResource } from './registry.js';
 import { establish, initialCrdStatus } from './crd-status.js';
 import { checkStrategicPatch } from './not-modelled.js';
+import { changesNothing, createDefaults } from './defaults.js';
 
 /** What a single-object request addresses. */
 export interface ObjectRequest {
@@ -43,7 +44,7 @@ export interface ObjectRequest {
 function existing(state: ResourceState, r: ObjectRequest): StoredEntry {
   const entry = state.get(r.ri.stateKey, r.namespace, r.name ?? '');
   if (entry === undefined) {
-    throw statusError(404, 'NotFound', `${r.ri.resource}${r.ri.group ? `.${r.ri.group}` : ''} "${r.name}" not found`, r.ri.resource, r.name);
+    throw statusError(404, 'NotFound', `${r.ri.resource}${r.ri.group ? `.${r.ri.group}` : ''} "${r.name}" not found`, r.ri.stateKey, r.name);
   }
   return entry;
 }
@@ -122,11 +123,13 @@ export function serveCreate(res: ServerResponse, state: ResourceState, r: Object
     meta.name = meta.generateName + randomBytes(4).toString('hex').slice(0, 5);
   }
   delete meta.resourceVersion;
+  delete meta.deletionTimestamp; // the server's alone: kube-apiserver clears both on create
+  delete meta.deletionGracePeriodSeconds;
   if (r.namespace !== '') meta.namespace = r.namespace;
   let body: KubeObject = { ...obj, metadata: meta };
   if (keepsStatusApart(r.ri)) body = withStatusOf(r.ri.stateKey === CRD_STATE_KEY ? ({ status: initialCrdStatus(obj) } as KubeObject) : undefined, body);
   const normalized = tracked(r, undefined, withGeneration(r.ri, undefined, normalizeObject(r.ri, body, r.namespace || 'default', r.now)));
-  const created = state.create(r.ri.stateKey, normalized, { dryRun: r.dryRun });
+  const created = state.create(r.ri.stateKey, createDefaults(r.ri.stateKey, normalized), { dryRun: r.dryRun });
   answer(res, 201, created, r.metadataOnly);
   if (r.ri.stateKey === CRD_STATE_KEY && !r.dryRun) establish(state, r.ri.stateKey, created, r.now);
 }
@@ -159,16 +162,6 @@ export function serveUpdate(res: ServerResponse, state: ResourceState, r: Object
 }
 
 /**
- * What a write must change to be stored: the object without `resourceVersion`, and without the
- * `managedFields` an update recomputes — for an apply, whose ownership is its content, only their times.
- */
-function withoutVersioning(obj: KubeObject, apply: boolean): KubeObject {
-  const { resourceVersion: _rv, managedFields, ...meta } = obj.metadata ?? {};
-  if (apply && managedFields !== undefined) return { ...obj, metadata: { ...meta, managedFields: managedFields.map(({ time: _t, ...e }) => e) } };
-  return { ...obj, metadata: meta };
-}
-
-/**
  * Stores an update under the deletion rules; a write that changes nothing (but `resourceVersion` and
  * `managedFields`) stores nothing and answers the stored object, as kube-apiserver does. A write that removed the last finalizer of an object
  * being deleted deletes it, and is answered as kube-apiserver answers it (`Store.Update` →
@@ -176,14 +169,14 @@ function withoutVersioning(obj: KubeObject, apply: boolean): KubeObject {
  * DELETED event carries the deletion's new version.
  */
 export function storeWrite(state: ResourceState, r: ObjectRequest, prev: StoredEntry, next: KubeObject, expectRv: string | undefined): StoredEntry {
-  const before = JSON.parse(prev.json) as KubeObject;
-  const ruled = applyDeletionRules(prev, withGeneration(r.ri, before, next), r.ri.resource);
-  const stale = expectRv !== undefined && expectRv !== '' && expectRv !== prev.meta.resourceVersion;
-  // As kube-apiserver (GuaranteedUpdate): a write that changes nothing stores nothing — same resourceVersion, no event.
-  const apply = r.contentType.split(';')[0].trim().toLowerCase() === 'application/apply-patch+yaml';
-  if (ruled !== 'delete' && !stale && isDeepStrictEqual(withoutVersioning(ruled, apply), withoutVersioning(before, apply))) return prev;
-  if (ruled !== 'delete') return state.update(r.ri.stateKey, ruled, { expectResourceVersion: expectRv, dryRun: r.dryRun });
-  const written: KubeObject = { ...next, metadata: { ...next.metadata, finalizers: [], resourceVersion: prev.meta.resourceVersion } };
+  const ruled = applyDeletionRules(prev, withGeneration(r.ri, JSON.parse(prev.json) as KubeObject, next), r.ri.resource);
+  if (ruled !== 'delete') {
+    // As kube-apiserver (GuaranteedUpdate): a write that changes nothing stores nothing — same resourceVersion, no event — once its precondition holds.
+    if ((expectRv === undefined || expectRv === '' || expectRv === prev.meta.resourceVersion) && changesNothing(prev, ruled)) return prev;
+    return state.update(r.ri.stateKey, ruled, { expectResourceVersion: expectRv, dryRun: r.dryRun });
+  }
+  const { finalizers: _gone, ...rest } = next.metadata ?? {};
+  const written: KubeObject = { ...next, metadata: { ...rest, resourceVersion: prev.meta.resourceVersion } };
   state.delete(r.ri.stateKey, prev.namespace, prev.name, { expectResourceVersion: expectRv, finalState: written, dryRun: r.dryRun });
   return { ...prev, json: JSON.stringify(written), meta: written.metadata ?? {} };
 }
@@ -195,6 +188,7 @@ export function storeWrite(state: ResourceState, r: ObjectRequest, prev: StoredE
  * `metadata.resourceVersion` is a precondition: 409 Conflict when it is stale.
  */
 export function servePatch(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
+  checkPatchType(r.contentType);
   const body = parseJsonBody(r.body);
   if (r.contentType.split(';')[0].trim().toLowerCase() === 'application/strategic-merge-patch+json') {
     if (!isBuiltInResource(r.ri)) {
@@ -220,9 +214,9 @@ export function servePatch(res: ServerResponse, state: ResourceState, r: ObjectR
 
 /**
  * The resources whose DELETE answers the deleted object itself (kube-apiserver's registries with
- * `ReturnDeletedObject`: pods); every other resource answers a `Status`.
+ * `ReturnDeletedObject`: pods, service accounts); every other resource answers a `Status`.
  */
-const RETURNS_DELETED_OBJECT = new Set(['pods']);
+const RETURNS_DELETED_OBJECT = new Set(['pods', 'serviceaccounts']);
 
 /**
  * DELETE: 404 when missing; DeleteOptions preconditions → 409. An object with finalizers is only
