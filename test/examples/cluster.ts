@@ -2,8 +2,7 @@
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startTestEnvironment, type TestEnvironment } from '../../src/envtest/index.js';
-import { newResourceClient, type KubeObject, type ResourceClient, type ResourceDescriptor } from '../../src/index.js';
-import { resources } from '../../src/index.js';
+import { newResourceClient, resources, type KubeObject, type ResourceClient, type ResourceDescriptor } from '../../src/index.js';
 import type { FakeApiServer } from '../../src/testing/index.js';
 import { flushPromises } from '../../src/core/clock.js';
 import { startExampleCluster } from './helpers.js';
