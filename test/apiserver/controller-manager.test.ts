@@ -122,7 +122,7 @@ describe('kube-controller-manager beside the real apiserver', () => {
   /** On a failure, the controller manager's log says what its controllers did (or could not do). */
   function printLogOnFailure(): void {
     onTestFailed(() => {
-      const log = join(server.dir, 'controller-manager.log');
+      const log = join(server.dir, 'kube-controller-manager.log');
       if (existsSync(log)) console.error(`--- last lines of ${log}:\n${readFileSync(log, 'utf8').split('\n').slice(-80).join('\n')}`);
     });
   }

@@ -1,11 +1,11 @@
-// Starts a real etcd + kube-apiserver (+ kube-controller-manager when asked) through scripts/apiserver/start.sh for the real-apiserver suite.
+// Starts a real etcd + kube-apiserver (+ kube-controller-manager when asked) for the real-apiserver suite, on kube-informer/envtest.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { startTestEnvironment } from '../../src/envtest/index.js';
 import { DeletedFinalStateUnknown, type DeepReadonly, type KubeObject } from '../../src/core/index.js';
 import type { SharedIndexInformer } from '../../src/informer/index.js';
 import { newResourceClient, resources } from '../../src/index.js';
@@ -13,26 +13,8 @@ import type { ListOptions, ListerWatcher, ObjectList, WatchEvent } from '../../s
 
 const scriptsDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'apiserver');
 
-/** The path of `scripts/apiserver/start.sh`. */
-export const startScript = join(scriptsDir, 'start.sh');
 /** The path of `scripts/apiserver/build.sh`. */
 export const buildScript = join(scriptsDir, 'build.sh');
-
-/** The prefix of the one stdout line start.sh prints once both servers are ready. */
-const readyPrefix = 'KUBE_INFORMER_APISERVER_READY ';
-
-/** What start.sh reports once ready. */
-interface ReadyLine {
-  kubeConfigPath: string;
-  server: string;
-  token: string;
-  caFile: string;
-  etcdEndpoint: string;
-  dir: string;
-  apiServerPid: number;
-  etcdPid: number;
-  controllerManagerPid: number;
-}
 
 /** Options of {@link startRealApiServer}. */
 export interface RealApiServerOptions {
@@ -57,20 +39,23 @@ export interface RealApiServer {
   server: string;
   /** The bearer token of the kubeconfig's user. */
   token: string;
-  /** The CA certificate (PEM) that signed the serving certificate. */
+  /** The CA certificate bundle (PEM) that the serving certificate verifies against. */
   ca: string;
   /** etcd's client URL, `http://127.0.0.1:<port>`; its v3 JSON gateway is served there too. */
   etcdEndpoint: string;
-  /** The process ids, so a test can check that `stop()` left nothing behind (`controllerManager` 0 when not run). */
+  /**
+   * The process ids, so a test can check that `stop()` left nothing behind (`controllerManager` 0 when
+   * not run; `script` is envtest's reaper, the watchdog that would clean up after a crashed runner).
+   */
   pids: { apiServer: number; etcd: number; controllerManager: number; script: number };
-  /** The temp dir: `apiserver.log`, `etcd.log`, `controller-manager.log`, the PKI (removed by `stop()`). */
+  /** The temp dir: `kube-apiserver.log`, `etcd.log`, `kube-controller-manager.log`, the PKI (removed by `stop()`). */
   dir: string;
   /**
    * Kills kube-apiserver or etcd with SIGKILL and starts it again (same flags, ports and data), then
    * resolves once the apiserver's `/readyz` is ok again, with how long that took.
    */
   restart(what: 'kube-apiserver' | 'etcd'): Promise<{ ms: number }>;
-  /** Stops both servers (SIGTERM to the script, which cleans up) and resolves once the script exited. */
+  /** Stops the servers, removes the temp dir; rejects if a server had died under the tests. */
   stop(): Promise<void>;
 }
 
@@ -82,104 +67,54 @@ export async function buildRealApiServer(): Promise<string> {
   const child = spawn('bash', [buildScript], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const code = await exited(child);
+  const code = await new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (c) => resolve(c ?? 1));
+  });
   if (code !== 0) throw new Error(`scripts/apiserver/build.sh failed with exit code ${code}`);
   return out.trim().split('\n').at(-1) ?? '';
 }
 
 /**
- * Starts etcd and kube-apiserver on free loopback ports via start.sh and resolves once `/readyz` is ok.
- * The script stops both when `stop()` is called, when it gets a signal, or when this process dies (its
- * stdin closes), so a crashed runner leaves nothing behind.
+ * Starts etcd and kube-apiserver (and kube-controller-manager when asked) with
+ * `kube-informer/envtest` — the suite dogfoods what users get — from the binaries build.sh made, with
+ * the flags the suite relies on: etcd compaction off (tests compact when they mean to), the
+ * ServiceAccount admission plugin on as on a cluster, and server-side sharded list and watch on from
+ * 1.36. envtest's reaper stops everything if the test runner dies.
  */
 export async function startRealApiServer(options: RealApiServerOptions = {}): Promise<RealApiServer> {
-  const env = { ...process.env };
-  env.KUBE_INFORMER_READY_TIMEOUT = String(Math.ceil((options.readyTimeoutMs ?? 180_000) / 1000));
-  if (options.apiServerArgs?.length) env.KUBE_APISERVER_EXTRA_ARGS = options.apiServerArgs.join(' ');
-  const kcm = options.controllerManager;
-  if (kcm !== undefined && kcm !== false) {
-    env.KUBE_INFORMER_CONTROLLER_MANAGER = '1';
-    if (typeof kcm === 'object' && kcm.args?.length) env.KUBE_CONTROLLER_MANAGER_EXTRA_ARGS = kcm.args.join(' ');
-  }
-  const child = spawn('bash', [startScript, '--until-stdin-closes'], {
-    env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr = (stderr + chunk).slice(-20_000);
-  });
-  const exit = exited(child);
-
-  const ready = await new Promise<ReadyLine>((resolve, reject) => {
-    let buffered = '';
-    const onData = (chunk: string): void => {
-      buffered += chunk;
-      const line = buffered.split('\n').find((l) => l.startsWith(readyPrefix));
-      if (line === undefined) return;
-      child.stdout.off('data', onData);
-      resolve(JSON.parse(line.slice(readyPrefix.length)) as ReadyLine);
-    };
-    child.stdout.setEncoding('utf8').on('data', onData);
-    exit.then(
-      (code) => reject(new Error(`scripts/apiserver/start.sh exited with code ${code} before ready:\n${stderr}`)),
-      reject,
-    );
-  });
-
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(ready.kubeConfigPath);
-  let stopping: Promise<void> | undefined;
-  // After the ready line, stdout carries one `KUBE_INFORMER_RESTARTED <name>` per restart.
-  const restarted: Array<(name: string) => void> = [];
-  let rest = '';
-  child.stdout.on('data', (chunk: string) => {
-    rest += chunk;
-    const lines = rest.split('\n');
-    rest = lines.pop() ?? '';
-    for (const line of lines) if (line.startsWith('KUBE_INFORMER_RESTARTED ')) restarted.shift()?.(line.slice('KUBE_INFORMER_RESTARTED '.length));
+  const binaryAssetsDir = await buildRealApiServer(); // cached: returns at once
+  const minor = Number(/k8s-v1\.(\d+)\./.exec(binaryAssetsDir)?.[1] ?? 0);
+  const env = await startTestEnvironment({
+    binaryAssetsDir,
+    apiServerArgs: [
+      '--etcd-compaction-interval=0',
+      '--disable-admission-plugins=',
+      ...(minor >= 36 ? ['--feature-gates=ShardedListAndWatch=true'] : []),
+      ...(options.apiServerArgs ?? []),
+    ],
+    controllerManager: options.controllerManager,
+    startTimeoutMs: options.readyTimeoutMs ?? 180_000,
   });
   return {
-    kubeConfigPath: ready.kubeConfigPath,
-    kubeConfig,
-    server: ready.server,
-    token: ready.token,
-    ca: readFileSync(ready.caFile, 'utf8'),
-    etcdEndpoint: ready.etcdEndpoint,
-    pids: { apiServer: ready.apiServerPid, etcd: ready.etcdPid, controllerManager: ready.controllerManagerPid, script: child.pid ?? -1 },
-    dir: ready.dir,
+    kubeConfigPath: env.kubeconfigPath,
+    kubeConfig: env.kubeConfig,
+    server: env.server,
+    token: env.token,
+    ca: env.ca,
+    etcdEndpoint: env.etcdEndpoint,
+    get pids() {
+      const { apiServer, etcd, controllerManager, reaper } = env.pids;
+      return { apiServer, etcd, controllerManager, script: reaper };
+    },
+    dir: env.dir,
     async restart(what) {
       const started = Date.now();
-      const done = new Promise<string>((resolve) => restarted.push(resolve));
-      child.kill(what === 'kube-apiserver' ? 'SIGUSR1' : 'SIGUSR2');
-      const name = await Promise.race([done, exit.then((code) => Promise.reject(new Error(`start.sh exited (${code}) during a restart of ${what}:\n${stderr}`)))]);
-      if (name !== what) throw new Error(`expected ${what} to restart, start.sh restarted ${name}`);
+      await env.restart(what);
       return { ms: Date.now() - started };
     },
-    stop() {
-      stopping ??= (async () => {
-        child.kill('SIGTERM');
-        const code = await exit;
-        // 143 = ended by our SIGTERM, as intended; anything else means a server died under the tests.
-        if (code !== 143 && code !== 0) {
-          throw new Error(`scripts/apiserver/start.sh ended with code ${code}:\n${stderr}`);
-        }
-      })();
-      return stopping;
-    },
+    stop: () => env.stop(),
   };
-}
-
-/** Resolves with the exit code of a child (128 + signal number when a signal ended it). */
-function exited(child: ChildProcess): Promise<number> {
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
-  });
-}
-
-function signalNumber(signal: NodeJS.Signals | null): number {
-  return signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : signal === 'SIGINT' ? 2 : 0;
 }
 
 /** etcd's current revision (= the newest Kubernetes resourceVersion), read through the v3 JSON gateway. */

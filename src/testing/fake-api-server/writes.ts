@@ -2,7 +2,6 @@
 
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, ObjectMeta } from '../../core/types.js';
 import { statusError, type ResourceState, type StoredEntry } from '../resource-state.js';
 import { parseJsonBody, partialContentType, sendJson } from './http-util.js';
