@@ -108,6 +108,13 @@ describe('fake API server: a group it does not serve is a plain-text 404, as on 
     await expectPageNotFound(await send('GET', '/apis/nope.example.com'));
   });
 
+  it('answers the namespaced path of a cluster-scoped custom resource with the text (found by the differential suite)', async () => {
+    const gadgets = crd('gadgets', 'Gadget') as KubeObject & { spec: { scope: string } };
+    gadgets.spec.scope = 'Cluster';
+    server.create(CRDS, gadgets);
+    await expectPageNotFound(await send('GET', '/apis/example.com/v1/namespaces/default/gadgets'));
+  });
+
   it('answers a watch there with the same text, not a stream', async () => {
     await expectPageNotFound(await fetch(`${server.url}/apis/nope.example.com/v1/widgets?watch=true`));
     expect(server.openWatches()).toBe(0);

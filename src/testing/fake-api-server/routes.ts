@@ -167,7 +167,7 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
   Object.assign(record, { verb, resource: parsed.resource, group: parsed.group, namespace: parsed.namespace, name: parsed.name });
   // Only what is served (built in, declared, from a CRD) is found: a GVR typo is 404, as on kube-apiserver.
   const ri: ResourceInfo = ctx.registry.lookup(parsed.group, parsed.version, parsed.resource);
-  if (!ri.namespaced && parsed.namespace !== undefined) throw notServedError();
+  if (!ri.namespaced && parsed.namespace !== undefined) throw notFoundIn(ri.group); // a CRD's group falls through to the plain-text 404, as for any path it does not serve
   if (parsed.subresource !== undefined) checkSubresource(ri, parsed.subresource, parsed.name ?? '', method);
   if (method === 'DELETE' && parsed.name === undefined) throw notModelled(`deletecollection (DELETE ${url.pathname})`);
   if (verb === undefined) throw statusError(405, 'MethodNotAllowed', `${method} is not supported on ${url.pathname}`);

@@ -78,26 +78,6 @@ export const masks: Mask[] = [
 
 
 export const knownDifferences: KnownDifference[] = [
-  // The four differences issue 26 names: fixed on branch h26-fake, in parallel. After the merge the lead removes these entries.
-  {
-    scenario: 'custom resources',
-    keys: ['create: a status is dropped', 'update of the main resource with a status', 'merge patch of the main resource with a status', 'apply of status to the main resource'],
-    reason: 'Status subresource: for a CRD with `subresources.status`, kube-apiserver drops a status sent to the main resource (create, update, patch, apply); the fake stores it (an apply answers 501).',
-    fixedOn: 'h26-fake',
-  },
-  {
-    scenario: 'custom resources',
-    keys: ['create the widgets CRD', 'create the gadgets CRD', 'get the CRD once served', 'list the CRDs of the group'],
-    fields: ['.body.status', '.body.items[0].status', '.body.metadata.resourceVersion', '.body.items[0].metadata.resourceVersion'],
-    reason: 'Established: kube-apiserver\'s apiextensions controllers write a CRD\'s status (acceptedNames, storedVersions, NamesAccepted and Established conditions; one more resourceVersion); the fake writes none.',
-    fixedOn: 'h26-fake',
-  },
-  {
-    keys: /(discovery and unknown paths › unknown group|custom resources › a gadget under a namespace|custom resources › list after the CRD went)/,
-    reason: 'A path no API group serves: kube-apiserver answers plain text `404 page not found`; the fake answers a JSON Status.',
-    fixedOn: 'h26-fake',
-  },
-
   // Modelled differently, on purpose or for now.
   {
     keys: ['create in a missing namespace'],
@@ -125,8 +105,8 @@ export const knownDifferences: KnownDifference[] = [
   },
   {
     scenario: 'finalizers',
-    keys: ['delete with propagationPolicy Foreground', 'removing one of three finalizers', 'delete with propagationPolicy Orphan', 'get of i after'],
-    reason: 'The fake has no garbage collector and ignores propagationPolicy: kube-apiserver adds the `foregroundDeletion` or `orphan` finalizer, which holds the object until kube-controller-manager\'s garbage collector removes it.',
+    keys: ['delete with propagationPolicy Foreground', 'delete with propagationPolicy Orphan', 'get of i after'],
+    reason: 'The fake has no garbage collector, so it refuses propagationPolicy Foreground and Orphan with 501 naming them: kube-apiserver adds the `foregroundDeletion` or `orphan` finalizer, which holds the object until kube-controller-manager\'s garbage collector removes it.',
   },
   {
     scenario: 'label and field selectors',
@@ -180,11 +160,6 @@ export const knownDifferences: KnownDifference[] = [
     scenario: 'custom resources',
     keys: ['get scale', 'update scale', 'merge patch of scale', 'a scale subresource that is not there'],
     reason: 'The fake does not read a CRD\'s scale subresource (404; its message names the workloads it does serve); kube-apiserver serves an autoscaling/v1 Scale over specReplicasPath/statusReplicasPath, GET, PUT and PATCH.',
-  },
-  {
-    scenario: 'custom resources',
-    keys: ['a status change without a status subresource', 'a status subresource that is not there'],
-    reason: 'Without `subresources.status`, kube-apiserver counts status as spec (a status change bumps generation) and serves no /status (404); the fake keeps generation across status changes and serves /status for every resource.',
   },
   {
     scenario: 'custom resources',

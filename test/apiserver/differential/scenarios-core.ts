@@ -118,10 +118,12 @@ export const coreScenarios: Scenario[] = [
       await w.req('removing the last finalizer', { method: 'PATCH', path: cms(ns, 'f'), contentType: MERGE, body: { metadata: { finalizers: null } } });
       await w.req('get after the finalizer went', { path: cms(ns, 'f') });
       await w.req('create with two finalizers', { method: 'POST', path: cms(ns), body: cm(ns, 'g', { metadata: { finalizers: ['example.com/a', 'example.com/b'] } }) });
-      await w.req('delete with propagationPolicy Foreground', { method: 'DELETE', path: cms(ns, 'g'), body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground' } });
-      await w.req('removing one of three finalizers', { method: 'PATCH', path: cms(ns, 'g'), contentType: JSON_PATCH, body: [{ op: 'remove', path: '/metadata/finalizers/0' }] });
+      await w.req('delete with two finalizers', { method: 'DELETE', path: cms(ns, 'g') });
+      await w.req('removing one of two finalizers', { method: 'PATCH', path: cms(ns, 'g'), contentType: JSON_PATCH, body: [{ op: 'remove', path: '/metadata/finalizers/0' }] });
       await w.req('removing the rest by update', { method: 'PATCH', path: cms(ns, 'g'), contentType: MERGE, body: { metadata: { finalizers: [] } } });
       await w.req('get after the last went', { path: cms(ns, 'g') });
+      await w.req('create j', { method: 'POST', path: cms(ns), body: cm(ns, 'j') });
+      await w.req('delete with propagationPolicy Foreground', { method: 'DELETE', path: cms(ns, 'j'), body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground' } });
       await w.req('create with an invalid finalizer', { method: 'POST', path: cms(ns), query: { dryRun: 'All' }, body: cm(ns, 'h', { metadata: { finalizers: ['no-slash'] } }) });
       await w.req('create with deletionTimestamp set', { method: 'POST', path: cms(ns), body: cm(ns, 'i', { metadata: { deletionTimestamp: '2020-01-01T00:00:00Z' } }) });
       await w.req('get of i', { path: cms(ns, 'i') });

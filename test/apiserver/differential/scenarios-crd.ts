@@ -67,10 +67,12 @@ export const crdScenarios: Scenario[] = [
         path: CRDS,
         body: crd('widgets', 'Widget', 'Namespaced', { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } }),
       });
+      // Established before the next create: the real server's status writes are asynchronous, and the order of resource versions is compared.
+      await w.until({ path: `${CRDS}/widgets.${GROUP}` }, (a) => JSON.stringify(a.body?.status?.conditions ?? []).includes('"Established","status":"True"'), 10_000);
       await w.req('create the gadgets CRD', { method: 'POST', path: CRDS, body: crd('gadgets', 'Gadget', 'Cluster', undefined) });
+      await w.until({ path: `${CRDS}/gadgets.${GROUP}` }, (a) => JSON.stringify(a.body?.status?.conditions ?? []).includes('"Established","status":"True"'), 10_000);
       await served(w, widgets(ns));
       await served(w, gadgets());
-      await w.until({ path: `${CRDS}/widgets.${GROUP}` }, (a) => JSON.stringify(a.body?.status?.conditions ?? []).includes('"Established","status":"True"'), 10_000);
       await w.req('get the CRD once served', { path: `${CRDS}/widgets.${GROUP}` });
       await w.req('list the CRDs of the group', { path: CRDS, query: { fieldSelector: `metadata.name=widgets.${GROUP}` } });
       await w.req('create the CRD again', { method: 'POST', path: CRDS, body: crd('widgets', 'Widget', 'Namespaced', undefined) });
