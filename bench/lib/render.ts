@@ -126,6 +126,9 @@ function markdown(results: BenchResults, figs: ContenderFigures[]): string {
   if (results.real !== undefined) out.push(realMarkdown(results.real));
   if (results.controller !== undefined) out.push(controllerMarkdown(results.controller));
 
+  // Measured by hand, not by `npm run bench` (bench/webhook.ts): kept in its own file so a regenerated page keeps it.
+  const webhooks = join(benchDir, 'webhook.md');
+  if (existsSync(webhooks)) out.push(readFileSync(webhooks, 'utf8').trim(), '');
   const errs = figs.filter((f) => f.errors.length > 0);
   if (errs.length > 0) out.push('## Errors', '', ...errs.flatMap((f) => f.errors.map((e) => `- ${f.id}: ${e.slice(0, 400)}`)), '');
   const notes = join(benchDir, 'notes.md');
