@@ -110,10 +110,10 @@ export interface ConfigMapSetOperatorOptions {
   /** Time between drift audits of its two caches, in ms. Default 600 000 (10 minutes). */
   auditIntervalMs?: number;
   /**
-   * The operator's webhooks (webhooks.ts: `configMapSetWebhookServer()`), served under its Manager as a
-   * runnable — in every replica, leading or not (the API server calls any of them), from when the
-   * caches synced (the informers read v1, the storage version: they need no conversion) until after
-   * the controller drained. Default: none.
+   * The operator's webhooks (webhooks.ts: `configMapSetWebhookServer()`), served by its Manager
+   * (`webhookServer`) in every replica, leading or not (the API server calls any of them): started
+   * first, so it answers before any informer lists a converted version; `/readyz` is 503 until it
+   * serves; stopped after the informers, finishing its in-flight reviews. Default: none.
    */
   webhookServer?: WebhookServer;
 }
@@ -233,18 +233,21 @@ export class ConfigMapSetOperator {
   async run(signal: AbortSignal, leaderElection?: RunWhileLeadingOptions, probes?: { port: number; host?: string }): Promise<void> {
     if (this.#started) throw new Error('ConfigMapSetOperator.run was called already: create a new operator to run again');
     this.#started = true;
-    // The recorder, the audits, the shard ring and the webhook server run in every replica and stop
-    // after the controller drained (the ring releases its slots only then).
+    // The recorder, the audits and the shard ring run in every replica and stop after the controller
+    // drained (the ring releases its slots only then); the Manager runs the webhook server around them.
     const ring = this.#ring;
-    const webhooks = this.#webhookServer;
-    const runnables = [
-      this.events,
-      ...this.audits,
-      ...(ring === undefined ? [] : [ring]),
-      ...(webhooks === undefined ? [] : [{ name: 'webhook server', run: (s: AbortSignal) => webhooks.run(s) }]),
-    ];
+    const runnables = [this.events, ...this.audits, ...(ring === undefined ? [] : [ring])];
     const rings = ring === undefined ? undefined : [ring];
-    const manager = new Manager(this.factory, { controllers: [this.controller], runnables, leaderElection, probes, rings, metrics: this.metrics, logger: this.#logger });
+    const manager = new Manager(this.factory, {
+      controllers: [this.controller],
+      runnables,
+      webhookServer: this.#webhookServer,
+      leaderElection,
+      probes,
+      rings,
+      metrics: this.metrics,
+      logger: this.#logger,
+    });
     this.#manager = manager;
     try {
       await manager.run(signal);
