@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import type { Deployment } from 'kubernetes-types/apps/v1.js';
-import { Action, Controller, SharedInformerFactory, finalizer, newListWatch, newResourceClient, predicates, resources, type DeleteResult, type ListerWatcher, type WatchEvent } from '../../src/index.js';
+import { Action, Controller, SharedInformerFactory, finalizer, newListWatch, newResourceClient, predicates, resources, type DeleteResult } from '../../src/index.js';
 import { startFakeApiServer } from '../../src/testing/index.js';
 import { freshNamespace, startRealApiServer } from './harness.js';
+import { delayable } from '../helpers/delayable.js';
 
 interface Target {
   kubeConfig: KubeConfig;
@@ -41,34 +42,6 @@ async function eventually(cond: () => boolean | Promise<boolean>, what: string, 
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-}
-
-/** A ListerWatcher whose watch events can be held back (a watch that lags behind the writes). */
-function delayable(lw: ListerWatcher<unknown>) {
-  let held = false;
-  const waiting: Array<() => void> = [];
-  const wrapped: ListerWatcher<unknown> = {
-    list: (options, signal) => lw.list(options, signal),
-    watch: async (options, signal) => {
-      const events = await lw.watch(options, signal);
-      return {
-        async *[Symbol.asyncIterator](): AsyncIterator<WatchEvent<unknown>> {
-          for await (const event of events) {
-            while (held) await new Promise<void>((resolve) => waiting.push(resolve));
-            yield event;
-          }
-        },
-      };
-    },
-  };
-  return {
-    lw: wrapped,
-    hold: () => void (held = true),
-    release: () => {
-      held = false;
-      for (const resume of waiting.splice(0)) resume();
-    },
-  };
 }
 
 const deployment = (name: string, namespace: string): Deployment => ({

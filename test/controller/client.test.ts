@@ -6,9 +6,10 @@ import { flushPromises } from '../../src/core/clock.js';
 import { resources, type KubeObject } from '../../src/core/index.js';
 import { Action, Controller, ObservedWrites, type ReconcileContext } from '../../src/controller/index.js';
 import { SharedInformerFactory } from '../../src/informer/index.js';
-import { newListWatch, ResourceClient, type ListerWatcher, type WatchEvent } from '../../src/listwatch/index.js';
+import { newListWatch, ResourceClient } from '../../src/listwatch/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { memoryLog, widget, widgets, type Widget } from './fixture.js';
+import { delayable } from '../helpers/delayable.js';
 
 let server: FakeApiServer;
 let stop: AbortController;
@@ -31,34 +32,6 @@ async function until(cond: () => boolean, what: string, turns = 20_000): Promise
     await flushPromises(1);
   }
   throw new Error(`timed out waiting for ${what}`);
-}
-
-/** A ListerWatcher whose watch events can be held back (a watch that lags behind the writes). */
-function delayable(lw: ListerWatcher<unknown>) {
-  let held = false;
-  const waiting: Array<() => void> = [];
-  const wrapped: ListerWatcher<unknown> = {
-    list: (options, signal) => lw.list(options, signal),
-    watch: async (options, signal) => {
-      const events = await lw.watch(options, signal);
-      return {
-        async *[Symbol.asyncIterator](): AsyncIterator<WatchEvent<unknown>> {
-          for await (const event of events) {
-            while (held) await new Promise<void>((resolve) => waiting.push(resolve));
-            yield event;
-          }
-        },
-      };
-    },
-  };
-  return {
-    lw: wrapped,
-    hold: () => void (held = true),
-    release: () => {
-      held = false;
-      for (const resume of waiting.splice(0)) resume();
-    },
-  };
 }
 
 function setup() {
