@@ -2,7 +2,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
-import { getJson, openWatch } from './helpers.js';
+import { openWatch, sendJson } from './helpers.js';
 
 let server: FakeApiServer;
 beforeEach(async () => {
@@ -13,8 +13,7 @@ afterEach(async () => {
 });
 
 const CM = '/api/v1/namespaces/default/configmaps/c';
-const send = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
-  getJson(`${server.url}${path}`, { method, headers: { 'Content-Type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
+const send = (method: string, path: string, body?: unknown, contentType?: string) => sendJson(server.url, method, path, body, contentType);
 const withFinalizers = (...finalizers: string[]) => ({ metadata: { name: 'c', namespace: 'default', finalizers }, data: { k: 'v' } });
 
 describe('fake API server: finalizers', () => {

@@ -5,7 +5,7 @@ import type { KubeObject } from '../../src/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 
 type Obj = KubeObject & { spec?: unknown; data?: unknown; status?: unknown };
-import { getJson } from './helpers.js';
+import { sendJson } from './helpers.js';
 
 let server: FakeApiServer;
 beforeEach(async () => {
@@ -16,8 +16,7 @@ afterEach(async () => {
 });
 
 const WIDGETS = '/apis/example.com/v1/namespaces/default/widgets';
-const send = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
-  getJson(`${server.url}${path}`, { method, headers: { 'Content-Type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
+const send = (method: string, path: string, body?: unknown, contentType?: string) => sendJson(server.url, method, path, body, contentType);
 const merge = (path: string, body: unknown) => send('PATCH', path, body, 'application/merge-patch+json');
 
 describe('fake API server: metadata.generation', () => {

@@ -2,7 +2,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
-import { getJson, openWatch } from './helpers.js';
+import { openWatch, sendJson } from './helpers.js';
 
 let server: FakeApiServer;
 beforeEach(async () => {
@@ -13,8 +13,7 @@ afterEach(async () => {
 });
 
 const CMS = '/api/v1/namespaces/default/configmaps';
-const send = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
-  getJson(`${server.url}${path}`, { method, headers: { 'Content-Type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
+const send = (method: string, path: string, body?: unknown, contentType?: string) => sendJson(server.url, method, path, body, contentType);
 
 describe('fake API server: a write that changes nothing (kube-apiserver v1.37.2)', () => {
   it('keeps the resourceVersion and sends no event for a no-op PUT, merge patch or JSON patch; a real change still does', async () => {

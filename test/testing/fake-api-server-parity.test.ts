@@ -2,7 +2,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
-import { getJson, openWatch } from './helpers.js';
+import { getJson, openWatch, sendJson } from './helpers.js';
 
 let server: FakeApiServer;
 beforeEach(async () => {
@@ -13,12 +13,7 @@ afterEach(async () => {
 });
 
 const CMS = '/api/v1/namespaces/default/configmaps';
-const send = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
-  getJson(`${server.url}${path}`, {
-    method,
-    headers: { 'Content-Type': contentType },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+const send = (method: string, path: string, body?: unknown, contentType?: string) => sendJson(server.url, method, path, body, contentType);
 
 describe('fake API server: as kube-apiserver answers it', () => {
   it('a write that changes nothing is not stored: same resourceVersion, no watch event', async () => {

@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
-import { getJson } from './helpers.js';
+import { sendJson } from './helpers.js';
 
 type Obj = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
 
@@ -18,8 +18,7 @@ afterEach(async () => {
 const CRDS = 'customresourcedefinitions.apiextensions.k8s.io';
 const WIDGETS = '/apis/example.com/v1/namespaces/default/widgets';
 const GADGETS = '/apis/example.com/v1/namespaces/default/gadgets';
-const send = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
-  getJson(`${server.url}${path}`, { method, headers: { 'Content-Type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
+const send = (method: string, path: string, body?: unknown, contentType?: string) => sendJson(server.url, method, path, body, contentType);
 const merge = (path: string, body: unknown) => send('PATCH', path, body, 'application/merge-patch+json');
 const apply = (path: string, body: unknown, manager = 'm') => send('PATCH', `${path}?fieldManager=${manager}`, body, 'application/apply-patch+yaml');
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CoordinationV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
-import { getJson, openWatch, pod } from './helpers.js';
+import { openWatch, pod, sendJson } from './helpers.js';
 
 let server: FakeApiServer;
 beforeEach(async () => {
@@ -12,12 +12,7 @@ afterEach(async () => {
 });
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases';
-const send = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
-  getJson(`${server.url}${path}`, {
-    method,
-    headers: { 'Content-Type': contentType },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+const send = (method: string, path: string, body?: unknown, contentType?: string) => sendJson(server.url, method, path, body, contentType);
 
 describe('fake API server: write verbs', () => {
   it('creates with POST (201), fills server fields, and answers 409 AlreadyExists for a taken name', async () => {

@@ -79,6 +79,11 @@ export async function getJson(url: string, init?: RequestInit): Promise<{ status
   return { status: res.status, headers: res.headers, body: text === '' ? undefined : JSON.parse(text) };
 }
 
+/** Sends `body` (JSON-encoded, as `contentType`) with `method` to `base + path` and reads the answer as {@link getJson} does. */
+export function sendJson(base: string, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; headers: Headers; body: any }> {
+  return getJson(`${base}${path}`, { method, headers: { 'Content-Type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
 /** Lets I/O settle: a bounded number of event-loop turns until no TCP handle is open. */
 export async function tcpHandlesAfterSettling(turns = 20): Promise<string[]> {
   let open: string[] = [];
