@@ -32,7 +32,7 @@ import { configMapSets, installCrd } from './crd.js';
 import { ConfigMapSetOperator, type ConfigMapSetOperatorStats } from './operator.js';
 import { FileRegistry } from './registry.js';
 import { runScenario, type ScenarioResult } from './scenario.js';
-import { configMapSetWebhookServer, registerConfigMapSetWebhooks, untilServing } from './webhooks.js';
+import { configMapSetWebhookServer, registerConfigMapSetWebhooks } from './webhooks.js';
 
 /** Options of {@link runConfigMapSetExample}. */
 export interface ConfigMapSetExampleOptions {
@@ -140,7 +140,7 @@ export async function runConfigMapSetExample(options: ConfigMapSetExampleOptions
   let result: ScenarioResult = { passed: false, steps: [] };
   let unregister: ((signal: AbortSignal) => Promise<void>) | undefined;
   try {
-    if (webhookServer !== undefined && (await untilServing(webhookServer, stopAll))) {
+    if (webhookServer !== undefined && (await webhookServer.whenReady(stopAll))) {
       const where = `https://127.0.0.1:${webhookServer.port()}`;
       if (fake !== undefined) log(`webhooks: serving on ${where} under the operator's Manager (the fake API server calls no webhooks; on a real cluster they are registered)`);
       else {

@@ -8,18 +8,16 @@
 
 import {
   WebhookServer,
-  allow,
   conversionWebhook,
   crdConversion,
-  deny,
   manifestList,
-  validatingWebhook,
   validatingWebhookConfiguration,
+  validationWebhook,
   type FieldError,
 } from '../../src/webhook/index.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ValidatingWebhookConfiguration } from 'kubernetes-types/admissionregistration/v1.js';
-import { newResourceClient, realClock, sleep, type LoggerOption, type ResourceDescriptor } from '../../src/index.js';
+import { newResourceClient, type LoggerOption, type ResourceDescriptor } from '../../src/index.js';
 import { isNotFound } from '../../src/objects.js';
 import type { CrdConversion } from '../../src/webhook/index.js';
 import { configMapSetDefinition, GROUP, installCrd, VERSION, type ConfigMapSet, type ConfigMapSetV2 } from './crd.js';
@@ -30,19 +28,17 @@ export const MAX_CONFIGMAPS = 50;
 
 /**
  * Validates a ConfigMapSet (at v1: the API server converts a v2 request before calling it, see the
- * rule's `apiVersions`): the definition's schema first — the same checks and messages as the API
- * server's, which already ran them on a real cluster; here for the fake and offline checks — then what
- * the schema cannot say: names unique, `<set>-<name>` a valid ConfigMap name, at most 50 ConfigMaps.
+ * rule's `apiVersions`): `validationWebhook` runs the definition's schema first — the same checks and
+ * messages as the API server's, which already ran them on a real cluster; here for the fake and offline
+ * checks — then what the schema cannot say: names unique, `<set>-<name>` a valid ConfigMap name, at
+ * most 50 ConfigMaps.
  */
-export const validateConfigMapSet = validatingWebhook<ConfigMapSet>(
-  { name: `vconfigmapset.${GROUP}`, resources: [{ group: GROUP, resource: 'configmapsets' }] },
+export const validateConfigMapSet = validationWebhook(
+  configMapSetDefinition,
   (req) => {
-    if (req.operation === 'DELETE') return allow();
-    const schema = configMapSetDefinition.validate(req.object, VERSION);
-    const errors: FieldError[] = schema.errors.map((e) => ({ field: e.field, message: e.message, type: e.type }));
-    if (errors.length > 0) return deny('invalid ConfigMapSet', { fieldErrors: errors });
-    const set = req.object!;
+    const set = req.object as ConfigMapSet; // v1: the configuration's rule sends no other version
     const names = set.spec.names;
+    const errors: FieldError[] = [];
     const seen = new Set<string>();
     names.forEach((name, i) => {
       if (seen.has(name)) errors.push({ field: `spec.names[${i}]`, message: `duplicate name ${name}`, type: 'FieldValueDuplicate' });
@@ -51,8 +47,9 @@ export const validateConfigMapSet = validatingWebhook<ConfigMapSet>(
       if (full.length > 253) errors.push({ field: `spec.names[${i}]`, message: `the ConfigMap name ${full.slice(0, 40)}… is longer than 253 characters` });
     });
     if (names.length > MAX_CONFIGMAPS) errors.push({ field: 'spec.names', message: `at most ${MAX_CONFIGMAPS} ConfigMaps, got ${names.length}`, type: 'FieldValueTooMany' });
-    return errors.length ? deny('invalid ConfigMapSet', { fieldErrors: errors }) : allow();
+    return errors;
   },
+  { name: `vconfigmapset.${GROUP}` },
 );
 
 /** Converts ConfigMapSets between v1 and v2 (the hub), the definition's two versions: names ↔ configMaps, lossless both ways. */
@@ -109,12 +106,6 @@ const validatingConfigurations: ResourceDescriptor<ValidatingWebhookConfiguratio
   kind: 'ValidatingWebhookConfiguration',
   namespaced: false,
 });
-
-/** Resolves once `server` serves (its readiness), or with `false` when `signal` aborts first. */
-export async function untilServing(server: WebhookServer, signal: AbortSignal): Promise<boolean> {
-  while (!server.ready()) if (!(await sleep(realClock, 20, signal))) return false;
-  return true;
-}
 
 /**
  * Registers the webhooks `server` serves on a real cluster, at `url` (default
