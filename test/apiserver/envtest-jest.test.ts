@@ -3,31 +3,21 @@
 // starts envtest from KUBEBUILDER_ASSETS with a CRD from a file, two test files (two workers) reach it
 // through KUBECONFIG, one runs a controller against it, and the globalTeardown leaves no directory.
 
-import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRealApiServer } from './harness.js';
+import { packedProject } from './packed-project.js';
 
-const repo = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 let scratch = '';
 let project = '';
 
 describe('kube-informer/envtest from the packed tarball, with Jest', () => {
   beforeAll(() => {
-    scratch = mkdtempSync(join(tmpdir(), 'kube-informer-envtest-jest-'));
-    execFileSync('npm', ['pack', '--silent', '--pack-destination', scratch], { cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] });
-    const tarball = readdirSync(scratch).find((f) => f.endsWith('.tgz'))!;
-    project = join(scratch, 'app');
-    mkdirSync(join(project, 'config', 'crd'), { recursive: true });
-    mkdirSync(join(project, 'test'));
     // docs/testing.md's recipe, word for word: package.json's type and test script, jest.config.js,
     // the global setup and teardown.
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', type: 'module', private: true, scripts: { test: 'NODE_OPTIONS=--experimental-vm-modules jest' } }));
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--legacy-peer-deps', join(scratch, tarball), 'jest@30', '@kubernetes/client-node@^1.4.0'], { cwd: project, stdio: ['ignore', 'ignore', 'inherit'] });
-    copyFileSync(join(repo, 'test/apiserver/fixtures/gadgets-crd.yaml'), join(project, 'config/crd/gadgets.yaml'));
+    ({ scratch, project } = packedProject('kube-informer-envtest-jest-', { type: 'module', scripts: { test: 'NODE_OPTIONS=--experimental-vm-modules jest' } }, ['jest@30', '@kubernetes/client-node@^1.4.0']));
     writeFileSync(
       join(project, 'jest.config.js'),
       "export default { globalSetup: './test/envtest-setup.mjs', globalTeardown: './test/envtest-teardown.mjs', transform: {} };\n",

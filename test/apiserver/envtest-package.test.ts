@@ -3,32 +3,22 @@
 // against the real kube-apiserver.
 
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRealApiServer } from './harness.js';
+import { packedProject, repo } from './packed-project.js';
 
-const repo = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 let scratch = '';
 let project = '';
 
 describe('kube-informer/envtest from the packed tarball, with vitest', () => {
   beforeAll(() => {
-    scratch = mkdtempSync(join(tmpdir(), 'kube-informer-envtest-pack-'));
-    execFileSync('npm', ['pack', '--silent', '--pack-destination', scratch], { cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] });
-    const tarball = readdirSync(scratch).find((f) => f.endsWith('.tgz'))!;
-    project = join(scratch, 'app');
-    mkdirSync(join(project, 'config', 'crd'), { recursive: true });
-    mkdirSync(join(project, 'test'));
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', type: 'module', private: true }));
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--legacy-peer-deps', join(scratch, tarball)], { cwd: project, stdio: ['ignore', 'ignore', 'inherit'] });
+    ({ scratch, project } = packedProject('kube-informer-envtest-pack-', { type: 'module' }));
     // The peer dependency and the test runner come from our own install: no network needed.
     mkdirSync(join(project, 'node_modules/@kubernetes'), { recursive: true });
     symlinkSync(join(repo, 'node_modules/@kubernetes/client-node'), join(project, 'node_modules/@kubernetes/client-node'));
     symlinkSync(join(repo, 'node_modules/vitest'), join(project, 'node_modules/vitest'));
-    copyFileSync(join(repo, 'test/apiserver/fixtures/gadgets-crd.yaml'), join(project, 'config/crd/gadgets.yaml'));
     writeFileSync(join(project, 'vitest.config.ts'), "import { defineConfig } from 'vitest/config';\nexport default defineConfig({ test: { globalSetup: ['test/global-setup.ts'], testTimeout: 60_000 } });\n");
     // docs/testing.md's recipe, word for word.
     writeFileSync(
