@@ -2,7 +2,7 @@
 
 import { AbortedError, InvalidObjectError, KubeInformerError } from '../core/errors.js';
 import { DeletedFinalStateUnknown, metaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
-import { validateOptions } from '../core/options.js';
+import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { preview } from '../core/preview.js';
 import { RingBuffer } from '../runtime/ring-buffer.js';
 import { FifoClosedError, TransformFailedError } from './errors.js';
@@ -45,6 +45,8 @@ export class DeltaFIFO<T> {
   #busy = false;
   /** Resolvers of `pop` calls waiting for the turn, oldest first. */
   #waiters: Array<() => void> = [];
+  /** The consumer parked in {@link DeltaFIFO.park}, while it waits. */
+  #parked: Parked<T> | undefined;
 
   /**
    * Creates an empty queue; see {@link DeltaFIFOOptions} for the options and their defaults. Throws
@@ -62,14 +64,14 @@ export class DeltaFIFO<T> {
   add(obj: T): void {
     const key = this.#keyOf(obj);
     this.#populated = true;
-    this.#enqueue(key, 'Added', this.#transform(key, obj));
+    this.#offer(key, 'Added', this.#transform(key, obj));
   }
 
   /** Queues an `Updated` delta for `obj` (after the transformer). Throws on an object with no key. */
   update(obj: T): void {
     const key = this.#keyOf(obj);
     this.#populated = true;
-    this.#enqueue(key, 'Updated', this.#transform(key, obj));
+    this.#offer(key, 'Updated', this.#transform(key, obj));
   }
 
   /**
@@ -83,7 +85,7 @@ export class DeltaFIFO<T> {
     if (!this.#items.has(key) && (this.#knownObjects === undefined || this.#knownObjects.getByKey(key) === undefined)) {
       return;
     }
-    this.#enqueue(key, 'Deleted', obj instanceof DeletedFinalStateUnknown ? obj : this.#transform(key, obj));
+    this.#offer(key, 'Deleted', obj instanceof DeletedFinalStateUnknown ? obj : this.#transform(key, obj));
   }
 
   /**
@@ -196,6 +198,28 @@ export class DeltaFIFO<T> {
     return this.#take(process);
   }
 
+  /**
+   * Waits, as the queue's one consumer loop, until {@link DeltaFIFO.tryPop} may take something: a key
+   * was queued, the turn came free with keys queued, or the queue closed. Meanwhile a change that
+   * arrives while nothing is queued and nobody pops (and the initial list is done) is handed to
+   * `process` at once, inside the `add`, `update` or `delete` that brought it, without being queued:
+   * a consumer that keeps up pays no promise and no queue entry per change — a watch delivering one
+   * event per chunk. Order is kept: anything queued is taken by `tryPop` first.
+   *
+   * Rejects with a {@link FifoClosedError} when the queue is closed and empty, and with `process`'s
+   * own error when a change handed over that way fails (the producer's call returns normally); an
+   * async `process` is waited for before it settles. One consumer may park at a time (a second
+   * `park` while one waits is `INVALID_OPTION`).
+   */
+  park(process: PopProcessFunc<T>): Promise<void> {
+    if (this.#parked !== undefined) return Promise.reject(new InvalidOptionError('DeltaFIFO.park: a consumer is already parked'));
+    if (this.#closed && !this.#busy && this.#items.size === 0) return Promise.reject(new FifoClosedError());
+    if (this.#closed || (!this.#busy && this.#items.size > 0)) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.#parked = { process, settle: (failure) => (failure === undefined ? resolve() : reject(failure.error)) };
+    });
+  }
+
   /** Takes the oldest key (the caller holds the turn) and processes it; the turn is released after. */
   #take(process: PopProcessFunc<T>): Deltas<T> | Promise<Deltas<T>> {
     const key = this.#queue.shift() as string;
@@ -289,6 +313,7 @@ export class DeltaFIFO<T> {
   close(): void {
     this.#closed = true;
     if (!this.#busy && this.#waiters.length > 0) this.#handTurn();
+    this.#unpark(undefined);
   }
 
   /** True after {@link DeltaFIFO.close}. */
@@ -323,6 +348,7 @@ export class DeltaFIFO<T> {
       this.#items.set(key, [{ type, object }]);
       this.#queue.push(key);
       if (!this.#busy && this.#waiters.length > 0) this.#handTurn();
+      else this.#unpark(undefined);
       return;
     }
     const lastIndex = deltas.length - 1;
@@ -363,7 +389,60 @@ export class DeltaFIFO<T> {
   #releaseTurn(): void {
     this.#busy = false;
     if (this.#waiters.length > 0 && (this.#items.size > 0 || this.#closed)) this.#handTurn();
+    else if (this.#items.size > 0) this.#unpark(undefined);
   }
+
+  /**
+   * A change for `key`: processed at once by the parked consumer when nothing is queued, nobody else
+   * pops and the initial list is done (see {@link DeltaFIFO.park}); queued otherwise.
+   */
+  #offer(key: string, type: DeltaType, object: T | DeletedFinalStateUnknown<T>): void {
+    const parked = this.#parked;
+    if (parked === undefined || this.#busy || this.#waiters.length > 0 || this.#items.size > 0 || this.#initialPopulationCount > 0 || this.#closed) {
+      this.#enqueue(key, type, object);
+      return;
+    }
+    this.#busy = true;
+    let result: ReturnType<PopProcessFunc<T>>;
+    try {
+      result = parked.process([{ type, object }], false, key);
+    } catch (error) {
+      this.#releaseTurn();
+      this.#unpark({ error });
+      return;
+    }
+    if (result !== undefined && result !== null && typeof result.then === 'function') {
+      // The consumer waits for it, holding the turn, as `pop` does for an async `process`.
+      this.#parked = undefined;
+      Promise.resolve(result).then(
+        () => {
+          this.#releaseTurn();
+          parked.settle(undefined);
+        },
+        (error: unknown) => {
+          this.#releaseTurn();
+          parked.settle({ error });
+        },
+      );
+      return;
+    }
+    this.#releaseTurn();
+  }
+
+  /** Wakes the parked consumer: with nothing (look again), or with the failure of its `process`. */
+  #unpark(failure: { error: unknown } | undefined): void {
+    const parked = this.#parked;
+    if (parked === undefined) return;
+    this.#parked = undefined;
+    parked.settle(failure);
+  }
+}
+
+/** A consumer parked in {@link DeltaFIFO.park}. */
+interface Parked<T> {
+  readonly process: PopProcessFunc<T>;
+  /** Ends the park: resolves, or rejects with the failure's error. */
+  readonly settle: (failure: { error: unknown } | undefined) => void;
 }
 
 function abortedPop(signal: AbortSignal): AbortedError {

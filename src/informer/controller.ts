@@ -205,9 +205,19 @@ class ProcessController<T> implements ReflectorController {
     this.#name = config.name ?? 'controller';
     const queue = config.queue;
     const store = {
-      add: (obj: T) => queue.add(obj),
-      update: (obj: T) => queue.update(obj),
-      delete: (obj: T) => queue.delete(obj),
+      // A change may be processed inside these calls (DeltaFIFO.park): the first one can sync the queue.
+      add: (obj: T) => {
+        queue.add(obj);
+        this.#checkSynced();
+      },
+      update: (obj: T) => {
+        queue.update(obj);
+        this.#checkSynced();
+      },
+      delete: (obj: T) => {
+        queue.delete(obj);
+        this.#checkSynced();
+      },
       replace: (items: T[], rv: string) => {
         queue.replace(items, rv);
         this.#checkSynced();
@@ -283,11 +293,12 @@ class ProcessController<T> implements ReflectorController {
       return process(deltas, isInInitialList, key);
     };
     while (!signal.aborted) {
-      // What is queued is drained without a promise per key; an empty queue is waited on.
+      // What is queued is drained without a promise per key. On an empty queue the loop parks: a change
+      // that comes while it waits is processed at once by the producer's call (see DeltaFIFO.park).
       const taken = queue.tryPop(guarded);
       if (taken === undefined) {
         try {
-          await queue.pop(guarded);
+          await queue.park(guarded);
         } catch (err) {
           if (isFifoClosedError(err)) return;
           throw err;

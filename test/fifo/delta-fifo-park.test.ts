@@ -1,0 +1,143 @@
+// DeltaFIFO.park: the informer's process loop waits on an empty queue, and a change that comes meanwhile
+// is processed inside the producer's call (issue 29: one event per chunk without a promise per event).
+// Same order, same errors and the same sync bookkeeping as pop.
+
+import { describe, expect, it } from 'vitest';
+import { flushPromises } from '../../src/core/index.js';
+import { DeltaFIFO, type Deltas } from '../../src/fifo/index.js';
+import { gate } from '../helpers/async.js';
+import { fmt, obj, type FifoObj } from './helpers.js';
+
+/** A queue past its initial list (an empty replace, processed). */
+function synced(): DeltaFIFO<FifoObj> {
+  const f = new DeltaFIFO<FifoObj>();
+  f.replace([], '1');
+  expect(f.hasSynced()).toBe(true);
+  return f;
+}
+
+describe('DeltaFIFO.park', () => {
+  it('hands a change to the parked consumer inside update(), queueing nothing', async () => {
+    const f = synced();
+    const seen: Array<[string[] | undefined, boolean, string]> = [];
+    const parked = f.park((d, initial, key) => void seen.push([fmt(d), initial, key]));
+    f.update(obj('a', 1));
+    // Synchronously, before any promise ran.
+    expect(seen).toEqual([[['Updated(a:1)'], false, 'a']]);
+    f.add(obj('b', 2));
+    expect(seen.map(([d]) => d)).toEqual([['Updated(a:1)'], ['Added(b:2)']]);
+    expect(f.size).toBe(0);
+    // Still parked: it settles only when something is queued or the queue closes.
+    let settled = false;
+    void parked.then(() => (settled = true));
+    await flushPromises();
+    expect(settled).toBe(false);
+    f.close();
+    await expect(parked).resolves.toBeUndefined();
+  });
+
+  it('queues the initial list and resolves at once for tryPop to drain it in order', async () => {
+    const f = new DeltaFIFO<FifoObj>();
+    const seen: string[][] = [];
+    const process = (d: Deltas<FifoObj>): void => void seen.push(fmt(d)!);
+    const parked = f.park(process);
+    f.replace([obj('a', 1), obj('b', 2)], '1');
+    // Initial items are never handed over inline: hasSynced counts them as they are popped.
+    expect(seen).toEqual([]);
+    await parked;
+    // The initial list is still being processed: a change joins a's queued deltas, never inline.
+    const again = f.park(process);
+    f.update(obj('a', 3));
+    expect(seen).toEqual([]);
+    await again;
+    while (f.tryPop(process) !== undefined);
+    expect(seen).toEqual([['Sync(a:1)', 'Updated(a:3)'], ['Sync(b:2)']]);
+    expect(f.hasSynced()).toBe(true);
+  });
+
+  it('resolves at once when keys are queued, so what is queued goes first', async () => {
+    const f = synced();
+    f.add(obj('a', 1));
+    const seen: string[][] = [];
+    await f.park((d) => void seen.push(fmt(d)!));
+    expect(seen).toEqual([]);
+    expect(f.size).toBe(1);
+  });
+
+  it('queues a change while the queue holds another key, and wakes the consumer for it', async () => {
+    const f = synced();
+    const seen: string[][] = [];
+    const process = (d: Deltas<FifoObj>): void => void seen.push(fmt(d)!);
+    const parked = f.park(process);
+    f.update(obj('a', 1)); // inline
+    expect(seen).toEqual([['Updated(a:1)']]);
+    // A pop waiting in line is served first: changes are queued for it, not handed to the parked consumer.
+    const popped = f.pop((d) => void seen.push(['pop', ...fmt(d)!]));
+    f.update(obj('b', 2));
+    await popped;
+    expect(seen).toEqual([['Updated(a:1)'], ['pop', 'Updated(b:2)']]);
+    f.close();
+    await parked;
+  });
+
+  it('rejects with the error process threw; the producer call returns normally', async () => {
+    const f = synced();
+    const boom = new Error('handler failed');
+    const parked = f.park(() => {
+      throw boom;
+    });
+    expect(() => f.update(obj('a', 1))).not.toThrow();
+    await expect(parked).rejects.toBe(boom);
+    // The turn is free again and nothing was queued (as pop: the deltas are gone).
+    expect(f.size).toBe(0);
+    expect(f.tryPop(() => undefined)).toBeUndefined();
+  });
+
+  it('waits for an async process, holding the turn; changes meanwhile are queued in order', async () => {
+    const f = synced();
+    const g = gate();
+    const seen: string[][] = [];
+    const parked = f.park((d) => {
+      seen.push(fmt(d)!);
+      return g.promise;
+    });
+    f.update(obj('a', 1));
+    f.update(obj('b', 2)); // the turn is held: queued
+    expect(seen).toEqual([['Updated(a:1)']]);
+    expect(f.tryPop(() => undefined)).toBeUndefined();
+    let settled = false;
+    void parked.then(() => (settled = true));
+    await flushPromises();
+    expect(settled).toBe(false);
+    g.open();
+    await parked;
+    expect(f.listKeys()).toEqual(['b']);
+  });
+
+  it('rejects with the rejection of an async process', async () => {
+    const f = synced();
+    const parked = f.park(() => Promise.reject(new Error('async handler failed')));
+    f.add(obj('a', 1));
+    await expect(parked).rejects.toThrow('async handler failed');
+    expect(f.size).toBe(0);
+  });
+
+  it('rejects FIFO_CLOSED on a closed empty queue, and a second park with INVALID_OPTION', async () => {
+    const f = synced();
+    const first = f.park(() => undefined);
+    await expect(f.park(() => undefined)).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    f.close();
+    await first;
+    await expect(f.park(() => undefined)).rejects.toMatchObject({ code: 'FIFO_CLOSED' });
+  });
+
+  it('keeps the delete rule: a delete of a key neither queued nor known hands nothing over', async () => {
+    const f = synced();
+    const seen: string[][] = [];
+    const parked = f.park((d) => void seen.push(fmt(d)!));
+    f.delete(obj('ghost', 1));
+    expect(seen).toEqual([]);
+    f.close();
+    await parked;
+  });
+});
