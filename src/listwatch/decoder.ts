@@ -4,7 +4,7 @@ import { validateOptions } from '../core/options.js';
 import { KubeInformerError } from '../core/index.js';
 import { chunkSource, type Chunk, type ChunkSource } from './chunk-source.js';
 import { WatchDecodeError, toNetworkError } from './errors.js';
-import { READ_READY, type ReadyIterator, type WatchEvent } from './types.js';
+import { READ_READY, SETTLED_BY, type ReadyIterator, type WatchEvent } from './types.js';
 
 /** Options of {@link decodeWatchStream}. */
 export interface DecodeWatchStreamOptions {
@@ -103,6 +103,11 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
     return this;
   }
 
+  /** An abort of the signal closes the source, which settles a pending `next()` as done. */
+  get [SETTLED_BY](): AbortSignal | undefined {
+    return this.#signal;
+  }
+
   [READ_READY](): WatchEvent<T> | undefined {
     return this.#readyIndex < this.#ready.length ? this.#ready[this.#readyIndex++] : undefined;
   }
@@ -121,54 +126,55 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
     return Promise.resolve(DONE);
   }
 
-  async #fill(): Promise<IteratorResult<WatchEvent<T>>> {
-    for (;;) {
-      if (this.#failure !== undefined) {
-        const failure = this.#failure;
-        this.#failure = undefined;
-        this.#close();
-        throw failure;
-      }
-      if (this.#finished || this.#stopped()) {
-        this.#close();
-        return DONE;
-      }
-      let result: IteratorResult<Chunk>;
-      try {
-        result = await this.#chunks.next();
-      } catch (err) {
-        if (this.#stopped()) {
-          this.#close();
-          return DONE;
-        }
-        this.#close();
-        throw err instanceof KubeInformerError ? err : toNetworkError(err, `${this.#what}: reading failed`);
-      }
-      if (this.#stopped()) {
-        this.#close();
-        return DONE;
-      }
-      this.#ready.length = 0;
-      this.#readyIndex = 0;
-      if (result.done === true) {
-        this.#finished = true;
-        this.#decodeTail();
-      } else {
-        const raw = result.value;
-        const chunk =
-          typeof raw === 'string'
-            ? Buffer.from(raw, 'utf8')
-            : Buffer.isBuffer(raw)
-              ? raw
-              : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-        this.#decodeChunk(chunk);
-      }
-      if (this.#ready.length > 0) {
-        this.#readyIndex = 1;
-        return { value: this.#ready[0], done: false };
-      }
+  /** The next chunk's first event (reading on past chunks that complete no line), the end, or the failure. */
+  #fill(): Promise<IteratorResult<WatchEvent<T>>> {
+    if (this.#failure !== undefined) {
+      const failure = this.#failure;
+      this.#failure = undefined;
+      this.#close();
+      return Promise.reject(failure);
     }
+    if (this.#finished || this.#stopped()) {
+      this.#close();
+      return Promise.resolve(DONE);
+    }
+    // No async function: one promise per chunk (the chunk's), and the handlers are allocated once.
+    return this.#chunks.next().then(this.#onChunk, this.#onChunkFailed);
   }
+
+  readonly #onChunk = (result: IteratorResult<Chunk>): IteratorResult<WatchEvent<T>> | Promise<IteratorResult<WatchEvent<T>>> => {
+    if (this.#stopped()) {
+      this.#close();
+      return DONE;
+    }
+    this.#ready.length = 0;
+    this.#readyIndex = 0;
+    if (result.done === true) {
+      this.#finished = true;
+      this.#decodeTail();
+    } else {
+      const raw = result.value;
+      const chunk =
+        typeof raw === 'string'
+          ? Buffer.from(raw, 'utf8')
+          : Buffer.isBuffer(raw)
+            ? raw
+            : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+      this.#decodeChunk(chunk);
+    }
+    if (this.#ready.length > 0) {
+      this.#readyIndex = 1;
+      return { value: this.#ready[0], done: false };
+    }
+    return this.#fill();
+  };
+
+  readonly #onChunkFailed = (err: unknown): IteratorResult<WatchEvent<T>> => {
+    const stopped = this.#stopped();
+    this.#close();
+    if (stopped) return DONE;
+    throw err instanceof KubeInformerError ? err : toNetworkError(err, `${this.#what}: reading failed`);
+  };
 
   /** True once `return()` was called or the signal aborted: read failures then mean "stopped". */
   #stopped(): boolean {

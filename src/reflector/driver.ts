@@ -10,7 +10,7 @@ import type { Plan, Result, StoreOp } from './machine-types.js';
 import { watchTimeoutSeconds } from './requests.js';
 import type { ReflectorStore } from './types.js';
 import { openWatch } from './watch-stream.js';
-import type { WatchStream } from './watch-stream.js';
+import type { StreamStep, WatchStream } from './watch-stream.js';
 
 /** What a {@link Driver} works with (the reflector's options and parts). */
 export interface DriverDeps<T> {
@@ -61,6 +61,8 @@ export class Driver<T> {
   #result: Result<T> | undefined;
   #cancel: (() => void) | undefined;
   #stream: WatchStream<T> | undefined;
+  /** The stream being read (kept for its end: the driver may drop the stream before the read settles). */
+  #reading: WatchStream<T> | undefined;
   #resyncTimer: ClockTimer | undefined;
   #resyncDue = false;
   /** A relist was asked for and not yet handed to the machine. */
@@ -101,7 +103,8 @@ export class Driver<T> {
     if (event === undefined) return undefined;
     if (this.#current !== 'read' || this.#cancel === undefined) {
       this.#current = 'read';
-      this.#cancel = () => stream.stop();
+      this.#reading = stream;
+      this.#cancel = this.#stopReading;
     }
     return { kind: 'event', event };
   }
@@ -281,23 +284,26 @@ export class Driver<T> {
   #read(): Promise<Result<T>> {
     const stream = this.#stream;
     if (stream === undefined) return Promise.resolve(ABORTED_RESULT);
-    this.#cancel = () => stream.stop();
-    return stream.next().then(
-      (step): Result<T> => {
-        if (!step.done) return { kind: 'event', event: step.event };
-        switch (step.reason) {
-          case 'closed':
-            return { kind: 'closed', lastedMs: this.#deps.clock.now() - stream.startedAt, received: stream.received, requestedTimeoutMs: stream.requestedTimeoutMs };
-          case 'stalled':
-            return { kind: 'timedOut', afterMs: stream.idleMs };
-          case 'aborted':
-          case 'stopped':
-            return this.#dropped();
-        }
-      },
-      (error: unknown): Result<T> => ({ kind: 'failed', error }),
-    );
+    this.#reading = stream;
+    this.#cancel = this.#stopReading;
+    return stream.next().then(this.#readStep, this.#readFailed);
   }
+
+  readonly #stopReading = (): void => this.#reading?.stop();
+  readonly #readFailed = (error: unknown): Result<T> => ({ kind: 'failed', error });
+  readonly #readStep = (step: StreamStep<T>): Result<T> => {
+    if (!step.done) return { kind: 'event', event: step.event };
+    const stream = this.#reading as WatchStream<T>;
+    switch (step.reason) {
+      case 'closed':
+        return { kind: 'closed', lastedMs: this.#deps.clock.now() - stream.startedAt, received: stream.received, requestedTimeoutMs: stream.requestedTimeoutMs };
+      case 'stalled':
+        return { kind: 'timedOut', afterMs: stream.idleMs };
+      case 'aborted':
+      case 'stopped':
+        return this.#dropped();
+    }
+  };
 
   async #sleep(atLeastMs: number, then: 'relist' | 'rewatch'): Promise<Result<T>> {
     const op = new ChildAbort(this.#signal);

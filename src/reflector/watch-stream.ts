@@ -1,7 +1,7 @@
 // One open watch: its own abort signal, an idle timer that catches half-open connections, and stop().
 
 import type { Clock, ClockTimer } from '../core/clock.js';
-import { READ_READY, type ListerWatcher, type ListOptions, type ReadyIterator, type WatchEvent } from '../listwatch/types.js';
+import { READ_READY, SETTLED_BY, type ListerWatcher, type ListOptions, type ReadyIterator, type WatchEvent } from '../listwatch/types.js';
 import { ABORTED, ChildAbort, TIMED_OUT, raceAbort } from '../core/abort.js';
 import type { WatchEndReason } from './events.js';
 
@@ -37,6 +37,8 @@ export class WatchStream<T> {
   readonly #iterator: AsyncIterator<WatchEvent<T>>;
   /** The iterator's synchronous read of events already decoded, when it has one (`newListWatch`'s does). */
   readonly #readReady: (() => WatchEvent<T> | undefined) | undefined;
+  /** The iterator settles a pending read itself when the stream's signal aborts (see SETTLED_BY). */
+  readonly #settledByAbort: boolean;
   readonly #abort: ChildAbort;
   readonly #parent: AbortSignal;
   readonly #clock: Clock;
@@ -48,15 +50,24 @@ export class WatchStream<T> {
   #stopped = false;
   #endReason: WatchEndReason | undefined;
   #received = 0;
-  /** Ends the read in flight with ABORTED; set while a read waits (see #read). */
-  #abortRead: (() => void) | undefined;
-  /** The stream's one listener on its signal, for its whole life (not one per read). */
-  readonly #onAbort = (): void => this.#abortRead?.();
+  /** The read in flight, while one waits (see next()). */
+  #reading: { resolve: (step: StreamStep<T>) => void; reject: (err: unknown) => void } | undefined;
+  /**
+   * The stream's one listener on its signal, for its whole life (not one per read): an abort ends the
+   * read in flight at once.
+   */
+  readonly #onAbort = (): void => {
+    const reading = this.#reading;
+    if (reading === undefined) return;
+    this.#reading = undefined;
+    reading.resolve(this.#end(this.#reason()));
+  };
 
   constructor(deps: WatchDeps<T>, iterable: AsyncIterable<WatchEvent<T>>, abort: ChildAbort, parent: AbortSignal, idleLimitMs: number) {
     this.#iterator = iterable[Symbol.asyncIterator]();
     const readReady = (this.#iterator as Partial<ReadyIterator<T>>)[READ_READY];
     this.#readReady = typeof readReady === 'function' ? readReady.bind(this.#iterator) : undefined;
+    this.#settledByAbort = (this.#iterator as { [SETTLED_BY]?: unknown })[SETTLED_BY] === abort.signal;
     this.#abort = abort;
     this.#parent = parent;
     this.#clock = deps.clock;
@@ -79,23 +90,63 @@ export class WatchStream<T> {
     return this.#clock.now() - this.#lastActivity;
   }
 
-  /** The next event or the end of the stream; throws what the iterator throws (the stream is then closed). */
-  async next(): Promise<StreamStep<T>> {
-    if (this.#endReason !== undefined) return { done: true, reason: this.#reason() };
-    let step: IteratorResult<WatchEvent<T>> | typeof ABORTED;
+  /**
+   * The next event or the end of the stream; rejects with what the iterator throws (the stream is then
+   * closed). One promise per read and no closure: a watch that delivers one event per chunk reads once
+   * per event.
+   */
+  next(): Promise<StreamStep<T>> {
+    if (this.#endReason !== undefined) return Promise.resolve({ done: true, reason: this.#reason() });
+    let pending: Promise<IteratorResult<WatchEvent<T>>>;
     try {
-      step = await this.#read();
+      pending = this.#iterator.next();
     } catch (err) {
-      if (this.#abort.signal.aborted) return this.#end(this.#reason());
-      this.#end('error');
-      throw err;
+      return this.#failed(err);
     }
-    if (step === ABORTED || this.#abort.signal.aborted) return this.#end(this.#reason());
-    if (step.done) return this.#end('closed');
+    if (this.#abort.signal.aborted) {
+      // The read is abandoned: an iterator that ignores its signal cannot hang the reflector.
+      pending.catch(() => undefined);
+      return Promise.resolve(this.#end(this.#reason()));
+    }
+    // An iterator that settles on our abort needs no race; any other is raced against the signal.
+    if (this.#settledByAbort) return pending.then(this.#step, this.#failed);
+    return new Promise<StreamStep<T>>((resolve, reject) => {
+      this.#reading = { resolve, reject };
+      pending.then(this.#onRead, this.#onReadFailed);
+    });
+  }
+
+  /** What an iterator result means for the stream. */
+  readonly #step = (step: IteratorResult<WatchEvent<T>>): StreamStep<T> => {
+    if (this.#abort.signal.aborted) return this.#end(this.#reason());
+    if (step.done === true) return this.#end('closed');
     this.#lastActivity = this.#clock.now();
     this.#received++;
     return { done: false, event: step.value };
-  }
+  };
+
+  /** The raced read in flight answered (unless an abort ended it first: then it is dropped). */
+  readonly #onRead = (step: IteratorResult<WatchEvent<T>>): void => {
+    const reading = this.#reading;
+    if (reading === undefined) return;
+    this.#reading = undefined;
+    reading.resolve(this.#step(step));
+  };
+
+  /** The raced read in flight failed; after an abort that is its end, not an error (observed, and dropped). */
+  readonly #onReadFailed = (err: unknown): void => {
+    const reading = this.#reading;
+    if (reading === undefined) return;
+    this.#reading = undefined;
+    this.#failed(err).then(reading.resolve, reading.reject);
+  };
+
+  /** An iterator error: the stream's end after an abort (observed, and dropped); else it ends the stream and is rethrown. */
+  readonly #failed = (err: unknown): Promise<StreamStep<T>> => {
+    if (this.#abort.signal.aborted) return Promise.resolve(this.#end(this.#reason()));
+    this.#end('error');
+    return Promise.reject(err);
+  };
 
   /**
    * The next event when the iterator already holds it decoded: no promise, no wait. `undefined` when
@@ -108,34 +159,6 @@ export class WatchStream<T> {
     // No clock read: the event came in the chunk whose arrival next() already recorded.
     this.#received++;
     return event;
-  }
-
-  /**
-   * The iterator's next result, or ABORTED as soon as the stream's signal aborts (an iterator that
-   * ignores its signal cannot hang the reflector) — raceAbort's contract without adding and removing
-   * a listener on the signal for every read, which costs more than the read when each event comes in
-   * its own chunk (a watch of a few hundred events per second).
-   */
-  #read(): Promise<IteratorResult<WatchEvent<T>> | typeof ABORTED> {
-    const pending = this.#iterator.next();
-    if (this.#abort.signal.aborted) {
-      pending.catch(() => undefined);
-      return Promise.resolve(ABORTED);
-    }
-    return new Promise((resolve, reject) => {
-      this.#abortRead = () => resolve(ABORTED);
-      pending.then(
-        (value) => {
-          this.#abortRead = undefined;
-          resolve(value);
-        },
-        (err: unknown) => {
-          // After an abort this rejects a promise already resolved: observed, and dropped.
-          this.#abortRead = undefined;
-          reject(err);
-        },
-      );
-    });
   }
 
   /** Ends the stream from our side; idempotent. */
@@ -159,7 +182,6 @@ export class WatchStream<T> {
       // Aborting the stream's signal ends a read in flight (#onAbort), then its listener goes.
       this.#abort.dispose();
       this.#abort.signal.removeEventListener('abort', this.#onAbort);
-      this.#abortRead = undefined;
       try {
         this.#iterator.return?.()?.catch(() => undefined);
       } catch {
