@@ -1,0 +1,226 @@
+// Issue 29's memory experiment: heap per cached pod and CPU per watch event with and without sharing
+// repeated string values (bench/lib/intern.ts), in one process, without a server.
+//
+// Run: npm run build:bench && node --expose-gc .cache/bench-build/bench/intern.bench.js [pods=10000]
+// [events=20000] [reps=5] [--write] (compiled, as users run it: bench/lib/build.ts says why). `--write`
+// writes bench/intern.md, which bench/lib/render.ts copies into docs/benchmarks.md. Not part of npm test.
+//
+// For each pod shape (`makePod`, `indepPod`, and the Deployment-replica population of
+// bench/lib/intern-pods.ts) and each variant (no transform, `internStrings()`, `stripManagedFields`, both)
+// one SharedIndexInformer lists the pods from memory (a ListerWatcher whose list is `JSON.parse` of one
+// body, as pipeline.bench.ts does), then takes a burst of MODIFIED events decoded from 64 KiB chunks by
+// the library's decoder. Heap per pod: `heapUsed` after two full GCs once synced (and again after the
+// burst, when the cache holds the objects the watch decoded), minus the same before the informer was
+// created, divided by the pods — the table of the transform included. CPU per event: `process.cpuUsage()`
+// from the first event to the last handler call. Repetitions alternate the variants' order; medians.
+
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { SharedIndexInformer, composeTransforms, stripManagedFields } from '../src/informer/index.js';
+import { decodeWatchStream, type ListerWatcher, type WatchEvent } from '../src/listwatch/index.js';
+import type { KubeObject } from '../src/core/index.js';
+import { indepPod, makePod, type BenchPod } from './lib/pods.js';
+import { REPLICAS, deploymentPod } from './lib/intern-pods.js';
+import { POD_PATHS, internStrings, type InternTransform } from './lib/intern.js';
+import { summarize } from './lib/stats.js';
+
+const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const PODS = Number(args[0] ?? 10_000);
+const EVENTS = Number(args[1] ?? 20_000);
+const REPS = Number(args[2] ?? 5);
+const WRITE = process.argv.includes('--write');
+const LIST_RV = 1000;
+const CHUNK = 65_536;
+const QUIET = { debug() {}, info() {}, warn() {}, error() {} };
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc === undefined) throw new Error('run with node --expose-gc');
+
+const fmt = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }).replace(/,/g, ' ') : '—');
+
+/** Pod shapes: generator and label. */
+const SHAPES: Array<[(i: number) => BenchPod, string]> = [
+  [makePod, "`makePod` (bench's pods: each its own ReplicaSet)"],
+  [indepPod, '`indepPod` (the independent phase’s pods)'],
+  [deploymentPod, `Deployment replicas (${fmt(Math.ceil(PODS / REPLICAS))} × ${REPLICAS}, 50 namespaces, 200 nodes)`],
+];
+
+interface Variant {
+  name: string;
+  label: string;
+  /** A fresh transform per informer (the table belongs to it), or none. */
+  make: () => { transform?: (o: KubeObject) => KubeObject; table?: InternTransform };
+}
+const VARIANTS: Variant[] = [
+  { name: 'plain', label: 'no transform', make: () => ({}) },
+  { name: 'intern', label: '`internStrings()`', make: () => { const t = internStrings(); return { transform: t, table: t }; } },
+  { name: 'intern-paths', label: '`internStrings({ paths: POD_PATHS })`', make: () => { const t = internStrings({ paths: POD_PATHS }); return { transform: t, table: t }; } },
+  { name: 'strip', label: '`stripManagedFields`', make: () => ({ transform: stripManagedFields }) },
+  { name: 'strip+intern', label: '`stripManagedFields` then `internStrings()`', make: () => { const t = internStrings(); return { transform: composeTransforms<KubeObject>(stripManagedFields, t), table: t }; } },
+];
+
+interface Sample {
+  syncHeap: number;
+  watchHeap: number;
+  syncCpuUs: number;
+  eventCpuUs: number;
+  tableSize: number;
+  hitRate: number;
+}
+
+function heapAfterGc(): number {
+  gc!();
+  gc!();
+  return process.memoryUsage().heapUsed;
+}
+
+function bodies(pod: (i: number) => BenchPod): { list: string; chunks: Buffer[] } {
+  const items = Array.from({ length: PODS }, (_, i) => pod(i));
+  const list = JSON.stringify({ apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: String(LIST_RV) }, items });
+  const parts: string[] = [];
+  for (let i = 0; i < EVENTS; i++) {
+    const p = items[i % PODS];
+    const object = { ...p, metadata: { ...p.metadata, resourceVersion: String(LIST_RV + 1 + i) } };
+    parts.push(`${JSON.stringify({ type: 'MODIFIED', object })}\n`);
+  }
+  const body = Buffer.from(parts.join(''));
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < body.length; i += CHUNK) chunks.push(body.subarray(i, i + CHUNK));
+  return { list, chunks };
+}
+
+/** The claim that the objects stay plain JSON: each transform's output serialises to the same text. */
+function roundTrips(pod: (i: number) => BenchPod): void {
+  for (const v of VARIANTS) {
+    const { transform } = v.make();
+    for (let i = 0; i < 200; i++) {
+      const text = JSON.stringify(pod(i));
+      const plain = JSON.stringify(stripManagedFields(JSON.parse(text) as KubeObject));
+      const out = JSON.stringify(transform === undefined ? JSON.parse(text) : transform(JSON.parse(text) as KubeObject));
+      if (out !== text && out !== plain) throw new Error(`${v.name} changed pod ${i}`);
+    }
+  }
+}
+
+async function measure(list: string, chunks: Buffer[], variant: Variant): Promise<Sample> {
+  const before = heapAfterGc();
+  const { transform, table } = variant.make();
+  let release!: () => void;
+  const armed = new Promise<void>((resolve) => (release = resolve));
+  let cpu = process.cpuUsage();
+  let opened = 0;
+  const lw: ListerWatcher<KubeObject> = {
+    list: () => Promise.resolve(JSON.parse(list)),
+    watch: async (_options, signal) => {
+      if (opened++ > 0) return new Promise<never>(() => {}); // one burst; a later watch never opens
+      await armed;
+      cpu = process.cpuUsage();
+      return decodeWatchStream<KubeObject>(Readable.from(chunks), { signal }) as AsyncIterable<WatchEvent<KubeObject>>;
+    },
+  };
+  const syncStart = process.cpuUsage();
+  const inf = new SharedIndexInformer<KubeObject>(lw, { name: 'intern', transform, logger: QUIET });
+  let seen = 0;
+  let finished!: (cpuUs: number) => void;
+  const burst = new Promise<number>((resolve) => (finished = resolve));
+  const reg = inf.addEventHandler({
+    onUpdate: () => {
+      if (++seen === EVENTS) {
+        const used = process.cpuUsage(cpu);
+        finished(used.user + used.system);
+      }
+    },
+  });
+  const stop = new AbortController();
+  const running = inf.run(stop.signal);
+  await Promise.all([inf.whenSynced(), reg.whenSynced()]);
+  const syncUsed = process.cpuUsage(syncStart);
+  const syncHeap = (heapAfterGc() - before) / PODS;
+  release();
+  const eventCpuUs = (await burst) / EVENTS;
+  const watchHeap = (heapAfterGc() - before) / PODS;
+  const stats = table?.stats();
+  const sample: Sample = {
+    syncHeap,
+    watchHeap,
+    syncCpuUs: (syncUsed.user + syncUsed.system) / PODS,
+    eventCpuUs,
+    tableSize: table?.size() ?? 0,
+    hitRate: stats === undefined || stats.lookups === 0 ? Number.NaN : stats.hits / stats.lookups,
+  };
+  if (inf.lister().list().length !== PODS) throw new Error(`${variant.name}: cache holds ${inf.lister().list().length} pods`);
+  stop.abort();
+  await running;
+  return sample;
+}
+
+const range = (xs: number[], digits = 0): string => {
+  const s = summarize(xs);
+  return s.n === 1 ? fmt(s.median, digits) : `${fmt(s.min, digits)} / **${fmt(s.median, digits)}** / ${fmt(s.max, digits)}`;
+};
+
+async function main(): Promise<void> {
+  const load = [loadavg()[0]];
+  const started = new Date();
+  const rows: string[][] = [];
+  const verdicts: string[] = [];
+  const failed = new Set<string>();
+  for (const [pod, shapeLabel] of SHAPES) {
+    const { list, chunks } = bodies(pod);
+    roundTrips(pod);
+    const samples = new Map<string, Sample[]>(VARIANTS.map((v) => [v.name, []]));
+    for (let r = -1; r < REPS; r++) {
+      for (const v of r % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
+        const s = await measure(list, chunks, v);
+        if (r >= 0) samples.get(v.name)!.push(s); // r = -1 warms up
+      }
+    }
+    const med = (name: string, f: (s: Sample) => number): number => summarize(samples.get(name)!.map(f)).median;
+    for (const v of VARIANTS) {
+      const xs = samples.get(v.name)!;
+      const base = v.name.startsWith('strip') ? 'strip' : 'plain';
+      const heapRatio = med(v.name, (s) => s.syncHeap) / med(base, (s) => s.syncHeap);
+      const cpuRatio = med(v.name, (s) => s.eventCpuUs) / med(base, (s) => s.eventCpuUs);
+      const row = [
+        shapeLabel,
+        v.label,
+        range(xs.map((s) => s.syncHeap)),
+        range(xs.map((s) => s.watchHeap)),
+        v.name === base ? '—' : `${fmt((1 - heapRatio) * 100, 1)} %`,
+        range(xs.map((s) => s.syncCpuUs), 1),
+        range(xs.map((s) => s.eventCpuUs), 2),
+        v.name === base ? '—' : `${fmt((cpuRatio - 1) * 100, 1)} %`,
+        xs[0].tableSize === 0 ? '—' : `${fmt(xs[0].tableSize)} (${fmt(xs[0].hitRate * 100, 0)} % hits)`,
+      ];
+      rows.push(row);
+      console.log(row.join(' | '));
+      if (v.name.startsWith('intern')) {
+        const pass = heapRatio <= 0.85 && cpuRatio <= 1.05;
+        if (!pass) failed.add(v.name);
+        verdicts.push(`${shapeLabel}, ${v.label}: ${fmt((1 - heapRatio) * 100, 1)} % heap per pod at ${cpuRatio >= 1 ? '+' : ''}${fmt((cpuRatio - 1) * 100, 1)} % CPU per event (${pass ? 'passes' : 'fails'})`);
+      }
+    }
+  }
+  load.push(loadavg()[0]);
+  const command = `npm run build:bench && node --expose-gc .cache/bench-build/bench/intern.bench.js ${PODS} ${EVENTS} ${REPS} --write`;
+  const md = [
+    '## Memory: sharing repeated string values (issue 29)',
+    '',
+    `Measured on ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC with \`${command}\` (Node ${process.version}, load average ${fmt(load[0], 1)} at the start and ${fmt(load[1], 1)} at the end, on 2 cores). One process, no server: ${fmt(PODS)} pods listed from memory into a \`SharedIndexInformer\` with one handler, then ${fmt(EVENTS)} MODIFIED events decoded from 64 KiB chunks (bench/intern.bench.ts). Heap per pod: \`heapUsed\` after two full GCs once synced (and after the burst: the objects the watch decoded), minus the same before the informer was created, the transform's table included. CPU per event over the burst. ${REPS} repetitions, variants alternated; min / **median** / max; savings and CPU against the same shape without \`internStrings\` (with \`stripManagedFields\` for the combined rows).`,
+    '',
+    `The transform under test is \`internStrings()\` of bench/lib/intern.ts (not shipped): string values of 11 to 128 characters, except under \`uid\`, \`resourceVersion\`, \`containerID\` and \`fieldsV1\`, shared through a two-generation table of at most 2 × 16 384 strings (V8's JSON.parse already shares values of 10 characters or fewer).`,
+    '',
+    '| pods | transform | heap B/pod, synced | heap B/pod, after the burst | heap saved | sync CPU µs/pod | CPU µs/event | CPU per event | table (hits) |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+    '',
+    `Rule (issue 29): adopt only if it saves ≥ 15 % heap per full pod (no \`stripManagedFields\`) at ≤ 5 % CPU per event. ${verdicts.join('; ')}. ${failed.size < 2 ? 'One variant passes on every shape.' : 'No variant passes on every shape: by the rule, not adopted.'}`,
+    '',
+  ].join('\n');
+  console.log(md);
+  if (WRITE) writeFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench', 'intern.md'), md);
+}
+
+await main();
