@@ -24,7 +24,7 @@ import { decodeWatchStream, type ListerWatcher, type WatchEvent } from '../src/l
 import type { KubeObject } from '../src/core/index.js';
 import { indepPod, makePod, type BenchPod } from './lib/pods.js';
 import { REPLICAS, deploymentPod } from './lib/intern-pods.js';
-import { POD_PATHS, internStrings, type InternTransform } from './lib/intern.js';
+import { POD_PATHS, POD_TOP_PATHS, internStrings, type InternTransform } from './lib/intern.js';
 import { summarize } from './lib/stats.js';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -57,6 +57,7 @@ const VARIANTS: Variant[] = [
   { name: 'plain', label: 'no transform', make: () => ({}) },
   { name: 'intern', label: '`internStrings()`', make: () => { const t = internStrings(); return { transform: t, table: t }; } },
   { name: 'intern-paths', label: '`internStrings({ paths: POD_PATHS })`', make: () => { const t = internStrings({ paths: POD_PATHS }); return { transform: t, table: t }; } },
+  { name: 'intern-top', label: '`internStrings({ paths: POD_TOP_PATHS })`', make: () => { const t = internStrings({ paths: POD_TOP_PATHS }); return { transform: t, table: t }; } },
   { name: 'strip', label: '`stripManagedFields`', make: () => ({ transform: stripManagedFields }) },
   { name: 'strip+intern', label: '`stripManagedFields` then `internStrings()`', make: () => { const t = internStrings(); return { transform: composeTransforms<KubeObject>(stripManagedFields, t), table: t }; } },
 ];
@@ -89,6 +90,50 @@ function bodies(pod: (i: number) => BenchPod): { list: string; chunks: Buffer[] 
   const chunks: Buffer[] = [];
   for (let i = 0; i < body.length; i += CHUNK) chunks.push(body.subarray(i, i + CHUNK));
   return { list, chunks };
+}
+
+/**
+ * Where the repeated bytes are, per path (arrays as `[]`, managedFields' field sets as one `fieldsV1.*`):
+ * string values over 10 characters (shorter ones V8 already shares), the estimated heap of each string
+ * (16-byte header plus its characters rounded up to 8: Node's V8 without pointer compression), and what
+ * sharing equal values would save per pod. An estimate from the values, not a heap measurement.
+ */
+function repeatedBytes(pod: (i: number) => BenchPod): Array<{ path: string; perPod: number; distinct: number; bytes: number; saveable: number }> {
+  const byPath = new Map<string, { count: number; bytes: number; distinct: Set<string> }>();
+  const walk = (v: unknown, path: string): void => {
+    if (typeof v === 'string') {
+      if (v.length <= 10) return;
+      const p = byPath.get(path) ?? { count: 0, bytes: 0, distinct: new Set<string>() };
+      p.count++;
+      p.bytes += 16 + Math.ceil(v.length / 8) * 8;
+      p.distinct.add(v);
+      byPath.set(path, p);
+    } else if (Array.isArray(v)) for (const x of v) walk(x, `${path}[]`);
+    else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) walk(x, path.includes('fieldsV1') ? path : `${path}.${k}`);
+  };
+  for (let i = 0; i < PODS; i++) walk(pod(i), '');
+  return [...byPath].map(([path, p]) => ({ path: path.slice(1), perPod: p.count / PODS, distinct: p.distinct.size, bytes: p.bytes / PODS, saveable: (p.bytes * (1 - p.distinct.size / p.count)) / PODS })).sort((a, b) => b.saveable - a.saveable);
+}
+
+/**
+ * CPU µs per pod of each variant's transform alone, on pods just parsed from their own JSON text (parsing
+ * subtracted): the steadiest figure of the cost, free of the informer's and the GC's noise. Medians over
+ * the repetitions, variants alternated.
+ */
+function transformCost(pod: (i: number) => BenchPod): Map<string, number> {
+  const texts = Array.from({ length: PODS }, (_, i) => JSON.stringify(pod(i)));
+  const sides: Array<[string, (o: KubeObject) => KubeObject]> = [['parse', (o) => o], ...VARIANTS.filter((v) => v.name !== 'plain').map((v): [string, (o: KubeObject) => KubeObject] => [v.name, v.make().transform!])];
+  const samples = new Map<string, number[]>(sides.map(([n]) => [n, []]));
+  for (let r = -1; r < REPS; r++) {
+    for (const [name, fn] of r % 2 === 0 ? sides : [...sides].reverse()) {
+      const start = process.cpuUsage();
+      for (const text of texts) fn(JSON.parse(text) as KubeObject);
+      const used = process.cpuUsage(start);
+      if (r >= 0) samples.get(name)!.push((used.user + used.system) / PODS);
+    }
+  }
+  const parse = summarize(samples.get('parse')!).median;
+  return new Map([...samples].filter(([n]) => n !== 'parse').map(([n, xs]) => [n, summarize(xs).median - parse]));
 }
 
 /** The claim that the objects stay plain JSON: each transform's output serialises to the same text. */
@@ -167,9 +212,17 @@ async function main(): Promise<void> {
   const rows: string[][] = [];
   const verdicts: string[] = [];
   const failed = new Set<string>();
+  const paths: string[] = [];
   for (const [pod, shapeLabel] of SHAPES) {
     const { list, chunks } = bodies(pod);
     roundTrips(pod);
+    const rb = repeatedBytes(pod);
+    const total = rb.reduce((sum, r) => sum + r.bytes, 0);
+    const saveable = rb.reduce((sum, r) => sum + r.saveable, 0);
+    const top = rb.slice(0, 8).map((r) => `\`${r.path}\` ${fmt(r.saveable)}`).join(', ');
+    const unique = rb.filter((r) => r.saveable < 1).map((r) => `\`${r.path}\``).join(', ');
+    paths.push(`- ${shapeLabel}: strings over 10 characters ≈ ${fmt(total)} B/pod, of which ≈ ${fmt(saveable)} B/pod repeat. Most: ${top}. Unique per pod: ${unique === '' ? 'none' : unique}.`);
+    const alone = transformCost(pod);
     const samples = new Map<string, Sample[]>(VARIANTS.map((v) => [v.name, []]));
     for (let r = -1; r < REPS; r++) {
       for (const v of r % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
@@ -192,6 +245,7 @@ async function main(): Promise<void> {
         range(xs.map((s) => s.syncCpuUs), 1),
         range(xs.map((s) => s.eventCpuUs), 2),
         v.name === base ? '—' : `${fmt((cpuRatio - 1) * 100, 1)} %`,
+        v.name === 'plain' ? '—' : `${fmt(alone.get(v.name)!, 1)}${v.name === base ? '' : ` (${fmt((alone.get(v.name)! - (alone.get(base) ?? 0)) / med(base, (s) => s.eventCpuUs) * 100, 0)} %)`}`,
         xs[0].tableSize === 0 ? '—' : `${fmt(xs[0].tableSize)} (${fmt(xs[0].hitRate * 100, 0)} % hits)`,
       ];
       rows.push(row);
@@ -199,7 +253,7 @@ async function main(): Promise<void> {
       if (v.name.startsWith('intern')) {
         const pass = heapRatio <= 0.85 && cpuRatio <= 1.05;
         if (!pass) failed.add(v.name);
-        verdicts.push(`${shapeLabel}, ${v.label}: ${fmt((1 - heapRatio) * 100, 1)} % heap per pod at ${cpuRatio >= 1 ? '+' : ''}${fmt((cpuRatio - 1) * 100, 1)} % CPU per event (${pass ? 'passes' : 'fails'})`);
+        verdicts.push(`${shapeLabel}, ${v.label}: ${fmt((1 - heapRatio) * 100, 1)} % heap per pod at ${cpuRatio >= 1 ? '+' : ''}${fmt((cpuRatio - 1) * 100, 1)} % CPU per event, the transform alone ${fmt(alone.get(v.name)!, 1)} µs per pod (${pass ? 'passes' : 'fails'})`);
       }
     }
   }
@@ -208,13 +262,17 @@ async function main(): Promise<void> {
   const md = [
     '## Memory: sharing repeated string values (issue 29)',
     '',
-    `Measured on ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC with \`${command}\` (Node ${process.version}, load average ${fmt(load[0], 1)} at the start and ${fmt(load[1], 1)} at the end, on 2 cores). One process, no server: ${fmt(PODS)} pods listed from memory into a \`SharedIndexInformer\` with one handler, then ${fmt(EVENTS)} MODIFIED events decoded from 64 KiB chunks (bench/intern.bench.ts). Heap per pod: \`heapUsed\` after two full GCs once synced (and after the burst: the objects the watch decoded), minus the same before the informer was created, the transform's table included. CPU per event over the burst. ${REPS} repetitions, variants alternated; min / **median** / max; savings and CPU against the same shape without \`internStrings\` (with \`stripManagedFields\` for the combined rows).`,
+    `Measured on ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC with \`${command}\` (Node ${process.version}, load average ${fmt(load[0], 1)} at the start and ${fmt(load[1], 1)} at the end, on 2 cores). One process, no server: ${fmt(PODS)} pods listed from memory into a \`SharedIndexInformer\` with one handler, then ${fmt(EVENTS)} MODIFIED events decoded from 64 KiB chunks (bench/intern.bench.ts). Heap per pod: \`heapUsed\` after two full GCs once synced (and after the burst: the objects the watch decoded), minus the same before the informer was created, the transform's table included. CPU per event over the burst. ${REPS} repetitions, variants alternated; min / **median** / max; savings and CPU against the same shape without \`internStrings\` (with \`stripManagedFields\` for the combined rows). *Transform alone*: CPU of the transform applied to each pod just parsed from its own JSON, parsing subtracted (medians of ${REPS} alternated passes over the ${fmt(PODS)} pods) — the steadiest figure of its cost — and its share of the informer's CPU per event without it. The table: strings it holds after the run, and the share of its lookups that found an equal string.`,
     '',
-    `The transform under test is \`internStrings()\` of bench/lib/intern.ts (not shipped): string values of 11 to 128 characters, except under \`uid\`, \`resourceVersion\`, \`containerID\` and \`fieldsV1\`, shared through a two-generation table of at most 2 × 16 384 strings (V8's JSON.parse already shares values of 10 characters or fewer).`,
+    `The transform under test is \`internStrings()\` of bench/lib/intern.ts (not shipped): it walks each object as it enters the cache and replaces string values of 11 to 128 characters, except under \`uid\`, \`resourceVersion\`, \`containerID\` and \`fieldsV1\`, by the equal string of a two-generation table of at most 2 × 16 384 strings (V8's JSON.parse already shares property names, and string values of 10 characters or fewer). \`paths: POD_PATHS\` looks up only the ${POD_PATHS.length} paths of a pod whose values can repeat instead of walking everything; \`paths: POD_TOP_PATHS\` only the ${POD_TOP_PATHS.length} that hold most of the repeated bytes (node name, images, image digests, conditions).`,
     '',
-    '| pods | transform | heap B/pod, synced | heap B/pod, after the burst | heap saved | sync CPU µs/pod | CPU µs/event | CPU per event | table (hits) |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| pod shape | transform | heap B/pod, synced | heap B/pod, after the burst | heap saved | sync CPU µs/pod | CPU µs/event | CPU per event | transform alone, µs/pod (÷ CPU/event) | table (hits) |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map((r) => `| ${r.join(' | ')} |`),
+    '',
+    'Where the repeated bytes are (estimated from the values: string heap = 16-byte header + characters rounded up to 8; B/pod that sharing equal values would save, by path):',
+    '',
+    ...paths,
     '',
     `Rule (issue 29): adopt only if it saves ≥ 15 % heap per full pod (no \`stripManagedFields\`) at ≤ 5 % CPU per event. ${verdicts.join('; ')}. ${failed.size < 2 ? 'One variant passes on every shape.' : 'No variant passes on every shape: by the rule, not adopted.'}`,
     '',

@@ -42,6 +42,12 @@ export interface InternStringsOptions {
   paths?: readonly string[];
 }
 
+/** The few paths of a pod that hold most of its repeated bytes (images and their digests, conditions): fewer lookups. */
+export const POD_TOP_PATHS: readonly string[] = [
+  'spec.nodeName', 'spec.containers[].image', 'status.containerStatuses[].image', 'status.containerStatuses[].imageID',
+  'status.conditions[].type', 'status.conditions[].lastTransitionTime',
+];
+
 /** The paths of a pod whose values repeat across replicas, nodes and namespaces (bench/intern.bench.ts's `intern-paths`). */
 export const POD_PATHS: readonly string[] = [
   'metadata.namespace', 'metadata.generateName', 'metadata.creationTimestamp', 'metadata.labels', 'metadata.annotations',
