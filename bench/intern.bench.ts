@@ -1,8 +1,8 @@
 // Issue 29's memory experiment: heap per cached pod and CPU per watch event with and without sharing
 // repeated string values (bench/lib/intern.ts), in one process, without a server.
 //
-// Run: npm run build:bench && node --expose-gc .cache/bench-build/bench/intern.bench.js [pods=10000]
-// [events=20000] [reps=5] [--write] (compiled, as users run it: bench/lib/build.ts says why). `--write`
+// Run: npm run bench:intern -- [pods=10000] [events=20000] [reps=5] [--write] (= npm run build:bench, then
+// node --expose-gc .cache/bench-build/bench/intern.bench.js …: compiled, as users run it, bench/lib/build.ts says why). `--write`
 // writes bench/intern.md, which bench/lib/render.ts copies into docs/benchmarks.md. Not part of npm test.
 //
 // For each pod shape (`makePod`, `indepPod`, and the Deployment-replica population of
@@ -258,7 +258,7 @@ async function main(): Promise<void> {
     }
   }
   load.push(loadavg()[0]);
-  const command = `npm run build:bench && node --expose-gc .cache/bench-build/bench/intern.bench.js ${PODS} ${EVENTS} ${REPS} --write`;
+  const command = `npm run bench:intern -- ${PODS} ${EVENTS} ${REPS}${WRITE ? ' --write' : ''}`;
   const md = [
     '## Memory: sharing repeated string values (issue 29)',
     '',
