@@ -40,6 +40,13 @@ export interface InternStringsOptions {
    * none (walk everything).
    */
   paths?: readonly string[];
+  /**
+   * `'v8'`: no table of our own — each value is used as a key of a scratch dictionary object (stored, then
+   * deleted), which makes V8 internalize it in place: an equal string already in V8's string table turns it
+   * into a forwarding string, which the next GC replaces by the shared one. V8's table is weak, so nothing
+   * is held; the behaviour is V8's, not a language guarantee. Default `'map'` (the two-generation table).
+   */
+  table?: 'map' | 'v8';
 }
 
 /** The few paths of a pod that hold most of its repeated bytes (images and their digests, conditions): fewer lookups. */
@@ -84,7 +91,7 @@ export function internStrings(options: InternStringsOptions = {}): InternTransfo
   let lookups = 0;
   let hits = 0;
 
-  const canonical = (s: string): string => {
+  let canonical = (s: string): string => {
     lookups++;
     let c = young.get(s);
     if (c !== undefined) {
@@ -101,6 +108,16 @@ export function internStrings(options: InternStringsOptions = {}): InternTransfo
     }
     return c;
   };
+
+  if (options.table === 'v8') {
+    const scratch = Object.create(null) as Record<string, number>;
+    canonical = (s: string): string => {
+      lookups++;
+      scratch[s] = 0;
+      delete scratch[s];
+      return s;
+    };
+  }
 
   const worth = (v: string): boolean => v.length > V8_INTERNALIZED_LENGTH && v.length <= maxLength;
 
