@@ -129,6 +129,9 @@ function markdown(results: BenchResults, figs: ContenderFigures[]): string {
   // Measured by hand, not by `npm run bench` (bench/webhook.ts): kept in its own file so a regenerated page keeps it.
   const webhooks = join(benchDir, 'webhook.md');
   if (existsSync(webhooks)) out.push(readFileSync(webhooks, 'utf8').trim(), '');
+  // Issue 29's memory experiment, written by `bench/intern.bench.ts --write` (its own run, its command on the page).
+  const intern = join(benchDir, 'intern.md');
+  if (existsSync(intern)) out.push(readFileSync(intern, 'utf8').trim(), '');
   const errs = figs.filter((f) => f.errors.length > 0);
   if (errs.length > 0) out.push('## Errors', '', ...errs.flatMap((f) => f.errors.map((e) => `- ${f.id}: ${e.slice(0, 400)}`)), '');
   const notes = join(benchDir, 'notes.md');
