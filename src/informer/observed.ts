@@ -126,13 +126,17 @@ export class ObservedWaiters {
     });
   }
 
-  /** Called after the indexer applied a change of `key`; `obj` is the new state, or the deleted one. */
-  applied(key: string, obj: unknown, cached: (key: string) => unknown): void {
+  /**
+   * Called after the indexer applied a change; `obj` is the new state, or the deleted one, and
+   * `keyOf(obj)` its key (computed only while someone waits).
+   */
+  applied(obj: unknown, keyOf: (obj: unknown) => string | undefined, cached: (key: string) => unknown): void {
     const state = obj instanceof DeletedFinalStateUnknown ? undefined : obj;
     const rv = rvOf(state);
     const moved = rv !== undefined && (this.#watermark === '' || compareResourceVersion(rv, this.#watermark) > 0);
     if (moved) this.#watermark = rv;
     if (this.#count === 0) return;
+    const key = keyOf(obj) ?? '';
     if (obj instanceof DeletedFinalStateUnknown) {
       // A relist found it gone: whatever was written, the cache has moved past it.
       this.#settleAll(key, 'gone');

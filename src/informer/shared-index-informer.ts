@@ -162,19 +162,19 @@ export class SharedIndexInformer<T> {
     const at = (): number => this.#clock.now();
     this.#deltaHandler = {
       onAdd: (obj, isInInitialList) => {
-        this.#observed.applied(keyOf(obj) ?? '', obj, this.#cached);
+        this.#observed.applied(obj, keyOf, this.#cached);
         this.#detector?.addObject(keyOf(obj) ?? '', obj);
         this.#catchUp.check();
         this.#processor.distribute({ kind: 'add', obj, isInInitialList, at: at() }, false);
       },
       onUpdate: (oldObj, newObj, isSync) => {
-        this.#observed.applied(keyOf(newObj) ?? '', newObj, this.#cached);
+        this.#observed.applied(newObj, keyOf, this.#cached);
         this.#detector?.addObject(keyOf(newObj) ?? '', newObj);
         this.#catchUp.check();
         this.#processor.distribute({ kind: 'update', oldObj, newObj, at: at() }, isSync);
       },
       onDelete: (obj) => {
-        this.#observed.applied(keyOf(obj) ?? '', obj, this.#cached);
+        this.#observed.applied(obj, keyOf, this.#cached);
         this.#catchUp.check();
         this.#processor.distribute({ kind: 'delete', obj, at: at() }, false);
       },

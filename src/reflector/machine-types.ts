@@ -122,12 +122,16 @@ export interface MachineEnv<T> extends EventRules<T> {
 /** A watch that closes sooner than this, with no event, is a very short watch (client-go's rule). */
 export const VERY_SHORT_WATCH_MS = 1000;
 
+/** The empty list of a transition without store operations or reports (shared, frozen). */
+const NONE: readonly never[] = Object.freeze([]);
+
 /** Collects one transition's store operations and reports (the machine's only mutable helper). */
 export class Effects<T, S> {
   /** The reflector's options. */
   readonly env: MachineEnv<T>;
-  readonly #ops: StoreOp<T>[] = [];
-  readonly #reports: Report[] = [];
+  // Made on first use: most transitions (an event in the watch phase) fill few, or none.
+  #ops: StoreOp<T>[] | undefined;
+  #reports: Report[] | undefined;
 
   constructor(env: MachineEnv<T>) {
     this.env = env;
@@ -135,24 +139,26 @@ export class Effects<T, S> {
 
   /** Adds a store operation. */
   op(op: StoreOp<T>): void {
-    this.#ops.push(op);
+    if (this.#ops === undefined) this.#ops = [op];
+    else this.#ops.push(op);
   }
 
   /** Adds a report. */
   report(report: Report): void {
-    this.#reports.push(report);
+    if (this.#reports === undefined) this.#reports = [report];
+    else this.#reports.push(report);
   }
 
   /** Adds an error report. */
   error(error: unknown, phase: ReflectorPhase, action: ReflectorAction, requestFailed: boolean): void {
-    this.#reports.push({ kind: 'error', payload: { name: this.env.name, error: toError(error), phase, action, requestFailed } });
+    this.report({ kind: 'error', payload: { name: this.env.name, error: toError(error), phase, action, requestFailed } });
   }
 
   /** What became of one non-bookmark event. */
   seen(v: EventVerdict<T>, outcome: 'applied' | 'collected' | 'dropped'): void {
     const key = v.kind === 'change' ? v.key : undefined;
     const resourceVersion = v.kind === 'change' || v.kind === 'foreign' ? v.resourceVersion : '';
-    this.#reports.push({ kind: 'event', payload: { type: v.type, key, resourceVersion, outcome } });
+    this.report({ kind: 'event', payload: { type: v.type, key, resourceVersion, outcome } });
   }
 
   /** Takes a version rule's answer; the first non-integer version is reported once (the guard turns off). */
@@ -165,6 +171,6 @@ export class Effects<T, S> {
 
   /** The transition to `state`, with everything collected. */
   to(state: S): { readonly state: S; readonly ops: readonly StoreOp<T>[]; readonly reports: readonly Report[] } {
-    return { state, ops: this.#ops, reports: this.#reports };
+    return { state, ops: this.#ops ?? NONE, reports: this.#reports ?? NONE };
   }
 }

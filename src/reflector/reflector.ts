@@ -249,10 +249,14 @@ export class Reflector<T> {
     this.#mem = next.mem;
     // What arrived is told first; then the stream closes (if the state left it); then the rest: a
     // bad event, the end of its watch, the error that ended it, in that order.
-    for (const report of t.reports) if (report.kind === 'event' || report.kind === 'bookmark') this.#report(report);
+    let refused = false;
+    for (const report of t.reports) {
+      if (report.kind === 'event' || report.kind === 'bookmark') this.#report(report);
+      else if (report.kind === 'watchRefused') refused = true;
+    }
     // A refused watch (its first event an ERROR) never opened: its end says so, and the run of failures
     // its opening ended goes on.
-    this.#refused = t.reports.some((r) => r.kind === 'watchRefused');
+    this.#refused = refused;
     if (this.#refused) this.#failuresInARow += this.#failuresAtOpen;
     io.settle(readsStream(next), resyncArmed(next));
     this.#refused = false;
