@@ -315,4 +315,32 @@ describe('low-level controller and newInformer (client-go controller_test)', () 
     expect(source.openWatches()).toBe(0);
     expect(clock.pendingTimers()).toBe(0);
   });
+
+  // Incident 1 (kubernetes #93641) on the parked path: a watch event after the sync is processed inside
+  // the reflector's store call (DeltaFIFO.park); its failure must still stop run() promptly, leaving nothing open.
+  it('rejects run() with the error of a process call made while the loop was parked, and closes the watch', async () => {
+    const clock = new FakeClock();
+    const source = new FakeControllerSource<Pod>();
+    source.add(pod('a'));
+    const queue = new DeltaFIFO<Pod>({ emitDeltaTypeReplaced: true });
+    const boom = new Error('process failed');
+    let calls = 0;
+    const controller = newController<Pod>({
+      queue,
+      listerWatcher: source,
+      clock,
+      process: (deltas) => {
+        calls++;
+        if (deltas[0].type === 'Updated') throw boom;
+      },
+    });
+    const running = controller.run(new AbortController().signal);
+    await until(() => controller.hasSynced() && source.openWatches() === 1, 'synced and watching');
+    source.modify(pod('a', { labels: { x: '1' } }));
+    await expect(running).rejects.toBe(boom);
+    expect(calls).toBe(2);
+    expect(queue.size).toBe(0);
+    expect(source.openWatches()).toBe(0);
+    expect(clock.pendingTimers()).toBe(0);
+  });
 });
