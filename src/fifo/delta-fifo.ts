@@ -213,8 +213,9 @@ export class DeltaFIFO<T> {
    */
   park(process: PopProcessFunc<T>): Promise<void> {
     if (this.#parked !== undefined) return Promise.reject(new InvalidOptionError('DeltaFIFO.park: a consumer is already parked'));
-    if (this.#closed && !this.#busy && this.#items.size === 0) return Promise.reject(new FifoClosedError());
-    if (this.#closed || (!this.#busy && this.#items.size > 0)) return Promise.resolve();
+    if (!this.#busy && this.#items.size > 0) return Promise.resolve();
+    if (!this.#busy && this.#closed) return Promise.reject(new FifoClosedError());
+    // A `pop` holding the turn wakes it when the turn comes free (#releaseTurn).
     return new Promise<void>((resolve, reject) => {
       this.#parked = { process, settle: (failure) => (failure === undefined ? resolve() : reject(failure.error)) };
     });
@@ -389,7 +390,7 @@ export class DeltaFIFO<T> {
   #releaseTurn(): void {
     this.#busy = false;
     if (this.#waiters.length > 0 && (this.#items.size > 0 || this.#closed)) this.#handTurn();
-    else if (this.#items.size > 0) this.#unpark(undefined);
+    else if (this.#items.size > 0 || this.#closed) this.#unpark(undefined);
   }
 
   /**

@@ -140,4 +140,26 @@ describe('DeltaFIFO.park', () => {
     f.close();
     await parked;
   });
+
+  it('waits for a pop that holds the turn, then rejects FIFO_CLOSED once the closed queue is empty', async () => {
+    const f = synced();
+    f.add(obj('a', 1));
+    const g = gate();
+    const popped = f.pop(() => g.promise); // holds the turn while a is processed
+    await flushPromises();
+    f.close();
+    let outcome = 'pending';
+    const parked = f.park(() => undefined).then(
+      () => (outcome = 'resolved'),
+      (err: { code?: string }) => (outcome = err.code ?? 'rejected'),
+    );
+    await flushPromises();
+    expect(outcome).toBe('pending');
+    g.open();
+    await popped;
+    await parked;
+    // Woken when the turn came free: nothing is left, and the queue is closed.
+    expect(outcome).toBe('resolved');
+    await expect(f.park(() => undefined)).rejects.toMatchObject({ code: 'FIFO_CLOSED' });
+  });
 });
