@@ -224,7 +224,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 }
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the server (its current context)")
+	kubeconfig := flag.String("kubeconfig-file", "", "kubeconfig of the server, its current context (controller-runtime registers --kubeconfig itself)")
 	namespace := flag.String("namespace", "", "the namespace of the BenchSets and ConfigMaps")
 	concurrency := flag.Int("concurrency", 1, "MaxConcurrentReconciles")
 	expect := flag.Int64("expect", 0, "print a reconciled line when this many reconciles completed (0: never)")
