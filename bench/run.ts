@@ -9,9 +9,11 @@
 //               generated live in 64 KiB chunks, kube-informer from dist/ (bench/lib/indep-phase.ts)
 //   real        with --kubeconfig FILE only: a real kube-apiserver — pods written into a fresh namespace,
 //               initial sync at each --pods size, watch throughput under a writer (bench/lib/real-phase.ts)
+//   operator    with --kubeconfig FILE only: the same operator as controller-runtime (Go), kube-informer's
+//               Controller and a hand-written client-node loop (bench/lib/operator-phase.ts)
 //   controller  the controller runtime vs a hand-written loop (bench/controller.bench.ts, compiled, plain node)
 // `--phases` picks phases; `--merge FILE` keeps the other sections of an earlier results file (sync, big
-// and steady share one section: running any of them replaces all three; indep, real and controller are one each).
+// and steady share one section: running any of them replaces all three; indep, real, operator and controller are one each).
 // Every contender is its own child process (heap isolated, measured after GC); the server is another.
 // Results: bench/results/<time>.json, then (unless --no-docs) latest.json, docs/benchmarks.md and docs/benchmarks-*.svg.
 
@@ -22,6 +24,7 @@ import { parseArgs, type BenchArgs } from './lib/args.js';
 import { buildBench, skipBuilds } from './lib/build.js';
 import { runControllerPhase } from './lib/controller-phase.js';
 import { runIndepPhase } from './lib/indep-phase.js';
+import { runOperatorPhase } from './lib/operator-phase.js';
 import { runRealPhase } from './lib/real-phase.js';
 import { benchDir, CONTENDERS, startContender, startServer } from './lib/processes.js';
 import type { ContenderConfig, ContenderId, ContenderLine, ContenderMode, LoadResult } from './lib/protocol.js';
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
     controller: merged?.controller,
     indep: merged?.indep,
     real: merged?.real,
+    operator: merged?.operator,
   };
   const server = fakePhases ? startServer() : undefined;
   const record = (phase: RunRecord['phase'], id: ContenderId, pods: number, rep: number, lines: ContenderLine[]): void => {
@@ -154,6 +158,11 @@ async function main(): Promise<void> {
     if (args.phases.includes('real')) {
       await server?.close();
       results.real = await runRealPhase(args, command, log);
+    }
+    // Phase 5b: the operator head to head with controller-runtime (--kubeconfig), one side process at a time.
+    if (args.phases.includes('operator')) {
+      await server?.close();
+      results.operator = await runOperatorPhase(args.kubeconfig!, args.operator, command, log);
     }
     // Phase 6: the controller runtime vs the hand-written loop, in a process of its own.
     if (args.phases.includes('controller')) {

@@ -1,5 +1,6 @@
 // Command-line flags of bench/run.ts, with the defaults of a full run and of --quick.
 
+import { OPERATOR_SIDES, type OperatorArgs, type OperatorSideId } from './operator-phase.js';
 import { DEFAULT_SHAPE, type ContenderId, type IndepShape } from './protocol.js';
 
 /** The parsed flags. */
@@ -32,6 +33,8 @@ export interface BenchArgs {
   indep: { pods: number[]; events: number; reps: number; contenders: ContenderId[]; shape: IndepShape };
   /** The real phase's writer: requests in flight. */
   writers: number;
+  /** The operator phase (with --kubeconfig): controller-runtime vs kube-informer vs client-node (bench/lib/operator-phase.ts). */
+  operator: OperatorArgs;
   /** Don't write docs/, only bench/results/. */
   noDocs: boolean;
   /** Reuse `.cache/bench-build` and `dist/` as they are (development: a run after an unchanged build). */
@@ -39,11 +42,11 @@ export interface BenchArgs {
   quick: boolean;
 }
 
-/** The phases of a run, in order; `real` needs `--kubeconfig`. */
-export type Phase = 'sync' | 'big' | 'steady' | 'indep' | 'real' | 'controller';
+/** The phases of a run, in order; `real` and `operator` need `--kubeconfig`. */
+export type Phase = 'sync' | 'big' | 'steady' | 'indep' | 'real' | 'operator' | 'controller';
 /** The phases a run without `--phases` runs (with `--kubeconfig`: only `real`). */
 const DEFAULT_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'controller'];
-const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'real', 'controller'];
+const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'real', 'operator', 'controller'];
 
 /** Every contender, in the order tables list them. */
 export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-1', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'ki-dist', 'client-go', 'client-go-meta'];
@@ -78,6 +81,17 @@ const USAGE = `Usage: npm run bench -- [flags]
                               pods deleted. Alone it means --phases real --pods 10000,50000 --events 20000
                               --reps 3 --only raw,client-node,ki-1,client-go (each can be overridden)
   --writers 32                real phase: the writer's requests in flight
+  --phases operator           with --kubeconfig: the same operator (a BenchSet CRD owning ConfigMaps) as
+                              controller-runtime, kube-informer's Controller and a hand-written client-node
+                              loop — converge time, reconciles/s, write→reconcile latency, CPU, peak RSS
+  --operator-primaries 1000,10000   operator phase: BenchSets per size
+  --operator-children 2       operator phase: ConfigMaps per BenchSet
+  --operator-concurrency 4    operator phase: reconciles at once, every side
+  --operator-rate 50          operator phase: spec writes/s after converge (latency)
+  --operator-seconds 20       operator phase: how long those writes go on
+  --operator-reps 3           operator phase: repetitions at up to 1000 BenchSets
+  --operator-reps-large 1     operator phase: repetitions above 1000 BenchSets
+  --operator-only controller-runtime,kube-informer,client-node   operator phase: sides
   --merge FILE                start from this results file: the phases run replace their sections
   --controller-keys 50000     controller phase: keys in the keys/s burst
   --controller-reps 5         controller phase: repetitions (the two sides alternate)
@@ -92,8 +106,8 @@ const USAGE = `Usage: npm run bench -- [flags]
 export function parseArgs(argv: string[]): BenchArgs {
   const quick = argv.includes('--quick');
   const a: BenchArgs = quick
-    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
-    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 3, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
+    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, operator: { primaries: [200], children: 2, concurrency: 4, rate: 50, seconds: 5, reps: 1, repsLarge: 1, sides: [...OPERATOR_SIDES] }, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
+    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, operator: { primaries: [1000, 10000], children: 2, concurrency: 4, rate: 50, seconds: 20, reps: 3, repsLarge: 1, sides: [...OPERATOR_SIDES] }, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 3, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
   const given = new Set<string>();
   const num = (v: string | undefined, flag: string): number => {
     const n = Number(v);
@@ -144,6 +158,19 @@ export function parseArgs(argv: string[]): BenchArgs {
           (a.indep.shape as unknown as Record<string, string>)[k] = val;
         }
         break;
+      case '--operator-primaries': a.operator.primaries = (v ?? '').split(',').map((x) => num(x, flag)).filter((x) => x > 0); break;
+      case '--operator-children': a.operator.children = Math.max(1, num(v, flag)); break;
+      case '--operator-concurrency': a.operator.concurrency = Math.max(1, num(v, flag)); break;
+      case '--operator-rate': a.operator.rate = Math.max(1, num(v, flag)); break;
+      case '--operator-seconds': a.operator.seconds = num(v, flag); break;
+      case '--operator-reps': a.operator.reps = Math.max(1, num(v, flag)); break;
+      case '--operator-reps-large': a.operator.repsLarge = Math.max(1, num(v, flag)); break;
+      case '--operator-only': {
+        const list = (v ?? '').split(',').filter(Boolean) as OperatorSideId[];
+        for (const id of list) if (!OPERATOR_SIDES.includes(id)) throw new Error(`${flag}: unknown side ${id}\n${USAGE}`);
+        a.operator.sides = list;
+        break;
+      }
       case '--controller-keys': a.controller.keys = Math.max(1, num(v, flag)); break;
       case '--controller-reps': a.controller.reps = Math.max(1, num(v, flag)); break;
       case '--controller-rate': a.controller.rate = Math.max(1, num(v, flag)); break;
@@ -159,8 +186,8 @@ export function parseArgs(argv: string[]): BenchArgs {
     if (!given.has('--events')) a.events = quick ? 5000 : 20000;
     if (!given.has('--reps')) a.reps = quick ? 1 : 3;
     if (!given.has('--only')) a.contenders = [...REAL_CONTENDERS];
-  } else if (a.phases.includes('real')) {
-    throw new Error(`--phases real needs --kubeconfig FILE\n${USAGE}`);
+  } else if (a.phases.includes('real') || a.phases.includes('operator')) {
+    throw new Error(`--phases real and operator need --kubeconfig FILE\n${USAGE}`);
   }
   return a;
 }

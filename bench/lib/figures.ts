@@ -2,6 +2,7 @@
 
 import type { ControllerSection } from './controller-phase.js';
 import type { IndepSection } from './indep-phase.js';
+import type { OperatorSection } from './operator-phase.js';
 import type { RealSection } from './real-phase.js';
 import { CONTENDERS } from './processes.js';
 import type { ContenderId, ContenderLine, DoneLine, SampleLine, SyncedLine } from './protocol.js';
@@ -36,6 +37,8 @@ export interface BenchResults {
   indep?: IndepSection;
   /** The real kube-apiserver phase (`--kubeconfig`), when it ran (or was kept by `--merge`). */
   real?: RealSection;
+  /** The operator phase (`--kubeconfig --phases operator`: controller-runtime head to head), when it ran (or was kept by `--merge`). */
+  operator?: OperatorSection;
 }
 
 /** The figures of one contender. */

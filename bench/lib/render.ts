@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { controllerMarkdown } from './controller-phase.js';
 import { indepMarkdown } from './indep-phase.js';
+import { operatorMarkdown } from './operator-phase.js';
 import { realMarkdown } from './real-phase.js';
 import { computeFigures, syncSizes, type BenchResults, type ContenderFigures } from './figures.js';
 import { benchDir } from './processes.js';
@@ -124,6 +125,7 @@ function markdown(results: BenchResults, figs: ContenderFigures[]): string {
 
   if (results.indep !== undefined) out.push(indepMarkdown(results.indep));
   if (results.real !== undefined) out.push(realMarkdown(results.real));
+  if (results.operator !== undefined) out.push(operatorMarkdown(results.operator));
   if (results.controller !== undefined) out.push(controllerMarkdown(results.controller));
 
   // Measured by hand, not by `npm run bench` (bench/webhook.ts): kept in its own file so a regenerated page keeps it.

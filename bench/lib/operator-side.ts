@@ -1,0 +1,121 @@
+// The operator phase's shared pieces: the bench CRD's types, the reconcile's desired state, and the JSON-line protocol a Node side prints (as bench/controller-runtime/main.go does).
+//
+// A side module calls `runOperatorSide(start)` with the config as its one argument (JSON). It prints
+//   {"type":"start","t":…}                           at once (epoch ms)
+//   {"type":"reconciled","count":…,"firstStartMs":…,"atMs":…,"cpuAtFirstMs":…,"cpuMs":…}   when `expect` reconciles completed
+//   {"type":"final","reconciles":…,"errors":…,"writes":…,"cpuMs":…,"maxRssKiB":…,"starts":[[key,gen,ms],…]}   at stdin EOF, then exits
+// `starts`: the reconciles that began on a BenchSet of generation ≥ 2 (the writer's spec changes).
+
+import { readFileSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+
+/** The bench CRD's group, version and plural (bench/lib/operator-world.ts installs it). */
+export const BENCH_GROUP = 'bench.kube-informer.io';
+/** The version of the bench CRD. */
+export const BENCH_VERSION = 'v1';
+/** The plural of the bench CRD. */
+export const BENCH_PLURAL = 'benchsets';
+
+/** The primary: `spec.children` ConfigMaps `<name>-<i>`, each holding `spec.data`. */
+export interface BenchSet {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace: string; uid: string; generation: number; resourceVersion?: string; [k: string]: unknown };
+  spec: { children: number; data?: Record<string, string> };
+  status?: { observedGeneration?: number; ready?: number };
+}
+
+/** What the parent gives a side (argv[2], JSON). */
+export interface OperatorSideConfig {
+  kubeconfig: string;
+  namespace: string;
+  /** Reconciles at once (controller-runtime's MaxConcurrentReconciles). */
+  concurrency: number;
+  /** Print a `reconciled` line once this many reconciles completed (0: never). */
+  expect: number;
+}
+
+/** What a side tells the harness. */
+export interface OperatorProbe {
+  /** A reconcile of `key` began on a BenchSet of `generation`; returns its end, told whether it failed. */
+  start(key: string, generation: number): (failed: boolean) => void;
+  /** One write request is about to be sent. */
+  write(): void;
+}
+
+/** Whether a ConfigMap's data equals the set's data (both absent or empty count as equal). */
+export function sameData(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+  const ka = Object.keys(a ?? {});
+  if (ka.length !== Object.keys(b ?? {}).length) return false;
+  return ka.every((k) => a![k] === b?.[k]);
+}
+
+/** The controller owner reference to `set` (controller: true, blockOwnerDeletion: true, as controller-runtime's SetControllerReference). */
+export function ownerReference(set: BenchSet): { apiVersion: string; kind: string; name: string; uid: string; controller: boolean; blockOwnerDeletion: boolean } {
+  return { apiVersion: `${BENCH_GROUP}/${BENCH_VERSION}`, kind: 'BenchSet', name: set.metadata.name, uid: set.metadata.uid, controller: true, blockOwnerDeletion: true };
+}
+
+/** Whether `refs` has a controller reference to `set`'s uid. */
+export function controlledBy(refs: ReadonlyArray<{ uid?: string; controller?: boolean }> | undefined, set: BenchSet): boolean {
+  return refs?.some((r) => r.controller === true && r.uid === set.metadata.uid) ?? false;
+}
+
+/** A KubeConfig read from `path` (its current context). */
+export function kubeConfigFile(path: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(path);
+  return kc;
+}
+
+const cpuMs = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+/** VmHWM of /proc/self/status in KiB (the peak resident set), 0 if unreadable. */
+function maxRssKiB(): number {
+  try {
+    const m = /VmHWM:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'));
+    return m === null ? 0 : Number(m[1]);
+  } catch {
+    return 0;
+  }
+}
+
+const print = (line: object): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
+
+/** Runs a side: `start` builds and starts the operator (resolving or not); the harness prints the protocol's lines. */
+export function runOperatorSide(start: (cfg: OperatorSideConfig, probe: OperatorProbe) => Promise<void>): void {
+  print({ type: 'start', t: Date.now() });
+  const cfg = JSON.parse(process.argv[2] ?? '{}') as OperatorSideConfig;
+  let reconciles = 0;
+  let errors = 0;
+  let writes = 0;
+  let firstStartMs = 0;
+  let cpuAtFirstMs = 0;
+  const starts: Array<[string, number, number]> = [];
+  const probe: OperatorProbe = {
+    start(key, generation) {
+      const t = Date.now();
+      if (firstStartMs === 0) {
+        firstStartMs = t;
+        cpuAtFirstMs = cpuMs();
+      }
+      if (generation > 1) starts.push([key, generation, t]);
+      return (failed) => {
+        if (failed) errors++;
+        if (++reconciles === cfg.expect) print({ type: 'reconciled', count: cfg.expect, firstStartMs, atMs: Date.now(), cpuAtFirstMs, cpuMs: cpuMs() });
+      };
+    },
+    write: () => void writes++,
+  };
+  process.stdin.resume();
+  process.stdin.on('end', () => {
+    print({ type: 'final', reconciles, errors, writes, cpuMs: cpuMs(), maxRssKiB: maxRssKiB(), starts });
+    process.exit(0);
+  });
+  start(cfg, probe).catch((err: unknown) => {
+    process.stderr.write(`operator side: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}
