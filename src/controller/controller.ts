@@ -338,7 +338,8 @@ export class Controller<T> {
 
   /** Requests a reconcile of `key` now, for `reason`. */
   #request(scheduler: ReconcileScheduler, key: string, reason: ReconcileReason): void {
-    scheduler.schedule(key);
+    // A key whose last reconcile wrote waits for its writes outside the scheduler: no worker slot is held.
+    if (this.#writes.size === 0 || !this.#writes.hold(key)) scheduler.schedule(key);
     this.#reasons.note(key, reason, this.#clock.now(), true);
   }
 
@@ -435,6 +436,8 @@ export class Controller<T> {
       } finally {
         live.delete(lazy);
         if (timer !== undefined) this.#clock.clearTimeout(timer);
+        // Its writes are waited for after it, in the background; a request held meanwhile runs then.
+        if (this.#writes.size > 0) this.#writes.settleLater(key, runSignal, this.#observeTimeoutMs, this.#clock, this.#log, (k) => scheduler.schedule(k));
       }
     };
   }

@@ -66,15 +66,58 @@ export class ObservedWrites {
   readonly #owner: string;
   readonly #sources: readonly Source[];
   readonly #pending = new Map<string, Map<string, Write>>();
+  /** Keys whose writes are being waited for outside a reconcile (see {@link ObservedWrites.settleLater}). */
+  readonly #settling = new Map<string, Settling>();
 
   constructor(owner: string, sources: readonly Source[]) {
     this.#owner = owner;
     this.#sources = sources;
   }
 
-  /** Keys with writes not yet waited for. */
+  /** Keys with writes not yet waited for, or being waited for. */
   get size(): number {
-    return this.#pending.size;
+    return this.#pending.size + this.#settling.size;
+  }
+
+  /**
+   * True when a request to reconcile `key` is to wait for its writes instead of going to the scheduler:
+   * a reconcile of it recorded writes not yet observed. The request is remembered, and made once they
+   * are (see {@link ObservedWrites.settleLater}). Keys with no writes cost one map lookup.
+   */
+  hold(key: string): boolean {
+    const settling = this.#settling.get(key);
+    if (settling !== undefined) {
+      settling.wanted = true;
+      return true;
+    }
+    if (!this.#pending.has(key)) return false;
+    // The reconcile that recorded them is still running: its end starts the wait (settleLater).
+    this.#settling.set(key, { done: undefined, wanted: true });
+    return true;
+  }
+
+  /**
+   * Waits for `key`'s recorded writes in the background, after the reconcile that made them ended, so
+   * that the wait holds no worker slot; once they are observed (or the wait gave up on them), calls
+   * `reschedule(key)` when a request for the key was held meanwhile ({@link ObservedWrites.hold}).
+   * Nothing when the key recorded no writes.
+   */
+  settleLater(key: string, signal: AbortSignal, timeoutMs: number, clock: Clock, logger: Logger, reschedule: (key: string) => void): void {
+    if (!this.#pending.has(key)) return;
+    const settling: Settling = this.#settling.get(key) ?? { done: undefined, wanted: false };
+    this.#settling.set(key, settling);
+    const done = this.#wait(key, signal, timeoutMs, clock, logger);
+    settling.done = done;
+    done.then(
+      () => {
+        if (this.#settling.get(key) !== settling) return;
+        this.#settling.delete(key);
+        if (settling.wanted && !signal.aborted) reschedule(key);
+      },
+      () => {
+        if (this.#settling.get(key) === settling) this.#settling.delete(key);
+      },
+    );
   }
 
   /**
@@ -179,12 +222,29 @@ export class ObservedWrites {
    * Rejects only when `signal` aborts.
    */
   async settle(key: string, signal: AbortSignal, timeoutMs: number, clock: Clock, logger: Logger): Promise<void> {
+    const settling = this.#settling.get(key);
+    if (settling?.done !== undefined) {
+      // This reconcile runs after the wait: it answers a request held meanwhile, too.
+      settling.wanted = false;
+      await settling.done;
+      return;
+    }
+    // A held request's reconcile runs now: nothing is left to reschedule.
+    if (settling !== undefined) this.#settling.delete(key);
+    await this.#wait(key, signal, timeoutMs, clock, logger);
+  }
+
+  async #wait(key: string, signal: AbortSignal, timeoutMs: number, clock: Clock, logger: Logger): Promise<void> {
     const writes = this.#pending.get(key);
     if (writes === undefined) return;
     this.#pending.delete(key);
+    // One controller for the deadline and the caller's abort (AbortSignal.any costs more, per key).
     const deadline = new AbortController();
     const timer = clock.setTimeout(() => deadline.abort(), timeoutMs);
-    const wait = AbortSignal.any([signal, deadline.signal]);
+    const onAbort = (): void => deadline.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    const wait = deadline.signal;
     try {
       await Promise.all(
         [...writes.values()].map(async ({ informer, obj, deletion }) => {
@@ -201,11 +261,19 @@ export class ObservedWrites {
       );
     } finally {
       clock.clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
     }
   }
 
   /** Forgets every recorded write (the controller stopped). */
   clear(): void {
     this.#pending.clear();
+    this.#settling.clear();
   }
+}
+
+/** A key's writes waited for outside a reconcile: the wait (once started), and whether a request for the key came meanwhile. */
+interface Settling {
+  done: Promise<void> | undefined;
+  wanted: boolean;
 }

@@ -137,6 +137,39 @@ describe('ctx.client', () => {
     expect(configMapsOnServer()).toHaveLength(1);
   });
 
+  it('a key waiting for its writes to be observed holds no worker slot: with concurrency 1 another key reconciles meanwhile', async () => {
+    const { factory, gate } = setup();
+    const seen: string[] = [];
+    const controller = Controller.for(factory, widgets)
+      .owns(resources.configmaps)
+      .build(
+        async (key, ctx: ReconcileContext<Widget>) => {
+          const children = ctx.children(resources.configmaps);
+          seen.push(`${key}:${children.length}`);
+          if (children.length === 0) await ctx.client(resources.configmaps).create(child(ctx.object as Widget, `${ctx.object!.metadata!.name}-child`));
+          return Action.done();
+        },
+        { logger: false, concurrency: 1 },
+      );
+    run(controller);
+    await until(() => factory.informers()['v1/configmaps']?.hasSynced() === true, 'the ConfigMap cache');
+    gate('configmaps').hold();
+    const w = server.create(widgets, widget('w'));
+    await until(() => configMapsOnServer().length === 1, 'the first child');
+    await until(() => controller.stats().running === 0, 'the first reconcile to end');
+    // A change of w asks for a reconcile while its child is not in the cache yet: it waits for the
+    // write, and without holding the one worker slot.
+    server.update(widgets, { ...w, spec: { size: 2 }, metadata: { ...w.metadata, generation: 2 } });
+    server.create(widgets, widget('v'));
+    await until(() => seen.includes('ns/v:0'), 'v reconciled while w waits for its write');
+    expect(seen).toEqual(['ns/w:0', 'ns/v:0']);
+    gate('configmaps').release();
+    // Both children arrive: each key is reconciled once more, on a cache holding its child.
+    await until(() => seen.includes('ns/w:1') && seen.includes('ns/v:1') && controller.stats().running === 0 && controller.stats().queued === 0, 'the reconciles after the release');
+    expect(seen.filter((s) => s.startsWith('ns/w:'))).toEqual(['ns/w:0', 'ns/w:1']);
+    expect(configMapsOnServer()).toHaveLength(2);
+  });
+
   it('the same scenario with an unbound client and no ctx.wrote reconciles on the stale cache and creates a second child (the test above can fail)', async () => {
     const { factory, gate } = setup();
     const unbound = new ResourceClient(server.kubeConfig, resources.configmaps);
