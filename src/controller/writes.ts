@@ -1,5 +1,6 @@
 // The writes a reconcile recorded (by `ctx.client` or `ctx.wrote`) that the next reconcile of its key waits to see, and the sources whose caches see them.
 
+import { setMaxListeners } from 'node:events';
 import type { Clock } from '../core/clock.js';
 import { splitMetaNamespaceKey } from '../core/keys.js';
 import { AbortedError } from '../core/errors.js';
@@ -68,6 +69,8 @@ export class ObservedWrites {
   readonly #pending = new Map<string, Map<string, Write>>();
   /** Keys whose writes are being waited for outside a reconcile (see {@link ObservedWrites.settleLater}). */
   readonly #settling = new Map<string, Settling>();
+  #waits: Set<AbortController> | undefined;
+  #waitsSignal: AbortSignal | undefined;
 
   constructor(owner: string, sources: readonly Source[]) {
     this.#owner = owner;
@@ -238,12 +241,14 @@ export class ObservedWrites {
     const writes = this.#pending.get(key);
     if (writes === undefined) return;
     this.#pending.delete(key);
-    // One controller for the deadline and the caller's abort (AbortSignal.any costs more, per key).
+    // One controller for the deadline and the caller's abort (AbortSignal.any costs more, per key); the
+    // caller's signal gets one listener for every wait in flight (many keys wait at once: no
+    // MaxListenersExceededWarning), and a wait for many writes may add a listener per write to its own.
     const deadline = new AbortController();
+    setMaxListeners(0, deadline.signal);
     const timer = clock.setTimeout(() => deadline.abort(), timeoutMs);
-    const onAbort = (): void => deadline.abort(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) deadline.abort(signal.reason);
+    else this.#abortOn(signal).add(deadline);
     const wait = deadline.signal;
     try {
       await Promise.all(
@@ -261,8 +266,19 @@ export class ObservedWrites {
       );
     } finally {
       clock.clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
+      this.#waits?.delete(deadline);
     }
+  }
+
+  /** The waits in flight, all aborted by one listener on `signal` (the controller's run). */
+  #abortOn(signal: AbortSignal): Set<AbortController> {
+    if (this.#waits === undefined || this.#waitsSignal !== signal) {
+      const waits = new Set<AbortController>();
+      this.#waits = waits;
+      this.#waitsSignal = signal;
+      signal.addEventListener('abort', () => waits.forEach((w) => w.abort(signal.reason)), { once: true });
+    }
+    return this.#waits;
   }
 
   /** Forgets every recorded write (the controller stopped). */
