@@ -85,13 +85,14 @@ describe.each(Object.keys(targets))('a controller writing through ctx.client on 
         (_key, ctx) =>
           finalizer(ctx.client(resources.deployments), FINALIZER, ctx, {
             apply: async (d) => {
-              calls.push('apply');
               await ctx.client(resources.configmaps).apply({
                 apiVersion: 'v1',
                 kind: 'ConfigMap',
                 metadata: { name: `${d.metadata!.name!}-config`, namespace: ns, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata!.name!, uid: d.metadata!.uid!, controller: true }] },
                 data: { replicas: String(d.spec?.replicas ?? 1) },
               });
+              // Told once the apply answered: the test reads the ConfigMap as soon as it sees this.
+              calls.push('apply');
               return Action.done();
             },
             cleanup: async (d) => {
