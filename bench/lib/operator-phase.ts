@@ -28,6 +28,7 @@ import { quantile } from './controller-sides.js';
 import { OperatorWorld, type SpecWrite } from './operator-world.js';
 import type { OperatorSideConfig } from './operator-side.js';
 import { benchDir } from './processes.js';
+import type { ServerRunMeta } from './real-phase.js';
 import { fmt, fmtSummary, summarize, type Summary } from './stats.js';
 
 /** The sides, in table order. */
@@ -86,13 +87,7 @@ export interface OperatorRun {
 }
 
 /** The operator section of a results file. */
-export interface OperatorSection {
-  date: string;
-  command: string;
-  durationMinutes: number;
-  node: string;
-  cpus: string;
-  serverVersion: string;
+export interface OperatorSection extends ServerRunMeta {
   args: OperatorArgs;
   /** Seconds each reset took (delete + create the sets), in order. */
   resets: number[];

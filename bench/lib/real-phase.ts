@@ -35,8 +35,8 @@ export interface RealRun {
   drainMs?: number;
 }
 
-/** The real-apiserver section of a results file. */
-export interface RealSection {
+/** What every section measured against a real kube-apiserver records about its run. */
+export interface ServerRunMeta {
   date: string;
   command: string;
   durationMinutes: number;
@@ -44,6 +44,10 @@ export interface RealSection {
   cpus: string;
   /** kube-apiserver's `/version` gitVersion. */
   serverVersion: string;
+}
+
+/** The real-apiserver section of a results file. */
+export interface RealSection extends ServerRunMeta {
   namespace: string;
   /** The writer's requests in flight. */
   writers: number;
