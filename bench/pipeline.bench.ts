@@ -13,8 +13,11 @@
 // in GC. The `-pre` sides read the same events already parsed: compare `ki-1-pre` with `raw-pre` for
 // the informer's own cost per event (reflector, DeltaFIFO, indexer, processor, listener).
 // The fifth argument picks sides: `node … pipeline.bench.js 50000 10000 7 raw-pre,ki-1-pre`. Flags: `--chunk event`
-// (one event per chunk), `--pod indep` (the independent phase's ~4.6 KB pods), `--paced` (one chunk per
-// macrotask: a producer slower than the consumer, as a server generating events live).
+// (one event per chunk), `--chunk split` (each event in two chunks, as kube-apiserver's watch arrives over
+// TLS), `--pod indep` (the independent phase's ~4.6 KB pods), `--paced` (one chunk per macrotask: a
+// producer slower than the consumer, as a server generating events live), `--thrash MB` (with `--paced`:
+// the caches emptied before each chunk, as the server's own processes empty them between two events on
+// a real machine — the per-event code then runs cold, which is where the real-server gap comes from).
 
 import { Readable } from 'node:stream';
 import { GCProfiler } from 'node:v8';
@@ -31,7 +34,10 @@ const REPETITIONS = Number(process.argv[4] ?? 7);
 const ONLY = process.argv[5]?.split(',');
 /** Bytes per chunk of the watch body; `--chunk event` gives one event per chunk, as a slow writer's watch does. */
 const CHUNK_ARG = process.argv.indexOf('--chunk');
-const PER_EVENT = CHUNK_ARG > 0 && process.argv[CHUNK_ARG + 1] === 'event';
+const CHUNK_MODE = CHUNK_ARG > 0 ? process.argv[CHUNK_ARG + 1] : undefined;
+const PER_EVENT = CHUNK_MODE === 'event' || CHUNK_MODE === 'split';
+/** `--chunk split`: every event in two chunks, cut 40 % in — how kube-apiserver's watch arrives over TLS (its 4 KiB write buffer). */
+const SPLIT = CHUNK_MODE === 'split';
 const CHUNK = 65_536;
 /** `--pod indep`: the independent phase's ~4.6 KB pods (bench/lib/pods.ts `indepPod`) instead of `makePod`'s ~5 KB. */
 const POD = process.argv.includes('--pod') && process.argv[process.argv.indexOf('--pod') + 1] === 'indep' ? indepPod : makePod;
@@ -41,6 +47,17 @@ const POD = process.argv.includes('--pod') && process.argv[process.argv.indexOf(
  * instead of the next chunk ready at once (a replayed burst the client cannot keep up with).
  */
 const PACED = process.argv.includes('--paced');
+/** `--thrash MB` (with `--paced`): before each chunk, write one byte per cache line of MB MiB, as the server's processes do to the caches between two events on a real machine; that CPU is not counted. */
+const THRASH_MB = process.argv.includes('--thrash') ? Number(process.argv[process.argv.indexOf('--thrash') + 1]) : 0;
+const thrashBuf = new Uint8Array(THRASH_MB * 1048576);
+let thrashUs = 0;
+function thrash(): void {
+  if (THRASH_MB === 0) return;
+  const c0 = process.cpuUsage();
+  for (let i = 0; i < thrashBuf.length; i += 64) thrashBuf[i]++;
+  const d = process.cpuUsage(c0);
+  thrashUs += d.user + d.system;
+}
 
 /** The chunks as a stream: consumer-driven, or paced (see {@link PACED}). */
 function source(chunks: Buffer[]): Readable {
@@ -49,6 +66,7 @@ function source(chunks: Buffer[]): Readable {
   const stream = new Readable({ read() {} });
   const push = (): void => {
     if (i < chunks.length) {
+      thrash();
       stream.push(chunks[i++]);
       setImmediate(push);
     } else stream.push(null);
@@ -66,6 +84,7 @@ function makeChunks(): Buffer[] {
     const object = { ...pod, metadata: { ...pod.metadata, resourceVersion: String(LIST_RV + 1 + i) } };
     parts.push(Buffer.from(`${JSON.stringify({ type: 'MODIFIED', object })}\n`));
   }
+  if (SPLIT) return parts.flatMap((p) => [p.subarray(0, Math.floor(p.length * 0.4)), p.subarray(Math.floor(p.length * 0.4))]);
   if (PER_EVENT) return parts;
   const body = Buffer.concat(parts);
   const out: Buffer[] = [];
@@ -94,6 +113,7 @@ let profiler: GCProfiler | undefined;
 function begin(): [NodeJS.CpuUsage, number] {
   profiler = new GCProfiler();
   profiler.start();
+  thrashUs = 0;
   return [process.cpuUsage(), performance.now()];
 }
 
@@ -148,7 +168,7 @@ function done(cpu: NodeJS.CpuUsage, start: number): Sample {
   const gc = profiler?.stop();
   const gcMs = (gc?.statistics ?? []).reduce((sum, s) => sum + s.cost, 0) / 1000;
   const scavenges = (gc?.statistics ?? []).filter((s) => s.gcType === 'Scavenge').length;
-  return { cpuUs: used.user + used.system, wallMs, gcMs, scavenges };
+  return { cpuUs: used.user + used.system - thrashUs, wallMs, gcMs, scavenges };
 }
 
 /**

@@ -33,6 +33,8 @@ export interface BenchArgs {
   indep: { pods: number[]; events: number; reps: number; contenders: ContenderId[]; shape: IndepShape };
   /** The real phase's writer: requests in flight. */
   writers: number;
+  /** The real phase's writer: patches per second during the watch (0 = as fast as the server accepts them). */
+  realRate: number;
   /** The operator phase (with --kubeconfig): controller-runtime vs kube-informer vs client-node (bench/lib/operator-phase.ts). */
   operator: OperatorArgs;
   /** Don't write docs/, only bench/results/. */
@@ -81,6 +83,8 @@ const USAGE = `Usage: npm run bench -- [flags]
                               pods deleted. Alone it means --phases real --pods 10000,50000 --events 20000
                               --reps 3 --only raw,client-node,ki-1,client-go (each can be overridden)
   --writers 32                real phase: the writer's requests in flight
+  --real-rate 0               real phase: patches/s during the watch, the same for every contender (0 = as
+                              fast as the server accepts them, which varies from one contender's run to the next)
   --phases operator           with --kubeconfig: the same operator (a BenchSet CRD owning ConfigMaps) as
                               controller-runtime, kube-informer's Controller and a hand-written client-node
                               loop — converge time, reconciles/s, write→reconcile latency, CPU, peak RSS
@@ -106,8 +110,8 @@ const USAGE = `Usage: npm run bench -- [flags]
 export function parseArgs(argv: string[]): BenchArgs {
   const quick = argv.includes('--quick');
   const a: BenchArgs = quick
-    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, operator: { primaries: [200], children: 2, concurrency: 4, rate: 50, seconds: 5, reps: 1, repsLarge: 1, sides: [...OPERATOR_SIDES] }, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
-    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, operator: { primaries: [1000, 10000], children: 2, concurrency: 4, rate: 50, seconds: 20, reps: 3, repsLarge: 1, sides: [...OPERATOR_SIDES] }, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 3, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
+    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [200], children: 2, concurrency: 4, rate: 50, seconds: 5, reps: 1, repsLarge: 1, sides: [...OPERATOR_SIDES] }, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
+    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [1000, 10000], children: 2, concurrency: 4, rate: 50, seconds: 20, reps: 3, repsLarge: 1, sides: [...OPERATOR_SIDES] }, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 3, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
   const given = new Set<string>();
   const num = (v: string | undefined, flag: string): number => {
     const n = Number(v);
@@ -140,6 +144,7 @@ export function parseArgs(argv: string[]): BenchArgs {
       case '--merge': a.merge = v; break;
       case '--kubeconfig': if (!v) throw new Error(`${flag} needs a file\n${USAGE}`); a.kubeconfig = v; break;
       case '--writers': a.writers = Math.max(1, num(v, flag)); break;
+      case '--real-rate': a.realRate = Math.max(0, num(v, flag)); break;
       case '--phases': {
         const list = (v ?? '').split(',').filter(Boolean) as Phase[];
         for (const p of list) if (!ALL_PHASES.includes(p)) throw new Error(`${flag}: unknown phase ${p}\n${USAGE}`);

@@ -176,7 +176,7 @@ export async function runRealPhase(args: BenchArgs, command: string, log: (msg: 
     }
     let stats: WriteStats | undefined;
     try {
-      stats = await writer.send<WriteStats>({ cmd: 'patch', count: args.events, pods });
+      stats = await writer.send<WriteStats>({ cmd: 'patch', count: args.events, pods, rate: args.realRate });
     } catch (err) {
       child.lines.push({ type: 'error', message: `writer: ${message(err)}`, cached: synced.cached });
     }

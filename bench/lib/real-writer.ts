@@ -24,7 +24,7 @@ export type WriterCommand =
   | { cmd: 'setup' }
   | { cmd: 'load'; from: number; to: number; status: boolean }
   | { cmd: 'sample' }
-  | { cmd: 'patch'; count: number; pods: number }
+  | { cmd: 'patch'; count: number; pods: number; rate?: number }
   | { cmd: 'cleanup' }
   | { cmd: 'exit' };
 
@@ -81,7 +81,7 @@ function failure(r: Reply): string {
 }
 
 /** Runs `write(i)` for i in [0, n) with at most `concurrency` in flight, retrying failures; `ok` says which replies succeeded. */
-async function writeAll(n: number, write: (i: number) => Promise<Reply>, ok: (r: Reply) => boolean): Promise<WriteStats> {
+async function writeAll(n: number, write: (i: number) => Promise<Reply>, ok: (r: Reply) => boolean, rate = 0): Promise<WriteStats> {
   const latencies: number[] = [];
   let next = 0;
   let writes = 0;
@@ -91,6 +91,11 @@ async function writeAll(n: number, write: (i: number) => Promise<Reply>, ok: (r:
   const t0 = performance.now();
   const worker = async (): Promise<void> => {
     for (let i = next++; i < n; i = next++) {
+      // Paced: write i starts no earlier than i / rate seconds after the first.
+      if (rate > 0) {
+        const due = t0 + (i * 1000) / rate - performance.now();
+        if (due > 0) await sleep(due);
+      }
       for (let attempt = 0; ; attempt++) {
         const t = performance.now();
         let error: string | undefined;
@@ -169,12 +174,14 @@ async function sample(): Promise<SampleStats> {
   return { podBytes, metaBytes, resourceVersion: list.metadata.resourceVersion };
 }
 
-async function patch(count: number, pods: number): Promise<WriteStats> {
+/** `rate` > 0 paces the patches at that many per second (the server's own pace when it accepts fewer); 0 writes as fast as accepted. */
+async function patch(count: number, pods: number, rate = 0): Promise<WriteStats> {
   const names = Array.from({ length: Math.min(count, pods) }, (_, i) => makePod(i, namespace).metadata.name);
   return writeAll(
     count,
     (k) => send(access, agent, 'PATCH', `${podsPath()}/${names[k % names.length]}`, { metadata: { annotations: { [ANNOTATION]: String(++seq) } } }, 'application/merge-patch+json'),
     (r) => r.status === 200,
+    rate,
   );
 }
 
@@ -221,7 +228,7 @@ async function handle(msg: WriterCommand): Promise<unknown> {
     case 'sample':
       return sample();
     case 'patch':
-      return patch(msg.count, msg.pods);
+      return patch(msg.count, msg.pods, msg.rate);
     case 'cleanup':
       return cleanup();
     case 'exit':
