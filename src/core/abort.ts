@@ -73,12 +73,19 @@ export class ChildAbort {
     this.#parent.removeEventListener('abort', this.#onParentAbort);
   }
 
-  /** Aborts the child (if not already) and detaches from the parent. */
-  dispose(reason?: unknown): void {
+  /**
+   * Aborts the child (if not already) and detaches from the parent. Without `reason`, the child's
+   * reason is one shared `AbortError`: a dispose ends work that is over as a rule (a list page, a
+   * request), and a fresh `DOMException` per call captured a stack each time.
+   */
+  dispose(reason: unknown = DISPOSED): void {
     this.detach();
     if (!this.controller.signal.aborted) this.controller.abort(reason);
   }
 }
+
+/** The reason of a {@link ChildAbort} disposed without one. */
+const DISPOSED = new DOMException('the operation was disposed', 'AbortError');
 
 /** What {@link callWithTimeout} resolves with when the time ran out first. */
 export const TIMED_OUT: unique symbol = Symbol('timed out');

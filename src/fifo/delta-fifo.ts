@@ -105,6 +105,14 @@ export class DeltaFIFO<T> {
     const keys = new Array<string>(n);
     for (let i = 0; i < n; i++) keys[i] = this.#keyOf(items[i]);
     const objects = this.#transformer === undefined ? items : items.map((item, i) => this.#transform(keys[i], item));
+    const known = this.#knownObjects?.listKeys() ?? [];
+    // Nothing queued and nothing known (the first list, as a rule): nothing can have been deleted, so
+    // the listed keys need no set of their own.
+    if (this.#items.size === 0 && known.length === 0) {
+      for (let i = 0; i < n; i++) this.#enqueue(keys[i], this.#replaceType, objects[i]);
+      this.#populatedWith(this.#items.size);
+      return;
+    }
     const listed = new Set<string>();
     for (let i = 0; i < n; i++) {
       listed.add(keys[i]);
@@ -122,19 +130,20 @@ export class DeltaFIFO<T> {
       queuedDeletions++;
     }
 
-    if (this.#knownObjects !== undefined) {
-      for (const key of this.#knownObjects.listKeys()) {
-        if (listed.has(key) || this.#items.has(key)) continue;
-        const known = this.#knownObjects.getByKey(key) as T;
-        this.#enqueue(key, 'Deleted', new DeletedFinalStateUnknown<T>(key, known));
-        queuedDeletions++;
-      }
+    for (const key of known) {
+      if (listed.has(key) || this.#items.has(key)) continue;
+      const obj = this.#knownObjects?.getByKey(key) as T;
+      this.#enqueue(key, 'Deleted', new DeletedFinalStateUnknown<T>(key, obj));
+      queuedDeletions++;
     }
+    this.#populatedWith(listed.size + queuedDeletions);
+  }
 
-    if (!this.#populated) {
-      this.#populated = true;
-      this.#initialPopulationCount = listed.size + queuedDeletions;
-    }
+  /** The first replace sets how many keys must be processed before {@link DeltaFIFO.hasSynced}. */
+  #populatedWith(count: number): void {
+    if (this.#populated) return;
+    this.#populated = true;
+    this.#initialPopulationCount = count;
   }
 
   /**
