@@ -26,7 +26,7 @@ import { createInterface } from 'node:readline';
 import { compiled } from './build.js';
 import { quantile } from './controller-sides.js';
 import { OperatorWorld, type SpecWrite } from './operator-world.js';
-import type { OperatorSideConfig } from './operator-side.js';
+import { epochMs, type OperatorSideConfig } from './operator-side.js';
 import { benchDir } from './processes.js';
 import type { ServerRunMeta } from './real-phase.js';
 import { fmt, fmtSummary, summarize, type Summary } from './stats.js';
@@ -113,7 +113,7 @@ interface SideProcess {
 }
 
 function startSide(side: OperatorSideId, cfg: OperatorSideConfig): SideProcess {
-  const spawnedAt = Date.now();
+  const spawnedAt = epochMs();
   const child =
     side === 'controller-runtime'
       ? spawn(controllerRuntimeBinary(), [`--kubeconfig-file=${cfg.kubeconfig}`, `--namespace=${cfg.namespace}`, `--concurrency=${cfg.concurrency}`, `--expect=${cfg.expect}`], { stdio: ['pipe', 'pipe', 'inherit'] })

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
-import { BENCH_GROUP, BENCH_PLURAL, BENCH_VERSION, type BenchSet } from './operator-side.js';
+import { BENCH_GROUP, BENCH_PLURAL, BENCH_VERSION, epochMs, type BenchSet } from './operator-side.js';
 import { send, serverAccess, stream, type ServerAccess } from './real-http.js';
 
 /** One spec write of the steady writer: the set, the generation the server answered, and when (epoch ms). */
@@ -160,11 +160,11 @@ export class OperatorWorld {
       ready: () => count,
       allReady: (timeoutMs) =>
         new Promise<number>((resolve, reject) => {
-          if (count >= n) return resolve(Date.now());
+          if (count >= n) return resolve(epochMs());
           const timer = setTimeout(() => reject(new Error(`${count} of ${n} BenchSets ready after ${timeoutMs / 1000} s`)), timeoutMs);
           waiters.push(() => {
             clearTimeout(timer);
-            resolve(Date.now());
+            resolve(epochMs());
           });
         }),
       close: () => {
@@ -191,7 +191,7 @@ export class OperatorWorld {
       const name = `set-${(w * 7919) % n}`;
       pending.push(
         this.#ok('PATCH', `${this.#setsPath}/${name}`, { spec: { data: { value: `w${w}` } } }, 'application/merge-patch+json').then((body) => {
-          const at = Date.now();
+          const at = epochMs();
           const obj = JSON.parse(body.toString()) as BenchSet;
           writes.push({ key: `${this.namespace}/${name}`, generation: obj.metadata.generation, at });
         }),
