@@ -283,7 +283,7 @@ export function operatorMarkdown(s: OperatorSection): string {
     '',
     '- **converge**: the sets created with no children and no status, then the side started; seconds from its spawn until a watch of the harness\'s own sees every set ready (observedGeneration = generation, ready = children); CPU is the side\'s own (user + system, /proc) by then.',
     '- **reconciles/s at saturation**: the side restarted on the converged world, so every set is reconciled once and nothing is written; the number of sets over the time from the first reconcile\'s start to the last one\'s end; CPU per reconcile over that window (the side\'s `getrusage` / `process.cpuUsage`).',
-    `- **write → reconcile**: after converge, ${fmt(a.rate)} spec changes per second for ${fmt(a.seconds)} s (JSON merge patch, a different set each time); from each write's answer to the start of the first reconcile that read that generation from the cache — all processes on one machine, epoch milliseconds on both ends.`,
+    `- **write → reconcile**: after converge, ${fmt(a.rate)} spec changes per second for ${fmt(a.seconds)} s (JSON merge patch, a different set each time); from each write's answer to the start of the first reconcile that read that generation from the cache — all processes on one machine, epoch milliseconds to the microsecond on both ends.`,
     '- **peak RSS**: VmHWM of the side process (/proc/self/status) in the converge + steady run.',
     '',
   );

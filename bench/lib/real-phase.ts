@@ -51,6 +51,8 @@ export interface RealSection extends ServerRunMeta {
   namespace: string;
   /** The writer's requests in flight. */
   writers: number;
+  /** The writer's pace during the watch, patches/s (`--real-rate`); 0 or absent: as fast as the server accepts them. */
+  rate?: number;
   /** Patches per watch run. */
   events: number;
   reps: number;
@@ -118,6 +120,7 @@ export async function runRealPhase(args: BenchArgs, command: string, log: (msg: 
     serverVersion: '?',
     namespace,
     writers: args.writers,
+    rate: args.realRate,
     events: args.events,
     reps: args.reps,
     loads: [],
@@ -281,7 +284,7 @@ export function realMarkdown(s: RealSection): string {
     out.push(
       '### Watch throughput under a writer',
       '',
-      `With ${fmt(pods)} pods cached, the writer patches one annotation of ${fmt(s.events)} pods (round-robin, ${s.writers} in flight) as fast as the server accepts them, while the one contender of that repetition watches; every patch is one MODIFIED event. ` +
+      `With ${fmt(pods)} pods cached, the writer patches one annotation of ${fmt(s.events)} pods (round-robin, ${s.writers} in flight) ${(s.rate ?? 0) > 0 ? `at ${fmt(s.rate ?? 0)} patches per second, the same pace for every contender` : 'as fast as the server accepts them'}, while the one contender of that repetition watches; every patch is one MODIFIED event. ` +
         'A real server cannot hand a client events faster than it commits writes, so the writer is the ceiling: **÷ writer** is the contender\'s events/s over the writer\'s writes/s in the same repetition (1.00× = it kept up), and **drain** is the time from the writer\'s last response to the contender\'s last notification. ' +
         'Events/s and CPU are measured as in "Watch throughput" (first notification to last); CPU per event — the client process\'s own user + system time — is the figure that compares the clients here.',
       '',
