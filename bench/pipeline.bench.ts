@@ -38,6 +38,7 @@ const CHUNK_MODE = CHUNK_ARG > 0 ? process.argv[CHUNK_ARG + 1] : undefined;
 const PER_EVENT = CHUNK_MODE === 'event' || CHUNK_MODE === 'split';
 /** `--chunk split`: every event in two chunks, cut 40 % in — how kube-apiserver's watch arrives over TLS (its 4 KiB write buffer). */
 const SPLIT = CHUNK_MODE === 'split';
+if (CHUNK_ARG > 0 && CHUNK_MODE !== 'event' && CHUNK_MODE !== 'split') throw new Error(`--chunk takes event or split, got ${String(CHUNK_MODE)}`);
 const CHUNK = 65_536;
 /** `--pod indep`: the independent phase's ~4.6 KB pods (bench/lib/pods.ts `indepPod`) instead of `makePod`'s ~5 KB. */
 const POD = process.argv.includes('--pod') && process.argv[process.argv.indexOf('--pod') + 1] === 'indep' ? indepPod : makePod;
@@ -49,6 +50,8 @@ const POD = process.argv.includes('--pod') && process.argv[process.argv.indexOf(
 const PACED = process.argv.includes('--paced');
 /** `--thrash MB` (with `--paced`): before each chunk, write one byte per cache line of MB MiB, as the server's processes do to the caches between two events on a real machine; that CPU is not counted. */
 const THRASH_MB = process.argv.includes('--thrash') ? Number(process.argv[process.argv.indexOf('--thrash') + 1]) : 0;
+if (!(THRASH_MB >= 0)) throw new Error('--thrash takes a size in MiB, e.g. --thrash 16');
+if (THRASH_MB > 0 && !PACED) throw new Error('--thrash empties the caches between paced chunks: add --paced');
 const thrashBuf = new Uint8Array(THRASH_MB * 1048576);
 let thrashUs = 0;
 function thrash(): void {
