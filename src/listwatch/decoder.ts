@@ -211,7 +211,6 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
   #decodeTail(): void {
     const text = this.#partial + this.#utf8.end();
     this.#partial = '';
-    if (text.length === 0) return;
     if (isBlank(text)) return;
     let event: WatchEvent<T> | undefined;
     try {
