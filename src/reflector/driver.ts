@@ -177,15 +177,32 @@ export class Driver<T> {
       try {
         switch (op.kind) {
           case 'replace': store.replace(op.items, op.resourceVersion); break;
-          case 'add': store.add(op.object); break;
-          case 'update': store.update(op.object); break;
-          case 'delete': store.delete(op.object); break;
+          case 'add': case 'update': case 'delete': store[op.kind](op.object); break;
           case 'resourceVersion': store.updateResourceVersion?.(op.resourceVersion); break;
           case 'resync': if (this.#deps.shouldResync?.() ?? true) store.resync(); break;
         }
       } catch (error) {
         return { kind: 'storeFailed', error, op: op.kind };
       }
+    }
+    return undefined;
+  }
+
+  /**
+   * `apply([{ kind: op, object }, { kind: 'resourceVersion', resourceVersion }])` without the list: the
+   * two operations of a watched change (watched-change.ts), with the same answer.
+   */
+  applyChange(op: 'add' | 'update' | 'delete', object: T, resourceVersion: string): Result<T> | undefined {
+    const { store } = this.#deps;
+    try {
+      store[op](object);
+    } catch (error) {
+      return { kind: 'storeFailed', error, op };
+    }
+    try {
+      store.updateResourceVersion?.(resourceVersion);
+    } catch (error) {
+      return { kind: 'storeFailed', error, op: 'resourceVersion' };
     }
     return undefined;
   }

@@ -13,11 +13,12 @@ import { Driver } from './driver.js';
 import type { DriverDeps } from './driver.js';
 import { publishOnChannels, reportHookFailure, subscribeHooks } from './events.js';
 import type { ReflectorEventMap, ReflectorEvents } from './events.js';
-import { INITIAL_MEMORY, planOf, readsStream, resyncArmed, start, step, type State } from './machine.js';
+import { INITIAL_MEMORY, planOf, readsStream, resyncArmed, start, step, type State, type Transition } from './machine.js';
 import type { MachineEnv, Report, Result } from './machine-types.js';
 import type { Memory } from './requests.js';
 import { ReflectorStatsRecorder } from './stats.js';
 import type { ReflectorOptions, ReflectorStats, ReflectorStore } from './types.js';
+import { watchedChange } from './watched-change.js';
 
 /** The rules of {@link ReflectorOptions} (the informers check their `reflector` option with them). */
 export const REFLECTOR_OPTION_SCHEMA = {
@@ -240,9 +241,27 @@ export class Reflector<T> {
 
   /** Steps the machine on one result, applies its store operations, settles the I/O and reports. */
   #advance(io: Driver<T>, state: State<T>, result: Result<T>, env: MachineEnv<T>): State<T> {
+    if (state.kind === 'watching' && result.kind === 'event') {
+      // The common event takes the short path; the effects are step()'s (watched-change.ts).
+      const change = watchedChange(state, result.event, env);
+      if (change !== undefined) {
+        const failed = io.applyChange(change.op, change.object, change.resourceVersion);
+        if (failed !== undefined) return this.#conclude(io, state, result, step(state, failed, env));
+        const next = change.state;
+        this.#mem = next.mem;
+        this.#emit('event', { type: change.type, key: change.key, resourceVersion: change.resourceVersion, outcome: 'applied' });
+        io.settle(true, true);
+        return next;
+      }
+    }
     let t = step(state, result, env);
     const failed = io.apply(t.ops);
     if (failed !== undefined) t = step(state, failed, env);
+    return this.#conclude(io, state, result, t);
+  }
+
+  /** Takes a transition whose store operations were applied (or failed, and were stepped on): settles and reports. */
+  #conclude(io: Driver<T>, state: State<T>, result: Result<T>, t: Transition<T>): State<T> {
     // A timer's result leaves the request in flight alone, unless the machine moved on without it.
     if (result.kind === 'resyncDue' && t.state !== state) io.cancelPending();
     const next = t.state;

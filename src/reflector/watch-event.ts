@@ -43,7 +43,7 @@ export type EventVerdict<T> =
     };
 
 /** Why `obj` is not of the expected kind, or `undefined` when it is (or when that cannot be told). */
-function kindMismatch<T>(rules: EventRules<T>, obj: object): string | undefined {
+export function kindMismatch<T>(rules: EventRules<T>, obj: object): string | undefined {
   const { kind, apiVersion } = obj as { kind?: unknown; apiVersion?: unknown };
   if (kind === 'Table' && (apiVersion === 'meta.k8s.io/v1' || apiVersion === 'meta.k8s.io/v1beta1')) {
     return 'an object, not a server-side Table';

@@ -244,9 +244,9 @@ export class RecordingStore<T extends KubeObject = Pod> implements ReflectorStor
   readonly rvUpdates: string[] = [];
   resyncs = 0;
   /** Make the next call of this method throw. */
-  failNext: Partial<Record<'add' | 'update' | 'delete' | 'replace' | 'resync', Error>> = {};
+  failNext: Partial<Record<'add' | 'update' | 'delete' | 'replace' | 'resync' | 'resourceVersion', Error>> = {};
 
-  #check(op: 'add' | 'update' | 'delete' | 'replace' | 'resync'): void {
+  #check(op: 'add' | 'update' | 'delete' | 'replace' | 'resync' | 'resourceVersion'): void {
     const err = this.failNext[op];
     if (err !== undefined) {
       delete this.failNext[op];
@@ -280,6 +280,7 @@ export class RecordingStore<T extends KubeObject = Pod> implements ReflectorStor
     this.resyncs++;
   }
   updateResourceVersion(rv: string): void {
+    this.#check('resourceVersion');
     this.rvUpdates.push(rv);
   }
   getByKey(key: string): T | undefined {

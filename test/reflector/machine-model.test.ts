@@ -1,6 +1,7 @@
 // A seeded random walk over the pure state machine: thousands of plausible results for whatever the
 // current state plans, with the machine's invariants checked after every step (no I/O, no clock).
 
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ApiStatusError } from '../../src/core/errors.js';
 import { metaNamespaceKeyFunc } from '../../src/core/keys.js';
@@ -9,12 +10,15 @@ import { INITIAL_MEMORY, planOf, readsStream, resyncArmed, start, step } from '.
 import type { State } from '../../src/reflector/machine.js';
 import type { MachineEnv, Result } from '../../src/reflector/machine-types.js';
 import { newest } from '../../src/reflector/versions.js';
+import { watchedChange } from '../../src/reflector/watched-change.js';
 import { bookmark, connRefused, gone, pod, podList, seededRandom, statusEvent } from './helpers.js';
 import type { Pod } from './helpers.js';
 
 /** More seeds on demand: MACHINE_MODEL_SEEDS=500 npx vitest run test/reflector/machine-model.test.ts */
 const SEEDS = Number(process.env.MACHINE_MODEL_SEEDS ?? 30);
 const STEPS = 3000;
+/** Watch events the reflector's short path took, over all walks (checked against step() each time). */
+let shortPath = 0;
 
 function walk(seed: number, visited: Set<string>): string[] {
   const rand = seededRandom(seed);
@@ -73,6 +77,16 @@ function walk(seed: number, visited: Set<string>): string[] {
         continue;
     }
     let t = step(state, result, env);
+    if (state.kind === 'watching' && result.kind === 'event') {
+      // The reflector's short path for the common event must agree with the table wherever it answers.
+      const change = watchedChange(state, result.event, env);
+      if (change !== undefined && !isDeepStrictEqual(
+        [change.state, [{ kind: change.op, object: change.object }, { kind: 'resourceVersion', resourceVersion: change.resourceVersion }],
+          [{ kind: 'event', payload: { type: change.type, key: change.key, resourceVersion: change.resourceVersion, outcome: 'applied' } }]],
+        [t.state, t.ops, t.reports],
+      )) bad(`the short path differs from step() on ${result.event.type} at ${String(result.event.object.metadata?.resourceVersion)}`);
+      if (change !== undefined) shortPath++;
+    }
     if (t.ops.length > 0 && rand() < 0.03) t = step(state, { kind: 'storeFailed', error: new Error('store'), op: t.ops[0].kind }, env);
     for (const op of t.ops) {
       if ((op.kind === 'add' || op.kind === 'update' || op.kind === 'delete' || op.kind === 'resourceVersion') && state.kind !== 'watching') bad(`${op.kind} outside a watch`);
@@ -106,6 +120,7 @@ describe('the reflector state machine, random walk', () => {
     const visited = new Set<string>();
     for (let seed = 1; seed <= SEEDS && violations.length === 0; seed++) violations.push(...walk(seed, visited));
     expect(violations).toEqual([]);
+    expect(shortPath).toBeGreaterThan(1000);
     expect([...visited].sort()).toEqual(['listing', 'paging', 'refetching', 'streamOpening', 'streaming', 'waiting', 'watchOpening', 'watching']);
   });
 });
