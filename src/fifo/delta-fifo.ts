@@ -109,8 +109,7 @@ export class DeltaFIFO<T> {
     // Nothing queued and nothing known (the first list, as a rule): nothing can have been deleted, so
     // the listed keys need no set of their own.
     if (this.#items.size === 0 && known.length === 0) {
-      for (let i = 0; i < n; i++) this.#enqueue(keys[i], this.#replaceType, objects[i]);
-      this.#populatedWith(this.#items.size);
+      this.#replaceFresh(keys, objects);
       return;
     }
     const listed = new Set<string>();
@@ -137,6 +136,38 @@ export class DeltaFIFO<T> {
       queuedDeletions++;
     }
     this.#populatedWith(listed.size + queuedDeletions);
+  }
+
+  /**
+   * A replace with nothing queued and nothing known. A parked consumer takes the items at once, one by
+   * one, as it takes a change (see {@link DeltaFIFO.park}): the same calls in the same order as `tryPop`
+   * would make, without a queue entry per item — a first list of 10 000 objects no longer fills the
+   * queue only to empty it. It stops at the first item whose processing does not end synchronously (a
+   * promise: the rest is queued behind it; a throw: the consumer gets the error, the rest is queued) or
+   * that queued something (a consumer that calls back into the queue: what it queued goes behind the
+   * rest of the list, where it would have been). `hasSynced` counts only what is left.
+   */
+  #replaceFresh(keys: readonly string[], objects: readonly T[]): void {
+    const n = keys.length;
+    let i = 0;
+    let inFlight = false;
+    while (i < n && this.#canHandOver()) {
+      const isInInitialList = !this.hasSynced();
+      inFlight = !this.#handOver(keys[i], this.#replaceType, objects[i], isInInitialList) && this.#busy;
+      i++;
+    }
+    const later = i < n && this.#items.size > 0 ? this.#takeAll() : undefined;
+    for (; i < n; i++) this.#enqueue(keys[i], this.#replaceType, objects[i]);
+    this.#populatedWith(this.#items.size + (inFlight ? 1 : 0));
+    if (later !== undefined) for (const [key, deltas] of later) for (const d of deltas) this.#enqueue(key, d.type, d.object);
+  }
+
+  /** Takes every queued key out, in queue order, with its deltas (to queue them again behind others). */
+  #takeAll(): Array<[string, Delta<T>[]]> {
+    const out: Array<[string, Delta<T>[]]> = [];
+    for (let key = this.#queue.shift(); key !== undefined; key = this.#queue.shift()) out.push([key, this.#items.get(key) as Delta<T>[]]);
+    this.#items.clear();
+    return out;
   }
 
   /** The first replace sets how many keys must be processed before {@link DeltaFIFO.hasSynced}. */
@@ -213,7 +244,11 @@ export class DeltaFIFO<T> {
    * arrives while nothing is queued and nobody pops (and the initial list is done) is handed to
    * `process` at once, inside the `add`, `update` or `delete` that brought it, without being queued:
    * a consumer that keeps up pays no promise and no queue entry per change — a watch delivering one
-   * event per chunk. Order is kept: anything queued is taken by `tryPop` first.
+   * event per chunk. So are the items of a `replace` that finds nothing queued and nothing known (a
+   * first list), one by one, inside the `replace`, with `isInInitialList` as `tryPop` would give it;
+   * `hasSynced` turns true when the last has been processed. Order is kept: anything queued is taken
+   * by `tryPop` first, and from the first item whose processing is async, or that queues something,
+   * the rest of the list is queued.
    *
    * Rejects with a {@link FifoClosedError} when the queue is closed and empty, and with `process`'s
    * own error when a change handed over that way fails (the producer's call returns normally); an
@@ -407,36 +442,49 @@ export class DeltaFIFO<T> {
    * pops and the initial list is done (see {@link DeltaFIFO.park}); queued otherwise.
    */
   #offer(key: string, type: DeltaType, object: T | DeletedFinalStateUnknown<T>): void {
-    const parked = this.#parked;
-    if (parked === undefined || this.#busy || this.#waiters.length > 0 || this.#items.size > 0 || this.#initialPopulationCount > 0 || this.#closed) {
-      this.#enqueue(key, type, object);
-      return;
-    }
+    if (this.#initialPopulationCount > 0 || !this.#canHandOver()) this.#enqueue(key, type, object);
+    else this.#handOver(key, type, object, false);
+  }
+
+  /** Whether a change may go to the parked consumer at once: one is parked, nothing is queued, nobody else pops, open. */
+  #canHandOver(): boolean {
+    return this.#parked !== undefined && !this.#busy && this.#waiters.length === 0 && this.#items.size === 0 && !this.#closed;
+  }
+
+  /**
+   * Hands one change to the parked consumer (the caller checked {@link DeltaFIFO.#canHandOver}) and
+   * accounts for it as `pop` does. True when its processing ended synchronously and well; false when it
+   * threw (the consumer is woken with the error) or returned a promise (the consumer waits for it,
+   * holding the turn).
+   */
+  #handOver(key: string, type: DeltaType, object: T | DeletedFinalStateUnknown<T>, isInInitialList: boolean): boolean {
+    const parked = this.#parked as Parked<T>;
     this.#busy = true;
     let result: ReturnType<PopProcessFunc<T>>;
     try {
-      result = parked.process([{ type, object }], false, key);
+      result = parked.process([{ type, object }], isInInitialList, key);
     } catch (error) {
-      this.#releaseTurn();
+      this.#popped();
       this.#unpark({ error });
-      return;
+      return false;
     }
     if (result !== undefined && result !== null && typeof result.then === 'function') {
       // The consumer waits for it, holding the turn, as `pop` does for an async `process`.
       this.#parked = undefined;
       Promise.resolve(result).then(
         () => {
-          this.#releaseTurn();
+          this.#popped();
           parked.settle(undefined);
         },
         (error: unknown) => {
-          this.#releaseTurn();
+          this.#popped();
           parked.settle({ error });
         },
       );
-      return;
+      return false;
     }
-    this.#releaseTurn();
+    this.#popped();
+    return true;
   }
 
   /** Wakes the parked consumer: with nothing (look again), or with the failure of its `process`. */

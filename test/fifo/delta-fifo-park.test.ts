@@ -36,23 +36,77 @@ describe('DeltaFIFO.park', () => {
     await expect(parked).resolves.toBeUndefined();
   });
 
-  it('queues the initial list and resolves at once for tryPop to drain it in order', async () => {
+  it('hands a first list to the parked consumer item by item inside replace(), counting it as initial', () => {
+    const f = new DeltaFIFO<FifoObj>({ emitDeltaTypeReplaced: true });
+    const seen: Array<[string[] | undefined, boolean, string, boolean]> = [];
+    void f.park((d, initial, key) => void seen.push([fmt(d), initial, key, f.hasSynced()]));
+    f.replace([obj('a', 1), obj('b', 2)], '1');
+    // Synchronously, in list order; hasSynced turns true only once the last one was processed.
+    expect(seen).toEqual([[['Replaced(a:1)'], true, 'a', false], [['Replaced(b:2)'], true, 'b', false]]);
+    expect(f.size).toBe(0);
+    expect(f.hasSynced()).toBe(true);
+    // Past the initial list, changes go inline as before.
+    f.update(obj('a', 3));
+    expect(seen.at(-1)).toEqual([['Updated(a:3)'], false, 'a', true]);
+  });
+
+  it('queues the rest of a first list behind an item whose processing is async, and syncs once all are processed', async () => {
+    const f = new DeltaFIFO<FifoObj>();
+    const g = gate();
+    const seen: string[][] = [];
+    const syncedDuring: boolean[] = [];
+    const process = (d: Deltas<FifoObj>): void | Promise<void> => {
+      seen.push(fmt(d)!);
+      syncedDuring.push(f.hasSynced());
+      return (d[0].object as FifoObj).metadata.name === 'a' ? g.promise : undefined;
+    };
+    const parked = f.park(process);
+    f.replace([obj('a', 1), obj('b', 2), obj('c', 3)], '1');
+    expect(seen).toEqual([['Sync(a:1)']]);
+    expect(f.listKeys()).toEqual(['b', 'c']);
+    // A change meanwhile joins b's queued deltas, never inline.
+    f.update(obj('b', 4));
+    expect(f.hasSynced()).toBe(false);
+    g.open();
+    await parked;
+    expect(f.hasSynced()).toBe(false);
+    while (f.tryPop(process) !== undefined);
+    expect(seen).toEqual([['Sync(a:1)'], ['Sync(b:2)', 'Updated(b:4)'], ['Sync(c:3)']]);
+    // Not synced before the last item was processed, though the first was handed over.
+    expect(syncedDuring).toEqual([false, false, false]);
+    expect(f.hasSynced()).toBe(true);
+  });
+
+  it('queues what a consumer adds while it processes a first list behind the rest of the list, as pop would', async () => {
     const f = new DeltaFIFO<FifoObj>();
     const seen: string[][] = [];
-    const process = (d: Deltas<FifoObj>): void => void seen.push(fmt(d)!);
+    let reentered = false;
+    const process = (d: Deltas<FifoObj>): void => {
+      seen.push(fmt(d)!);
+      if (!reentered) {
+        reentered = true;
+        f.update(obj('c', 9)); // a listed key not yet processed: joins its entry, after the listed state
+        f.add(obj('z', 1)); // a new key: queued behind the list
+      }
+    };
     const parked = f.park(process);
-    f.replace([obj('a', 1), obj('b', 2)], '1');
-    // Initial items are never handed over inline: hasSynced counts them as they are popped.
-    expect(seen).toEqual([]);
+    f.replace([obj('a', 1), obj('b', 2), obj('c', 3)], '1');
     await parked;
-    // The initial list is still being processed: a change joins a's queued deltas, never inline.
-    const again = f.park(process);
-    f.update(obj('a', 3));
-    expect(seen).toEqual([]);
-    await again;
     while (f.tryPop(process) !== undefined);
-    expect(seen).toEqual([['Sync(a:1)', 'Updated(a:3)'], ['Sync(b:2)']]);
+    expect(seen).toEqual([['Sync(a:1)'], ['Sync(b:2)'], ['Sync(c:3)', 'Updated(c:9)'], ['Added(z:1)']]);
     expect(f.hasSynced()).toBe(true);
+  });
+
+  it('gives the parked consumer the error of a first-list item and queues the rest', async () => {
+    const f = new DeltaFIFO<FifoObj>();
+    const boom = new Error('handler failed');
+    const parked = f.park((d) => {
+      if ((d[0].object as FifoObj).metadata.name === 'b') throw boom;
+    });
+    expect(() => f.replace([obj('a', 1), obj('b', 2), obj('c', 3)], '1')).not.toThrow();
+    await expect(parked).rejects.toBe(boom);
+    expect(f.listKeys()).toEqual(['c']);
+    expect(f.hasSynced()).toBe(false);
   });
 
   it('resolves at once when keys are queued, so what is queued goes first', async () => {
