@@ -145,20 +145,25 @@ export class DeltaFIFO<T> {
    * queue only to empty it. It stops at the first item whose processing does not end synchronously (a
    * promise: the rest is queued behind it; a throw: the consumer gets the error, the rest is queued) or
    * that queued something (a consumer that calls back into the queue: what it queued goes behind the
-   * rest of the list, where it would have been). `hasSynced` counts only what is left.
+   * rest of the list, where it would have been). `hasSynced` counts only what is left, plus an item in
+   * flight or one that threw.
    */
   #replaceFresh(keys: readonly string[], objects: readonly T[]): void {
     const n = keys.length;
     let i = 0;
-    let inFlight = false;
+    /** The last item handed over did not end well and synchronously: it is in flight, or it threw. */
+    let unfinished = false;
     while (i < n && this.#canHandOver()) {
       const isInInitialList = !this.hasSynced();
-      inFlight = !this.#handOver(keys[i], this.#replaceType, objects[i], isInInitialList) && this.#busy;
+      unfinished = !this.#handOver(keys[i], this.#replaceType, objects[i], isInInitialList);
       i++;
     }
     const later = i < n && this.#items.size > 0 ? this.#takeAll() : undefined;
     for (; i < n; i++) this.#enqueue(keys[i], this.#replaceType, objects[i]);
-    this.#populatedWith(this.#items.size + (inFlight ? 1 : 0));
+    // An item in flight is counted until it settles. One that threw stays counted: its consumer has the
+    // error, and the list it belonged to was not processed, so the queue never reports it synced (as
+    // with `pop`, whose failing consumer never looks at `hasSynced` again).
+    this.#populatedWith(this.#items.size + (unfinished ? 1 : 0));
     if (later !== undefined) for (const [key, deltas] of later) for (const d of deltas) this.#enqueue(key, d.type, d.object);
   }
 

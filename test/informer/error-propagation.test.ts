@@ -89,6 +89,33 @@ describe('handler errors in a SharedIndexInformer (default policy: stop)', () =>
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it('rejects run() and whenSynced with the error of an index function that throws on the first list, never reporting it synced', async () => {
+    const { clock, source } = setup();
+    source.add(pod('a'));
+    source.add(pod('b'));
+    const informer = new SharedIndexInformer<Pod>(source, {
+      clock,
+      indexers: {
+        byName: (obj) => {
+          if (obj.metadata.name === 'b') throw new Error('index broke');
+          return [obj.metadata.name];
+        },
+      },
+    });
+    let syncedEvent = false;
+    informer.on('synced', () => {
+      syncedEvent = true;
+    });
+    const done = informer.run(new AbortController().signal);
+    const [runErr, syncErr] = await Promise.all([done.catch((e: unknown) => e), informer.whenSynced().catch((e: unknown) => e)]);
+    expect((runErr as IndexFuncError).code).toBe(ErrorCodes.INDEX_FUNC_FAILED);
+    expect((runErr as IndexFuncError).key).toBe('default/b');
+    expect((syncErr as IndexFuncError).code).toBe(ErrorCodes.INDEX_FUNC_FAILED);
+    expect(syncedEvent).toBe(false);
+    expect(source.openWatches()).toBe(0);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
   it('stops delivering to every handler after the failure, and other handlers loops end', async () => {
     const { clock, source } = setup();
     const informer = new SharedIndexInformer<Pod>(source, { clock });
