@@ -5,7 +5,7 @@ import { validateOptions } from '../core/options.js';
 import { KubeInformerError } from '../core/index.js';
 import { chunkSource, type Chunk, type ChunkSource } from './chunk-source.js';
 import { WatchDecodeError, toNetworkError } from './errors.js';
-import { READ_READY, SETTLED_BY, type ReadyIterator, type WatchEvent } from './types.js';
+import { READ_PUSHED, READ_READY, SETTLED_BY, type ReadyIterator, type WatchEvent } from './types.js';
 
 /** Options of {@link decodeWatchStream}. */
 export interface DecodeWatchStreamOptions {
@@ -24,6 +24,13 @@ export interface DecodeWatchStreamOptions {
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
+
+/** The read in flight of a {@link READ_PUSHED} reader: who takes events at once, and how the read settles. */
+interface PushedRead<T> {
+  readonly sink: (event: WatchEvent<T>) => boolean;
+  readonly resolve: (result: IteratorResult<WatchEvent<T>>) => void;
+  readonly reject: (error: unknown) => void;
+}
 
 function isBlank(text: string): boolean {
   return text.trim() === '';
@@ -86,6 +93,8 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
   #finished = false;
   #closed = false;
   #onAbort: (() => void) | undefined;
+  /** The {@link READ_PUSHED} read in flight, if any. */
+  #pushed: PushedRead<T> | undefined;
 
   constructor(source: AsyncIterable<Chunk>, options: DecodeWatchStreamOptions) {
     this.#signal = options.signal;
@@ -113,6 +122,18 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
 
   [READ_READY](): WatchEvent<T> | undefined {
     return this.#readyIndex < this.#ready.length ? this.#ready[this.#readyIndex++] : undefined;
+  }
+
+  /**
+   * `next()` with a sink that takes events as chunks arrive (see {@link READ_PUSHED}). Events already
+   * decoded, a failure or the end settle it as `next()` would, without calling the sink.
+   */
+  [READ_PUSHED](sink: (event: WatchEvent<T>) => boolean): Promise<IteratorResult<WatchEvent<T>>> {
+    if (this.#readyIndex < this.#ready.length || this.#failure !== undefined || this.#finished || this.#stopped()) return this.next();
+    return new Promise((resolve, reject) => {
+      this.#pushed = { sink, resolve, reject };
+      this.#chunks.next().then(this.#onPushedChunk, this.#onPushedChunkFailed);
+    });
   }
 
   next(): Promise<IteratorResult<WatchEvent<T>>> {
@@ -166,6 +187,71 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
     }
     return this.#fill();
   };
+
+  /**
+   * A chunk for the pushed read: its events go to the sink in order until one is refused (the read's
+   * result), the source ends or fails (after the events before it), or the iterator is closed (by the
+   * sink's own doing, or an abort). Otherwise the next chunk is read, with no promise kept in between.
+   */
+  readonly #onPushedChunk = (result: IteratorResult<Chunk>): void => {
+    const read = this.#pushed as PushedRead<T>;
+    if (this.#stopped()) {
+      this.#close();
+      this.#settlePushed(DONE);
+      return;
+    }
+    this.#ready.length = 0;
+    this.#readyIndex = 0;
+    if (result.done === true) {
+      this.#finished = true;
+      this.#decodeTail();
+    } else {
+      const raw = result.value;
+      this.#decodeText(typeof raw === 'string' ? this.#utf8.end() + raw : this.#utf8.write(Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)));
+    }
+    while (this.#readyIndex < this.#ready.length) {
+      const value = this.#ready[this.#readyIndex++];
+      let taken: boolean;
+      try {
+        taken = read.sink(value);
+      } catch (error) {
+        this.#pushed = undefined;
+        read.reject(error);
+        return;
+      }
+      if (!taken) {
+        this.#settlePushed({ value, done: false });
+        return;
+      }
+      if (this.#closed) {
+        this.#settlePushed(DONE);
+        return;
+      }
+    }
+    if (this.#failure !== undefined || this.#finished || this.#stopped()) {
+      // What next() would answer now: the failure (closing), or the end.
+      this.#pushed = undefined;
+      this.#fill().then(read.resolve, read.reject);
+      return;
+    }
+    this.#chunks.next().then(this.#onPushedChunk, this.#onPushedChunkFailed);
+  };
+
+  readonly #onPushedChunkFailed = (err: unknown): void => {
+    const read = this.#pushed as PushedRead<T>;
+    this.#pushed = undefined;
+    try {
+      read.resolve(this.#onChunkFailed(err));
+    } catch (error) {
+      read.reject(error);
+    }
+  };
+
+  #settlePushed(result: IteratorResult<WatchEvent<T>>): void {
+    const read = this.#pushed as PushedRead<T>;
+    this.#pushed = undefined;
+    read.resolve(result);
+  }
 
   readonly #onChunkFailed = (err: unknown): IteratorResult<WatchEvent<T>> => {
     const stopped = this.#stopped();

@@ -93,7 +93,21 @@ export const READ_READY: unique symbol = Symbol('kube-informer.readReady');
  */
 export const SETTLED_BY: unique symbol = Symbol('kube-informer.settledBy');
 
+/**
+ * Internal (not exported by the package): `iterator[READ_PUSHED](sink)` is `next()` for a reader that
+ * takes most events synchronously. It resolves like `next()`, but each event decoded while it waits is
+ * first offered to `sink`, inside the chunk's own callback: an event the sink takes (`true`) is gone,
+ * and the read goes on waiting; the first one it refuses (`false`) is what the read resolves with, and
+ * the events after it stay for `next()` or `READ_READY`. The sink is never called from inside
+ * `iterator[READ_PUSHED]` itself (events already decoded resolve the read at once, as `next()` would),
+ * so the reader's own call stack never re-enters it. A watch delivering one event per chunk — a real
+ * server at a cluster's rates — then costs no promise between the chunk and the store.
+ */
+export const READ_PUSHED: unique symbol = Symbol('kube-informer.readPushed');
+
 /** An iterator that can hand out already-decoded events without a promise (see {@link READ_READY}). */
 export interface ReadyIterator<T> extends AsyncIterator<WatchEvent<T>> {
   [READ_READY](): WatchEvent<T> | undefined;
+  /** See {@link READ_PUSHED}. */
+  [READ_PUSHED]?(sink: (event: WatchEvent<T>) => boolean): Promise<IteratorResult<WatchEvent<T>>>;
 }

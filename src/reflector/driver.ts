@@ -3,7 +3,7 @@
 import { ABORTED, ChildAbort, TIMED_OUT, callWithTimeout } from '../core/abort.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
 import { sleep } from '../core/clock.js';
-import type { ListerWatcher, ListOptions } from '../listwatch/types.js';
+import type { ListerWatcher, ListOptions, WatchEvent } from '../listwatch/types.js';
 import type { Backoff } from '../runtime/backoff.js';
 import type { WatchEndReason } from './events.js';
 import type { Plan, Result, StoreOp } from './machine-types.js';
@@ -70,10 +70,18 @@ export class Driver<T> {
   /** The kind of the plan whose request is in flight (what `requestRelist` may drop). */
   #current: Plan['kind'] | undefined;
   #wake: (() => void) | undefined;
+  /** Takes watch events as they arrive, while a read waits (see {@link Driver} `constructor`). */
+  readonly #sink: ((event: WatchEvent<T>) => boolean) | undefined;
 
-  constructor(deps: DriverDeps<T>, signal: AbortSignal) {
+  /**
+   * @param sink - when given, a `read` offers it each event as it arrives (the stream's pushed read):
+   *   what it takes (`true`) it has handled itself, and the read waits on; the first event it refuses
+   *   is the read's result. It is never called from inside a driver method.
+   */
+  constructor(deps: DriverDeps<T>, signal: AbortSignal, sink?: (event: WatchEvent<T>) => boolean) {
     this.#deps = deps;
     this.#signal = signal;
+    this.#sink = sink;
   }
 
   /** Waits for the result of `plan`'s request (started unless one is already in flight) or a resync tick. */
@@ -303,7 +311,7 @@ export class Driver<T> {
     if (stream === undefined) return Promise.resolve(ABORTED_RESULT);
     this.#reading = stream;
     this.#cancel = this.#stopReading;
-    return stream.next().then(this.#readStep, this.#readFailed);
+    return (this.#sink === undefined ? stream.next() : stream.nextPushed(this.#sink)).then(this.#readStep, this.#readFailed);
   }
 
   readonly #stopReading = (): void => this.#reading?.stop();

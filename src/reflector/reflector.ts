@@ -7,7 +7,7 @@ import { AlreadyStartedError } from '../core/errors.js';
 import { metaNamespaceKeyFunc } from '../core/keys.js';
 import { InvalidOptionError, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { getResourceVersion } from '../core/types.js';
-import type { ListerWatcher, ListOptions } from '../listwatch/types.js';
+import type { ListerWatcher, ListOptions, WatchEvent } from '../listwatch/types.js';
 import { Backoff, BACKOFF_OPTION_SCHEMA, defaultRandom, resolveBackoffOptions } from '../runtime/backoff.js';
 import { Driver } from './driver.js';
 import type { DriverDeps } from './driver.js';
@@ -18,7 +18,7 @@ import type { MachineEnv, Report, Result } from './machine-types.js';
 import type { Memory } from './requests.js';
 import { ReflectorStatsRecorder } from './stats.js';
 import type { ReflectorOptions, ReflectorStats, ReflectorStore } from './types.js';
-import { watchedChange } from './watched-change.js';
+import { watchedChange, type WatchedChange } from './watched-change.js';
 
 /** The rules of {@link ReflectorOptions} (the informers check their `reflector` option with them). */
 export const REFLECTOR_OPTION_SCHEMA = {
@@ -106,6 +106,10 @@ export class Reflector<T> {
   #failuresAtOpen = 0;
   /** The stream ending now was refused (its first event an ERROR): set while the machine's report is applied. */
   #refused = false;
+  /** The machine's state in the run in progress (the loop and the pushed read's sink both move it). */
+  #state: State<T> | undefined;
+  /** What the sink met and left to the loop: a store that failed the event's write, or its own throw. */
+  #pushed: { failed: Result<T> } | { thrown: unknown } | undefined;
 
   /**
    * @param lw - lists and watches the collection.
@@ -220,38 +224,81 @@ export class Reflector<T> {
 
   /** The loop: plan, perform, step, apply, settle the I/O, report. Resolves the error that stopped it. */
   async #drive(signal: AbortSignal, env: MachineEnv<T>): Promise<Error | undefined> {
-    const io = new Driver<T>(this.#deps, signal);
+    const io: Driver<T> = new Driver<T>(this.#deps, signal, (event) => this.#take(io, event, env));
     this.#io = io;
-    let state = start<T>(this.#mem, env);
+    this.#state = start<T>(this.#mem, env);
+    this.#pushed = undefined;
     try {
       for (;;) {
-        const plan = planOf(state);
+        const plan = planOf(this.#state);
         if (plan.kind === 'stop') return plan.error;
-        // An event the stream already decoded is taken at once; anything else is waited for. The result
-        // is handled by #advance, not kept in this frame: a list's page (the objects as parsed, before a
-        // transform) would otherwise stay reachable from the suspended loop until the next result came —
-        // measured: right after a sync with stripManagedFields, the cache still held the parsed objects too.
-        state = this.#advance(io, state, io.nextReady(plan) ?? (await io.next(plan)), env);
+        // An event the stream already decoded is taken at once; anything else is waited for, while the
+        // sink (#take) takes the common events as they arrive. The result is handled by #advance, not
+        // kept in this frame: a list's page (the objects as parsed, before a transform) would otherwise
+        // stay reachable from the suspended loop until the next result came — measured: right after a
+        // sync with stripManagedFields, the cache still held the parsed objects too.
+        this.#state = this.#advance(io, io.nextReady(plan) ?? (await io.next(plan)), env);
       }
     } finally {
       io.close();
       this.#io = undefined;
+      this.#state = undefined;
     }
   }
 
+  /**
+   * The pushed read's sink: a watch event, inside the callback of the chunk that brought it, while the
+   * loop waits on the read. It takes the common event (the short path's: nothing else moves the state
+   * outside the loop) and leaves the rest to the loop, which gets the refused event as the read's
+   * result. A store failing the event's write, or a throw, is refused too and left in `#pushed` for the
+   * loop to conclude where {@link Reflector.#advance} would have. Never called while the loop runs.
+   */
+  #take(io: Driver<T>, event: WatchEvent<T>, env: MachineEnv<T>): boolean {
+    const state = this.#state;
+    if (state === undefined || state.kind !== 'watching' || this.#pushed !== undefined) return false;
+    try {
+      const change = watchedChange(state, event, env);
+      if (change === undefined) return false;
+      const failed = io.applyChange(change.op, change.object, change.resourceVersion);
+      if (failed !== undefined) {
+        this.#pushed = { failed };
+        return false;
+      }
+      this.#state = this.#applied(io, change);
+      return true;
+    } catch (thrown) {
+      this.#pushed = { thrown };
+      return false;
+    }
+  }
+
+  /** The rest of a watched change whose store operations were applied: the memory, the report, the I/O. */
+  #applied(io: Driver<T>, change: WatchedChange<T>): State<T> {
+    const next = change.state;
+    this.#mem = next.mem;
+    this.#emit('event', { type: change.type, key: change.key, resourceVersion: change.resourceVersion, outcome: 'applied' });
+    io.settle(true, true);
+    return next;
+  }
+
   /** Steps the machine on one result, applies its store operations, settles the I/O and reports. */
-  #advance(io: Driver<T>, state: State<T>, result: Result<T>, env: MachineEnv<T>): State<T> {
+  #advance(io: Driver<T>, result: Result<T>, env: MachineEnv<T>): State<T> {
+    const state = this.#state as State<T>;
+    const pushed = this.#pushed;
+    if (pushed !== undefined) {
+      // The sink refused an event it could not finish; the read's result (that event, or the stream's
+      // end that came first) belongs to the watch this concludes.
+      this.#pushed = undefined;
+      if ('thrown' in pushed) throw pushed.thrown;
+      return this.#conclude(io, state, result, step(state, pushed.failed, env));
+    }
     if (state.kind === 'watching' && result.kind === 'event') {
       // The common event takes the short path; the effects are step()'s (watched-change.ts).
       const change = watchedChange(state, result.event, env);
       if (change !== undefined) {
         const failed = io.applyChange(change.op, change.object, change.resourceVersion);
         if (failed !== undefined) return this.#conclude(io, state, result, step(state, failed, env));
-        const next = change.state;
-        this.#mem = next.mem;
-        this.#emit('event', { type: change.type, key: change.key, resourceVersion: change.resourceVersion, outcome: 'applied' });
-        io.settle(true, true);
-        return next;
+        return this.#applied(io, change);
       }
     }
     let t = step(state, result, env);

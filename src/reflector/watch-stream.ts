@@ -1,7 +1,7 @@
 // One open watch: its own abort signal, an idle timer that catches half-open connections, and stop().
 
 import type { Clock, ClockTimer } from '../core/clock.js';
-import { READ_READY, SETTLED_BY, type ListerWatcher, type ListOptions, type ReadyIterator, type WatchEvent } from '../listwatch/types.js';
+import { READ_PUSHED, READ_READY, SETTLED_BY, type ListerWatcher, type ListOptions, type ReadyIterator, type WatchEvent } from '../listwatch/types.js';
 import { ABORTED, ChildAbort, TIMED_OUT, raceAbort } from '../core/abort.js';
 import type { WatchEndReason } from './events.js';
 
@@ -39,6 +39,10 @@ export class WatchStream<T> {
   readonly #readReady: (() => WatchEvent<T> | undefined) | undefined;
   /** The iterator settles a pending read itself when the stream's signal aborts (see SETTLED_BY). */
   readonly #settledByAbort: boolean;
+  /** The iterator's pushed read (see READ_PUSHED), when it has one and settles on our abort. */
+  readonly #readPushed: ((sink: (event: WatchEvent<T>) => boolean) => Promise<IteratorResult<WatchEvent<T>>>) | undefined;
+  /** The sink of the pushed read in flight (see {@link WatchStream.nextPushed}). */
+  #sink: ((event: WatchEvent<T>) => boolean) | undefined;
   readonly #abort: ChildAbort;
   readonly #parent: AbortSignal;
   readonly #clock: Clock;
@@ -68,6 +72,8 @@ export class WatchStream<T> {
     const readReady = (this.#iterator as Partial<ReadyIterator<T>>)[READ_READY];
     this.#readReady = typeof readReady === 'function' ? readReady.bind(this.#iterator) : undefined;
     this.#settledByAbort = (this.#iterator as { [SETTLED_BY]?: unknown })[SETTLED_BY] === abort.signal;
+    const readPushed = (this.#iterator as Partial<ReadyIterator<T>>)[READ_PUSHED];
+    this.#readPushed = this.#settledByAbort && typeof readPushed === 'function' ? readPushed.bind(this.#iterator) : undefined;
     this.#abort = abort;
     this.#parent = parent;
     this.#clock = deps.clock;
@@ -115,6 +121,34 @@ export class WatchStream<T> {
       pending.then(this.#onRead, this.#onReadFailed);
     });
   }
+
+  /**
+   * {@link WatchStream.next}, with `sink` offered each event as it arrives, inside the chunk's callback
+   * (see READ_PUSHED): an event it takes (`true`) counts as received and the read waits on; the first it
+   * refuses is the read's result. The sink is never called from inside this call, nor once the stream
+   * has ended. Without an iterator that pushes, this is `next()` and the sink is never called.
+   */
+  nextPushed(sink: (event: WatchEvent<T>) => boolean): Promise<StreamStep<T>> {
+    const readPushed = this.#readPushed;
+    if (readPushed === undefined || this.#endReason !== undefined || this.#abort.signal.aborted) return this.next();
+    this.#sink = sink;
+    let pending: Promise<IteratorResult<WatchEvent<T>>>;
+    try {
+      pending = readPushed(this.#take);
+    } catch (err) {
+      return this.#failed(err);
+    }
+    return pending.then(this.#step, this.#failed);
+  }
+
+  /** The pushed read's sink: the reader's, while the stream is open; what it takes was received now. */
+  readonly #take = (event: WatchEvent<T>): boolean => {
+    const sink = this.#sink;
+    if (sink === undefined || this.#endReason !== undefined || this.#abort.signal.aborted || !sink(event)) return false;
+    this.#lastActivity = this.#clock.now();
+    this.#received++;
+    return true;
+  };
 
   /** What an iterator result means for the stream. */
   readonly #step = (step: IteratorResult<WatchEvent<T>>): StreamStep<T> => {
