@@ -6,6 +6,7 @@
 // (counted through `hooks.modified(handlerIndex)`) and prints `done`, or in mode `steady` prints a
 // memory `sample` every `sampleMs` until stdin closes (the runner's lifeline). Needs `--expose-gc`.
 
+import { readdirSync, readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ContenderConfig, ContenderLine } from './protocol.js';
 
@@ -32,6 +33,33 @@ function collect(): NodeJS.MemoryUsage {
   gc();
   gc();
   return process.memoryUsage();
+}
+
+/**
+ * CPU ms of each thread of this process, user and system apart, by name (`main` for the JavaScript
+ * thread; V8's GC and compiler helpers and libuv's pool are named `node`), and how often the main thread
+ * slept (`main wakeups`), from /proc; `{}` where /proc has no per-thread stats.
+ */
+function threadCpuMs(): Record<string, number> {
+  const out: Record<string, number> = {};
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const name = tid === String(process.pid) ? 'main' : readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+      // utime and stime are the stat file's 14th and 15th fields, in clock ticks (USER_HZ, 100 per second).
+      out[`${name} user`] = (out[`${name} user`] ?? 0) + Number(fields[11]) * 10;
+      out[`${name} system`] = (out[`${name} system`] ?? 0) + Number(fields[12]) * 10;
+      if (name === 'main') {
+        // How often the thread went to sleep and was woken (each is a trip through the kernel).
+        const status = readFileSync(`/proc/self/task/${tid}/status`, 'utf8');
+        out['main wakeups'] = Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      }
+    }
+  } catch {
+    return {};
+  }
+  return out;
 }
 
 function cpuMs(): number {
@@ -70,6 +98,7 @@ export async function runContender(start: (cfg: ContenderConfig, hooks: Hooks) =
   let finished = 0;
   let firstAt = 0;
   let firstCpu = 0;
+  let firstThreads: Record<string, number> = {};
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const errors: string[] = [];
@@ -82,6 +111,7 @@ export async function runContender(start: (cfg: ContenderConfig, hooks: Hooks) =
       if (n === 1 && h === 0) {
         firstAt = performance.now();
         firstCpu = cpuMs();
+        firstThreads = threadCpuMs();
       }
       if (n === cfg.events && ++finished === counts.length) resolveDone();
     },
@@ -123,7 +153,9 @@ export async function runContender(start: (cfg: ContenderConfig, hooks: Hooks) =
     const seconds = (performance.now() - firstAt) / 1000;
     const cpu = cpuMs() - firstCpu;
     const mem = collect();
-    print({ type: 'done', events: cfg.events, seconds, cpuMs: cpu, heapAfter: mem.heapUsed, rss: mem.rss });
+    const threads = threadCpuMs();
+    for (const name of Object.keys(threads)) threads[name] -= firstThreads[name] ?? 0;
+    print({ type: 'done', events: cfg.events, seconds, cpuMs: cpu, heapAfter: mem.heapUsed, rss: mem.rss, threadCpuMs: threads });
     process.exit(0);
   }
   if (cfg.mode === 'steady') {

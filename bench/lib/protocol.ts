@@ -72,6 +72,8 @@ export interface DoneLine {
   cpuMs: number;
   heapAfter: number;
   rss: number;
+  /** The same window's CPU ms per thread (user and system apart) and the main thread's wakeups; Node contenders on Linux only. */
+  threadCpuMs?: Record<string, number>;
 }
 
 /** A steady-mode memory sample. */

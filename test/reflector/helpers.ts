@@ -9,6 +9,7 @@ import { metaNamespaceKeyFunc } from '../../src/core/keys.js';
 import type { KubeObject } from '../../src/core/types.js';
 import type { ListOptions, ListerWatcher, ObjectList, WatchEvent } from '../../src/listwatch/types.js';
 import type { ReflectorErrorContext, ReflectorOptions, ReflectorStore } from '../../src/reflector/types.js';
+import type { WatchedChange } from '../../src/reflector/watched-change.js';
 export { seededRandom } from '../../src/testing/random.js';
 
 /** A pod-like object. */
@@ -421,4 +422,16 @@ export async function until(cond: () => boolean, what: string, timeoutMs = 10_00
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/**
+ * A watched change (the reflector's short path) as the transition `step()` would give for it: the next
+ * state, the two store operations and the `event` report — what the short-path tests compare.
+ */
+export function asTransition<T>(change: WatchedChange<T>): { state: unknown; ops: unknown[]; reports: unknown[] } {
+  return {
+    state: change.state,
+    ops: [{ kind: change.op, object: change.object }, { kind: 'resourceVersion', resourceVersion: change.resourceVersion }],
+    reports: [{ kind: 'event', payload: { type: change.type, key: change.key, resourceVersion: change.resourceVersion, outcome: 'applied' } }],
+  };
 }

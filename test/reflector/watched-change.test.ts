@@ -13,7 +13,7 @@ import type { MachineEnv } from '../../src/reflector/machine-types.js';
 import type { Memory } from '../../src/reflector/requests.js';
 import type { Versions } from '../../src/reflector/versions.js';
 import { watchedChange } from '../../src/reflector/watched-change.js';
-import { harness, pod, podList, settle } from './helpers.js';
+import { asTransition, harness, pod, podList, settle } from './helpers.js';
 import type { Pod } from './helpers.js';
 
 type Watching = Extract<State<Pod>, { kind: 'watching' }>;
@@ -91,11 +91,7 @@ function compareAll(): { mismatches: string[]; taken: number; cases: number } {
           if (change === undefined) continue;
           taken++;
           const t = step(state, { kind: 'event', event }, env);
-          const fast = {
-            state: change.state,
-            ops: [{ kind: change.op, object: change.object }, { kind: 'resourceVersion', resourceVersion: change.resourceVersion }],
-            reports: [{ kind: 'event', payload: { type: change.type, key: change.key, resourceVersion: change.resourceVersion, outcome: 'applied' } }],
-          };
+          const fast = asTransition(change);
           const general = { state: t.state, ops: t.ops, reports: t.reports };
           if (!isDeepStrictEqual(fast, general) || (t.ops[0] as { object?: unknown }).object !== object) {
             mismatches.push(`${JSON.stringify({ mem: state.mem, session: state.session, env: e, type, object })}:\n  fast ${JSON.stringify(fast)}\n  step ${JSON.stringify(general)}`);
