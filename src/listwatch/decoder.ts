@@ -171,16 +171,7 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
       this.#close();
       return DONE;
     }
-    this.#ready.length = 0;
-    this.#readyIndex = 0;
-    if (result.done === true) {
-      this.#finished = true;
-      this.#decodeTail();
-    } else {
-      const raw = result.value;
-      // A string chunk ends any character the bytes before it left cut (as U+FFFD, as a byte join would).
-      this.#decodeText(typeof raw === 'string' ? this.#utf8.end() + raw : this.#utf8.write(Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)));
-    }
+    this.#decodeChunk(result);
     if (this.#ready.length > 0) {
       this.#readyIndex = 1;
       return { value: this.#ready[0], done: false };
@@ -200,15 +191,7 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
       this.#settlePushed(DONE);
       return;
     }
-    this.#ready.length = 0;
-    this.#readyIndex = 0;
-    if (result.done === true) {
-      this.#finished = true;
-      this.#decodeTail();
-    } else {
-      const raw = result.value;
-      this.#decodeText(typeof raw === 'string' ? this.#utf8.end() + raw : this.#utf8.write(Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)));
-    }
+    this.#decodeChunk(result);
     while (this.#readyIndex < this.#ready.length) {
       const value = this.#ready[this.#readyIndex++];
       let taken: boolean;
@@ -251,6 +234,20 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
     const read = this.#pushed as PushedRead<T>;
     this.#pushed = undefined;
     read.resolve(result);
+  }
+
+  /** Replaces `#ready` with the events of what a chunk read brought: a chunk's lines, or the source's last line. */
+  #decodeChunk(result: IteratorResult<Chunk>): void {
+    this.#ready.length = 0;
+    this.#readyIndex = 0;
+    if (result.done === true) {
+      this.#finished = true;
+      this.#decodeTail();
+      return;
+    }
+    const raw = result.value;
+    // A string chunk ends any character the bytes before it left cut (as U+FFFD, as a byte join would).
+    this.#decodeText(typeof raw === 'string' ? this.#utf8.end() + raw : this.#utf8.write(Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)));
   }
 
   readonly #onChunkFailed = (err: unknown): IteratorResult<WatchEvent<T>> => {
