@@ -163,6 +163,11 @@ describe('the pushed read', () => {
       const awaited = await run(seed, false);
       expect(pushed.log).toEqual(awaited.log);
       seen.push(...awaited.log);
+      // An oracle of its own (both runs share the short path): the version only moves forward. Every
+      // list answers at the newest version written so far, so the applied events' versions rise strictly.
+      const applied = pushed.log.flatMap((l) => /^event \w+ \S+@(\d+) applied$/.exec(l)?.[1] ?? []).map(Number);
+      expect(applied.length).toBeGreaterThan(10);
+      expect(applied.filter((rv, i) => i > 0 && rv <= applied[i - 1])).toEqual([]);
       // The pushed side took most events without a next() of its own.
       expect(awaited.nexts).toBeGreaterThan(awaited.events / 2);
       expect(pushed.nexts).toBeLessThan(awaited.nexts / 2);
