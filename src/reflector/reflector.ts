@@ -18,7 +18,7 @@ import type { MachineEnv, Report, Result } from './machine-types.js';
 import type { Memory } from './requests.js';
 import { ReflectorStatsRecorder } from './stats.js';
 import type { ReflectorOptions, ReflectorStats, ReflectorStore } from './types.js';
-import { watchedChange, type WatchedChange } from './watched-change.js';
+import { watchedChange } from './watched-change.js';
 
 /** The rules of {@link ReflectorOptions} (the informers check their `reflector` option with them). */
 export const REFLECTOR_OPTION_SCHEMA = {
@@ -247,11 +247,11 @@ export class Reflector<T> {
   }
 
   /**
-   * The pushed read's sink: a watch event, inside the callback of the chunk that brought it, while the
-   * loop waits on the read. It takes the common event (the short path's: nothing else moves the state
-   * outside the loop) and leaves the rest to the loop, which gets the refused event as the read's
-   * result. A store failing the event's write, or a throw, is refused too and left in `#pushed` for the
-   * loop to conclude where {@link Reflector.#advance} would have. Never called while the loop runs.
+   * The short path for the common watch event (watched-change.ts: step()'s effects, computed directly):
+   * true when it took the event. The pushed read's sink, inside the callback of the chunk that brought
+   * the event while the loop waits on the read, and the loop's own first try for an event it holds.
+   * Any other event is left to `step()`. A store failing the event's write, or a throw, is left in
+   * `#pushed` for {@link Reflector.#advance} to conclude. Never called from inside the loop's step.
    */
   #take(io: Driver<T>, event: WatchEvent<T>, env: MachineEnv<T>): boolean {
     const state = this.#state;
@@ -264,7 +264,11 @@ export class Reflector<T> {
         this.#pushed = { failed };
         return false;
       }
-      this.#state = this.#applied(io, change);
+      const next = change.state;
+      this.#mem = next.mem;
+      this.#emit('event', { type: change.type, key: change.key, resourceVersion: change.resourceVersion, outcome: 'applied' });
+      io.settle(true, true);
+      this.#state = next;
       return true;
     } catch (thrown) {
       this.#pushed = { thrown };
@@ -272,34 +276,17 @@ export class Reflector<T> {
     }
   }
 
-  /** The rest of a watched change whose store operations were applied: the memory, the report, the I/O. */
-  #applied(io: Driver<T>, change: WatchedChange<T>): State<T> {
-    const next = change.state;
-    this.#mem = next.mem;
-    this.#emit('event', { type: change.type, key: change.key, resourceVersion: change.resourceVersion, outcome: 'applied' });
-    io.settle(true, true);
-    return next;
-  }
-
   /** Steps the machine on one result, applies its store operations, settles the I/O and reports. */
   #advance(io: Driver<T>, result: Result<T>, env: MachineEnv<T>): State<T> {
+    if (result.kind === 'event' && this.#take(io, result.event, env)) return this.#state as State<T>;
     const state = this.#state as State<T>;
     const pushed = this.#pushed;
     if (pushed !== undefined) {
-      // The sink refused an event it could not finish; the read's result (that event, or the stream's
-      // end that came first) belongs to the watch this concludes.
+      // The short path met a store failure or a throw (here, or in the sink: then the read's result is
+      // that event, or the stream's end that came first, and it belongs to the watch this concludes).
       this.#pushed = undefined;
       if ('thrown' in pushed) throw pushed.thrown;
       return this.#conclude(io, state, result, step(state, pushed.failed, env));
-    }
-    if (state.kind === 'watching' && result.kind === 'event') {
-      // The common event takes the short path; the effects are step()'s (watched-change.ts).
-      const change = watchedChange(state, result.event, env);
-      if (change !== undefined) {
-        const failed = io.applyChange(change.op, change.object, change.resourceVersion);
-        if (failed !== undefined) return this.#conclude(io, state, result, step(state, failed, env));
-        return this.#applied(io, change);
-      }
     }
     let t = step(state, result, env);
     const failed = io.apply(t.ops);
