@@ -9,6 +9,16 @@ import { FifoClosedError, TransformFailedError } from './errors.js';
 import type { Delta, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter, PopProcessFunc } from './types.js';
 
 /**
+ * Internal (not exported by the package): offers `fifo` a page of a paged list in progress — `first`
+ * starts a new list, `undefined` items drop what was staged — so that the `replace` ending the list
+ * finds the keys of the objects it was given already computed (the reflector's `STAGE_LIST_PAGE`). Keys
+ * only: nothing is queued, and `replace` uses a staged key only for the very object it was computed for,
+ * at the same place in the list; the rest it computes as before.
+ */
+// Assigned once, by DeltaFIFO's static block (it reaches the private fields).
+export let stageListPage: <T>(fifo: DeltaFIFO<T>, items: readonly T[] | undefined, first: boolean) => void;
+
+/**
  * A producer/consumer queue of per-key change lists, with client-go's DeltaFIFO (v0.32) semantics:
  *
  * - each key is queued once, at the position of its first pending change; its changes accumulate in
@@ -47,6 +57,12 @@ export class DeltaFIFO<T> {
   #waiters: Array<() => void> = [];
   /** The consumer parked in {@link DeltaFIFO.park}, while it waits. */
   #parked: Parked<T> | undefined;
+  /** The keys of a paged list's pages so far, computed while the next page was on its way (see {@link stageListPage}). */
+  #staged: { readonly pages: (readonly T[])[]; readonly keys: string[] } | undefined;
+
+  static {
+    stageListPage = (fifo, items, first) => fifo.#stage(items, first);
+  }
 
   /**
    * Creates an empty queue; see {@link DeltaFIFOOptions} for the options and their defaults. Throws
@@ -103,7 +119,7 @@ export class DeltaFIFO<T> {
     void resourceVersion;
     const n = items.length;
     const keys = new Array<string>(n);
-    for (let i = 0; i < n; i++) keys[i] = this.#keyOf(items[i]);
+    for (let i = this.#takeStaged(items, keys); i < n; i++) keys[i] = this.#keyOf(items[i]);
     const objects = this.#transformer === undefined ? items : items.map((item, i) => this.#transform(keys[i], item));
     const known = this.#knownObjects?.listKeys() ?? [];
     // Nothing queued and nothing known (the first list, as a rule): nothing can have been deleted, so
@@ -165,6 +181,43 @@ export class DeltaFIFO<T> {
     // with `pop`, whose failing consumer never looks at `hasSynced` again).
     this.#populatedWith(this.#items.size + (unfinished ? 1 : 0));
     if (later !== undefined) for (const [key, deltas] of later) for (const d of deltas) this.#enqueue(key, d.type, d.object);
+  }
+
+  /** See {@link stageListPage}. A key that throws drops the staging: `replace` meets the error itself. */
+  #stage(items: readonly T[] | undefined, first: boolean): void {
+    if (items === undefined) {
+      this.#staged = undefined;
+      return;
+    }
+    if (first) this.#staged = { pages: [], keys: [] };
+    const staged = this.#staged;
+    if (staged === undefined) return;
+    const keys = staged.keys;
+    try {
+      for (let i = 0; i < items.length; i++) keys.push(this.#keyOf(items[i]));
+    } catch {
+      this.#staged = undefined;
+      return;
+    }
+    staged.pages.push(items);
+  }
+
+  /**
+   * Copies into `keys` the staged keys of the longest prefix of `items` that is the staged pages' objects,
+   * in order, and returns its length (0 without staging); the staging is dropped.
+   */
+  #takeStaged(items: readonly T[], keys: string[]): number {
+    const staged = this.#staged;
+    if (staged === undefined) return 0;
+    this.#staged = undefined;
+    let i = 0;
+    for (const page of staged.pages) {
+      for (let j = 0; j < page.length; j++, i++) {
+        if (i >= items.length || items[i] !== page[j]) return i;
+        keys[i] = staged.keys[i];
+      }
+    }
+    return i;
   }
 
   /** Takes every queued key out, in queue order, with its deltas (to queue them again behind others). */

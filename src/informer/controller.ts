@@ -7,12 +7,13 @@ import { getResourceVersion } from '../core/types.js';
 import { toError } from '../core/errors.js';
 import { channels, publish } from '../observability/channels.js';
 import { isFifoClosedError } from '../fifo/errors.js';
-import type { DeltaFIFO } from '../fifo/delta-fifo.js';
+import { stageListPage, type DeltaFIFO } from '../fifo/delta-fifo.js';
 import type { Delta, Deltas, PopProcessFunc } from '../fifo/types.js';
 import { IndexedStore, putByKey } from '../store/store.js';
 import type { Store } from '../store/types.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import { Reflector, REFLECTOR_OPTION_SCHEMA } from '../reflector/reflector.js';
+import { STAGE_LIST_PAGE } from '../reflector/types.js';
 import { omitRules, validateOptions } from '../core/options.js';
 import type { ReflectorEvents } from '../reflector/events.js';
 import type { ReflectorOptions, ReflectorStats } from '../reflector/types.js';
@@ -223,6 +224,8 @@ class ProcessController<T> implements ReflectorController {
         this.#checkSynced();
       },
       resync: () => queue.resync(),
+      // The keys of a paged list's pages, computed while the next page is on its way.
+      [STAGE_LIST_PAGE]: (items: readonly T[] | undefined, first: boolean) => stageListPage(queue, items, first),
     };
     this.#reflector = new Reflector<T>(config.listerWatcher, store, {
       ...config.reflector,

@@ -2,7 +2,7 @@
 
 import { AbortedError, InvalidObjectError } from '../core/errors.js';
 import { DeletedFinalStateUnknown } from '../core/keys.js';
-import { compareResourceVersion, isComparableResourceVersion } from '../core/resource-version.js';
+import { compareComparable, compareResourceVersion, isComparableResourceVersion } from '../core/resource-version.js';
 
 /** How `awaitObserved` ended: the cache holds the version (or newer), or the object is gone. */
 export type Observed = 'observed' | 'gone';
@@ -133,7 +133,8 @@ export class ObservedWaiters {
   applied(obj: unknown, keyOf: (obj: unknown) => string | undefined, cached: (key: string) => unknown): void {
     const state = obj instanceof DeletedFinalStateUnknown ? undefined : obj;
     const rv = rvOf(state);
-    const moved = rv !== undefined && (this.#watermark === '' || compareResourceVersion(rv, this.#watermark) > 0);
+    // Both are comparable (rvOf checked rv; the watermark is an rv it returned), so they are not checked again.
+    const moved = rv !== undefined && (this.#watermark === '' || compareComparable(rv, this.#watermark) > 0);
     if (moved) this.#watermark = rv;
     if (this.#count === 0) return;
     const key = keyOf(obj) ?? '';

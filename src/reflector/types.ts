@@ -25,6 +25,20 @@ export interface ReflectorStore<T> {
 }
 
 /**
+ * Internal (not exported by the package): `store[STAGE_LIST_PAGE](items, first)` is offered each page of
+ * a paged list while the next page is on its way — `first` for a list's first page, `undefined` items
+ * when the list in progress was abandoned. A store may prepare what its `replace` will need (the
+ * `DeltaFIFO` computes the items' keys) and must not change what it holds or shows: the list may still
+ * fail. The `replace` that ends the list gets the same item objects, pages in order.
+ */
+export const STAGE_LIST_PAGE: unique symbol = Symbol('kube-informer.stageListPage');
+
+/** A store that stages list pages (see {@link STAGE_LIST_PAGE}). */
+export interface StagingStore<T> {
+  [STAGE_LIST_PAGE]?(items: readonly T[] | undefined, first: boolean): void;
+}
+
+/**
  * Read access to the objects already cached, so ADDED/MODIFIED older than the cached copy are rejected.
  * Read only while the held version does not prove a change newer (a watch from `""`/`"0"`): the
  * reflector's own writes are never newer than the version it holds.

@@ -11,7 +11,7 @@ const MIN_CAPACITY = 16;
  * once, so the buffer never keeps a taken item alive.
  */
 export class RingBuffer<T> {
-  #slots: (T | undefined)[] = emptySlots(MIN_CAPACITY);
+  #slots: (T | undefined)[] = emptySlots();
   /** `#slots.length - 1` (the capacity is a power of two). */
   #mask = MIN_CAPACITY - 1;
   /** The slot of the oldest item. */
@@ -50,7 +50,7 @@ export class RingBuffer<T> {
 
   /** Drops every item (and the memory a backlog took). */
   clear(): void {
-    this.#slots = emptySlots(MIN_CAPACITY);
+    this.#slots = emptySlots();
     this.#mask = MIN_CAPACITY - 1;
     this.#head = 0;
     this.#length = 0;
@@ -63,19 +63,24 @@ export class RingBuffer<T> {
     return out;
   }
 
-  /** Moves the items, oldest first, to the start of a new array of `capacity` slots. */
+  /** Moves the items, oldest first, to the start of a new array of `capacity` slots (at most twice the old). */
   #resize(capacity: number): void {
-    const slots = emptySlots<T>(capacity);
-    for (let i = 0; i < this.#length; i++) slots[i] = this.#slots[(this.#head + i) & this.#mask];
+    const old = this.#slots;
+    // Built by native copies, not a loop over every slot: V8 keeps the array packed (no holes to check),
+    // and a loop of `capacity` pushes ran cold in the interpreter — 30 ms of a 50 000-object first list's
+    // notifications (bench/notes.md, issue 29, sixth session).
+    const slots = capacity <= old.length ? old.slice(0, capacity) : old.concat(old.slice(0, capacity - old.length));
+    slots.fill(undefined);
+    for (let i = 0; i < this.#length; i++) slots[i] = old[(this.#head + i) & this.#mask];
     this.#slots = slots;
     this.#mask = capacity - 1;
     this.#head = 0;
   }
 }
 
-/** An array of `n` `undefined`s, built by `push` so that V8 keeps it packed (no holes to check). */
-function emptySlots<T>(n: number): (T | undefined)[] {
+/** The `MIN_CAPACITY` slots of an empty buffer, built by `push` so that V8 keeps the array packed. */
+function emptySlots<T>(): (T | undefined)[] {
   const slots: (T | undefined)[] = [];
-  for (let i = 0; i < n; i++) slots.push(undefined);
+  for (let i = 0; i < MIN_CAPACITY; i++) slots.push(undefined);
   return slots;
 }
