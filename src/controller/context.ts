@@ -1,5 +1,6 @@
 // What a reconcile receives: the reconcile context, its reason, its lazily made signal.
 
+import { randomUUID } from 'node:crypto';
 import { splitMetaNamespaceKey } from '../core/keys.js';
 import { withFields, type Logger } from '../core/log.js';
 import type { ResourceDescriptor } from '../core/resources.js';
@@ -150,16 +151,35 @@ export class LazySignal {
   }
 }
 
+/**
+ * One reconcile in flight: its signal ({@link LazySignal}), its `reconcileID` (a random UUID, made on
+ * first use: most reconciles neither log nor read it, and a UUID was a sixteenth of a cold
+ * reconcile's CPU), and the timeout error once its deadline passed.
+ */
+export class ReconcileRun extends LazySignal {
+  readonly key: string;
+  timedOut: Error | undefined;
+  #id: string | undefined;
+
+  constructor(key: string) {
+    super();
+    this.key = key;
+  }
+
+  get id(): string {
+    return (this.#id ??= randomUUID());
+  }
+}
+
 /** The {@link ReconcileContext} of one reconcile: a class, so a reconcile allocates one object, not closures. */
 export class ReconcileCtx<T> implements ReconcileContext<T> {
   readonly key: string;
   readonly object: DeepReadonly<T> | undefined;
   readonly attempt: number;
   readonly reason: ReconcileReason;
-  readonly reconcileID: string;
   readonly #log: Logger;
   #logger: Logger | undefined;
-  readonly #lazy: LazySignal;
+  readonly #lazy: ReconcileRun;
   readonly #children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>;
   readonly #writes: ObservedWrites;
   readonly #clientOf: <C>(resource: ResourceDescriptor<C>) => ResourceClient<C>;
@@ -169,10 +189,9 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
   constructor(
     key: string,
     object: DeepReadonly<T> | undefined,
-    lazy: LazySignal,
+    lazy: ReconcileRun,
     attempt: number,
     reason: ReconcileReason,
-    reconcileID: string,
     logger: Logger,
     children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>,
     writes: ObservedWrites,
@@ -183,11 +202,14 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     this.#lazy = lazy;
     this.attempt = attempt;
     this.reason = reason;
-    this.reconcileID = reconcileID;
     this.#log = logger;
     this.#children = children;
     this.#writes = writes;
     this.#clientOf = clientOf;
+  }
+
+  get reconcileID(): string {
+    return this.#lazy.id;
   }
 
   /** Made on first use (most reconciles log nothing): the controller's logger with `key` and `reconcileID`. */

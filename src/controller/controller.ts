@@ -2,7 +2,6 @@
 
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
 import { AbortedError, AlreadyStartedError, toError } from '../core/errors.js';
-import { randomUUID } from 'node:crypto';
 import { errorFields, resolveLogger, withFields, type Logger, type LoggerOption } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
@@ -18,7 +17,7 @@ import { refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
 import { ControllerMetrics, type ControllerMetricsProvider } from './metrics.js';
-import { LazySignal, ReconcileCtx, type ReconcileContext, type ReconcileReason } from './context.js';
+import { ReconcileCtx, ReconcileRun, type ReconcileContext, type ReconcileReason } from './context.js';
 import { ObservedWrites, type SourceInformer } from './writes.js';
 import { ReconcileTimeoutError } from './errors.js';
 import { codeOf, isTerminal, misuse, misuseIn } from './outcomes.js';
@@ -29,6 +28,7 @@ import { followsShard, ShardedSources, ShardGate } from './sharded.js';
 import { checkInformers, sourceHandler, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
 import { RunGroup } from '../runtime/run-group.js';
+import { Deadlines } from '../runtime/deadlines.js';
 
 /**
  * Reconciles one primary: reads what it needs from the caches, makes the world match the primary's
@@ -181,8 +181,8 @@ export class Controller<T> {
   #counts = { succeeded: 0, failed: 0, timedOut: 0, terminal: 0, stopped: 0 };
   /** Why each requested key is due (`ctx.reason`). */
   readonly #reasons: ReconcileReasons;
-  /** The id of each key's running (or just failed) reconcile, for the lines `#onError` logs. */
-  readonly #reconcileIDs = new Map<string, string>();
+  /** Each key's running (or just failed) reconcile, for the id in the lines `#onError` logs. */
+  readonly #runs = new Map<string, ReconcileRun>();
   readonly #fieldManager: string;
   /** The clients of `ctx.client`, one per resource, made on first use and closed when `run` ends. */
   readonly #clients = new Map<ResourceDescriptor<unknown>, ResourceClient<unknown>>();
@@ -296,17 +296,26 @@ export class Controller<T> {
       for (const client of this.#clients.values()) client.close();
       this.#clients.clear();
       this.#reasons.clear();
-      this.#reconcileIDs.clear();
+      this.#runs.clear();
       this.#scheduler = undefined;
     }
   }
 
   /** Reconciles until `signal` aborts (the resync timer armed meanwhile). */
   async #reconcileUntil(signal: AbortSignal, scheduler: ReconcileScheduler, metrics: ControllerMetrics, gate: ShardGate | undefined): Promise<void> {
+    // One timer for every reconcile's deadline (they all have the same length), not one each.
+    const deadlines =
+      this.#timeoutMs > 0
+        ? new Deadlines<ReconcileRun>(this.#clock, this.#timeoutMs, (run) => {
+            run.timedOut = this.#timeout(run);
+            run.abort(run.timedOut);
+          })
+        : undefined;
     this.#armResync();
     try {
-      await scheduler.run(signal, this.#reconciler(scheduler, metrics, gate));
+      await scheduler.run(signal, this.#reconciler(scheduler, metrics, deadlines, gate));
     } finally {
+      deadlines?.clear();
       this.#disarmResync();
     }
   }
@@ -373,8 +382,8 @@ export class Controller<T> {
    * — when the scheduler's signal aborts. Measured with `bench/controller.bench.ts`: per-reconcile
    * signals were a third of the runtime's cost per key with a no-op reconcile.
    */
-  #reconciler(scheduler: ReconcileScheduler, metrics: ControllerMetrics, gate?: ShardGate): (key: string, signal: AbortSignal) => Promise<Action> {
-    const live = new Set<LazySignal>();
+  #reconciler(scheduler: ReconcileScheduler, metrics: ControllerMetrics, deadlines: Deadlines<ReconcileRun> | undefined, gate?: ShardGate): (key: string, signal: AbortSignal) => Promise<Action> {
+    const live = new Set<ReconcileRun>();
     let watched: AbortSignal | undefined;
     return async (key, runSignal) => {
       if (watched !== runSignal) {
@@ -382,30 +391,22 @@ export class Controller<T> {
         runSignal.addEventListener('abort', () => live.forEach((l) => l.abort(runSignal.reason)), { once: true });
       }
       const reason = this.#reasons.take(key);
-      const reconcileID = randomUUID();
-      this.#reconcileIDs.set(key, reconcileID);
       // Sharded: a key of a slot this replica does not own is skipped (its owner reconciles it).
       const slot = gate?.ownedSlot(key);
       if (gate !== undefined && slot === undefined) return DONE_ACTION;
+      const run = new ReconcileRun(key);
+      this.#runs.set(key, run);
       if (this.#writes.size > 0) await this.#writes.settle(key, runSignal, this.#observeTimeoutMs, this.#clock, this.#log);
-      const lazy = new LazySignal();
-      if (runSignal.aborted) lazy.abort(runSignal.reason);
-      live.add(lazy);
-      let timedOut: ReconcileTimeoutError | undefined;
-      const timer =
-        this.#timeoutMs > 0
-          ? this.#clock.setTimeout(() => {
-              timedOut = this.#timeout(key);
-              lazy.abort(timedOut);
-            }, this.#timeoutMs)
-          : undefined;
+      if (runSignal.aborted) run.abort(runSignal.reason);
+      live.add(run);
+      deadlines?.add(run);
       const startedAt = metrics.started();
       try {
-        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(key, lazy, scheduler.attempts(key), reason, reconcileID));
-        const action = checkAction(await (slot === undefined ? reconcile() : gate!.run(slot, lazy, reconcile)));
-        if (timedOut !== undefined) throw timedOut;
+        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(run, scheduler.attempts(key), reason));
+        const action = checkAction(await (slot === undefined ? reconcile() : gate!.run(slot, run, reconcile)));
+        if (run.timedOut !== undefined) throw run.timedOut;
         this.#counts.succeeded++;
-        this.#reconcileIDs.delete(key);
+        this.#runs.delete(key);
         metrics.ended(startedAt, action);
         if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'requeue', afterMs: action.ms }, this.#clock.now() + action.ms, false);
         return action;
@@ -418,7 +419,7 @@ export class Controller<T> {
           this.#counts.stopped++;
           metrics.ended(startedAt, 'stopped');
           const by = slotLost ? `the loss of slot ${slot}` : 'the stop';
-          this.#log.debug(`controller ${this.#name}: the reconcile of ${key} was interrupted by ${by}: ${toError(err).message}`, { key, reconcileID, ...errorFields(err) });
+          this.#log.debug(`controller ${this.#name}: the reconcile of ${key} was interrupted by ${by}: ${toError(err).message}`, { key, reconcileID: run.id, ...errorFields(err) });
           if (!runSignal.aborted) return DONE_ACTION;
           throw new AbortedError(`controller ${this.#name}: the reconcile of ${key} was interrupted by the stop`, { cause: runSignal.reason });
         }
@@ -427,31 +428,31 @@ export class Controller<T> {
           // The scheduler stops on it (it never reaches #onError): count and say it here.
           this.#counts.failed++;
           metrics.ended(startedAt, 'error');
-          this.#log.error(`controller ${this.#name}: the reconcile of ${key} misused the runtime (${codeOf(mistake)}): ${mistake.message}; stopping the controller`, { key, reconcileID, ...errorFields(mistake) });
+          this.#log.error(`controller ${this.#name}: the reconcile of ${key} misused the runtime (${codeOf(mistake)}): ${mistake.message}; stopping the controller`, { key, reconcileID: run.id, ...errorFields(mistake) });
           throw err;
         }
-        const failure = timedOut ?? err;
+        const failure = run.timedOut ?? err;
         metrics.ended(startedAt, isTerminal(failure) ? 'terminal' : 'error');
         throw failure;
       } finally {
-        live.delete(lazy);
-        if (timer !== undefined) this.#clock.clearTimeout(timer);
+        live.delete(run);
+        deadlines?.delete(run);
         // Its writes are waited for after it, in the background; a request held meanwhile runs then.
         if (this.#writes.size > 0) this.#writes.settleLater(key, runSignal, this.#observeTimeoutMs, this.#clock, this.#log, (k) => scheduler.schedule(k));
       }
     };
   }
 
-  #timeout(key: string): ReconcileTimeoutError {
-    const error = new ReconcileTimeoutError(this.#name, key, this.#timeoutMs);
+  #timeout(run: ReconcileRun): ReconcileTimeoutError {
+    const error = new ReconcileTimeoutError(this.#name, run.key, this.#timeoutMs);
     this.#counts.timedOut++;
-    this.#log.error(error.message, { key, reconcileID: this.#reconcileIDs.get(key), ...errorFields(error) });
+    this.#log.error(error.message, { key: run.key, reconcileID: run.id, ...errorFields(error) });
     return error;
   }
 
-  #context(key: string, lazy: LazySignal, attempt: number, reason: ReconcileReason, reconcileID: string): ReconcileContext<T> {
-    const object = this.#sources[0].informer.getIndexer().getByKey(key) as DeepReadonly<T> | undefined;
-    return new ReconcileCtx<T>(key, object, lazy, attempt, reason, reconcileID, this.#log, this.#childrenOf, this.#writes, this.#clientOf);
+  #context(run: ReconcileRun, attempt: number, reason: ReconcileReason): ReconcileContext<T> {
+    const object = this.#sources[0].informer.getIndexer().getByKey(run.key) as DeepReadonly<T> | undefined;
+    return new ReconcileCtx<T>(run.key, object, run, attempt, reason, this.#log, this.#childrenOf, this.#writes, this.#clientOf);
   }
 
   readonly #clientOf = <C>(resource: ResourceDescriptor<C>): ResourceClient<C> => {
@@ -485,8 +486,8 @@ export class Controller<T> {
   /** What follows a failed reconcile (the scheduler's `onError`; a stop and a programming error never reach it). */
   #onError(key: string, error: Error, attempt: number): Action {
     this.#counts.failed++;
-    const fields = { key, reconcileID: this.#reconcileIDs.get(key), attempt, ...errorFields(error) };
-    this.#reconcileIDs.delete(key);
+    const fields = { key, reconcileID: this.#runs.get(key)?.id, attempt, ...errorFields(error) };
+    this.#runs.delete(key);
     if (isTerminal(error)) {
       this.#counts.terminal++;
       this.#log.error(`controller ${this.#name}: reconcile of ${key} failed terminally (attempt ${attempt}): ${error.message}; not retrying until the next change`, fields);

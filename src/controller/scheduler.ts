@@ -128,6 +128,9 @@ export type Reconcile = (key: string, signal: AbortSignal) => Promise<Action>;
 
 const OWNER = 'ReconcileScheduler';
 
+/** The promise the pump's microtask is chained on. */
+const RESOLVED = Promise.resolve();
+
 /**
  * Runs reconciles of string keys when they are due (kube-rs's `Scheduler` and `Runner`, controller-runtime's
  * worker loop). Requests for one key merge, the earliest due time winning; a key never has two reconciles
@@ -276,14 +279,21 @@ export class ReconcileScheduler {
     }
   }
 
+  /**
+   * Pumps once in a microtask, however many requests and run ends come before it. A resolved
+   * promise's `then`, not `queueMicrotask`: Node wraps each of those in an async resource, and this
+   * runs once per reconcile.
+   */
   #queuePump(): void {
     if (this.#pumpQueued || !this.#live()) return;
     this.#pumpQueued = true;
-    queueMicrotask(() => {
-      this.#pumpQueued = false;
-      this.#pump();
-    });
+    void RESOLVED.then(this.#pumpTask);
   }
+
+  readonly #pumpTask = (): void => {
+    this.#pumpQueued = false;
+    this.#pump();
+  };
 
   #live(): boolean {
     return this.#alive;

@@ -1,4 +1,4 @@
-// The runtime room's barrel: what everything that runs is built on — the runnable group, backoff, the ring buffer, the keyed delayed queue, the token bucket.
+// The runtime room's barrel: what everything that runs is built on — the runnable group, backoff, the ring buffer, the keyed delayed queue, the fixed-length deadlines, the token bucket.
 
 export { RunGroup, type Runnable, type RunGroupOptions, type RunGroupResult } from './run-group.js';
 export {
@@ -17,4 +17,5 @@ export {
 } from './backoff.js';
 export { RingBuffer } from './ring-buffer.js';
 export { DelayQueue, type DelayedKey } from './delay-queue.js';
+export { Deadlines } from './deadlines.js';
 export { TokenBucket } from './token-bucket.js';

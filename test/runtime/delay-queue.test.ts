@@ -53,4 +53,27 @@ describe('DelayQueue', () => {
     queue.clear();
     expect([clock.pendingTimers(), queue.size]).toEqual([0, 0]);
   });
+
+  it('hands a burst of keys due now out in request order, interleaved by due time with earlier ones, and drops the slots it left behind', () => {
+    const queue = new DelayQueue<string>(new FakeClock(), () => {});
+    for (let i = 0; i < 5_000; i++) queue.set(`k${i}`, 100 + Math.floor(i / 1000)); // the ready lane: each sorts after the last
+    queue.set('early', 50); // sorts before the lane's tail: the heap
+    queue.set('k10', 99); // an earlier time for a key in the lane: its slot is left behind
+    queue.hold('k11'); // held: its slot is left behind too
+    const out: string[] = [];
+    for (let i = 0; i < 3; i++) out.push(queue.pop()!.key);
+    expect(out).toEqual(['early', 'k10', 'k0']);
+    for (let i = 0; i < 2_000; i++) out.push(queue.pop()!.key); // past the lane's compaction point
+    expect(out.slice(3, 14)).toEqual(['k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'k8', 'k9', 'k12', 'k13']);
+    queue.release('k11'); // back at its own (due time, order): before every key not yet popped
+    expect(queue.pop()?.key).toBe('k11');
+    let last = -1;
+    for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
+      const i = Number(next.key.slice(1));
+      expect(i).toBeGreaterThan(last);
+      last = i;
+    }
+    expect(last).toBe(4_999);
+    expect(queue.size).toBe(0);
+  });
 });
