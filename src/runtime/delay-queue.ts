@@ -29,8 +29,9 @@ const IN_LANE = -2;
  * it fires. A request that sorts after every one in the **ready lane** (a FIFO; in practice a request
  * due now, the hot path of a controller) is appended there instead of sifted into the heap: the next
  * key is the earlier of the lane's head and the heap's top, so the order is the heap's order, at O(1)
- * for a burst of keys due now (the heap's pops were a tenth of a cold reconcile's CPU). A key can be **held** ({@link DelayQueue.hold}): its request is kept but not handed out
- * until {@link DelayQueue.release} (a key being reconciled is not started twice).
+ * for a burst of keys due now (the heap's pops were a tenth of a cold reconcile's CPU). A key can be
+ * **held** ({@link DelayQueue.hold}): its request is kept but not handed out until
+ * {@link DelayQueue.release} (a key being reconciled is not started twice).
  *
  * Keys are compared like `Map` keys (SameValueZero).
  */
