@@ -189,9 +189,10 @@ async function schedule(seed: number): Promise<World> {
 }
 
 describe('the shard ring against a model', () => {
-  it('never two replicas engaged in one slot; all slots held and balanced after quiescence (200 seeds)', async () => {
+  // 200 seeds in four tests of 50: one test of 200 took 101–104 s on a slow 2-core machine, against a 120 s limit.
+  it.each([1, 51, 101, 151])('never two replicas engaged in one slot; all slots held and balanced after quiescence (50 seeds from %i)', async (first) => {
     const failures: string[] = [];
-    for (let seed = 1; seed <= 200; seed++) {
+    for (let seed = first; seed < first + 50; seed++) {
       const world = await schedule(seed);
       if (world.violations.length > 0) failures.push(`seed ${seed}: ${world.violations.slice(0, 3).join(' | ')}`);
       const end = world.finalCheck();
