@@ -2,8 +2,11 @@
 // already parsed in memory, in a fresh process — the burst that follows the last page of a 10 000-pod
 // list over HTTP (bench/notes.md, issue 29: 50–55 ms of the sync gap against the raw loop was this burst).
 //
-// Run: npm run build:bench && node --expose-gc .cache/bench-build/bench/sync-burst.bench.js [pods=10000]
-// It prints one JSON line: the burst's wall-clock ms and the process's CPU ms over it. One process is one
+// Run: npm run build:bench && node --expose-gc .cache/bench-build/bench/sync-burst.bench.js [pods=10000] [handler=add]
+// handler `add`: one handler with an onAdd, the burst ends at its last onAdd; `update`: one handler with
+// only an onUpdate, as the independent harness's (bench/contenders/kube-informer-dist.ts), the burst ends
+// when its registration has synced. It prints one JSON line: the burst's wall-clock ms and the process's
+// CPU ms over it. One process is one
 // cold sample; compare two builds by alternating fresh processes, e.g. with a copy of an older build in
 // .cache/base-build:
 //   for i in $(seq 8); do for b in bench-build base-build; do node --expose-gc .cache/$b/bench/sync-burst.bench.js; done; done
@@ -16,6 +19,8 @@ import { indepPod } from './lib/pods.js';
 
 const PODS = Number(process.argv[2] ?? 10_000);
 if (!(PODS > 0)) throw new Error(`pods must be a positive number, got ${process.argv[2]}`);
+const HANDLER = process.argv[3] ?? 'add';
+if (HANDLER !== 'add' && HANDLER !== 'update') throw new Error(`handler must be add or update, got ${HANDLER}`);
 
 // Parsed from JSON as a list answer's items are, then given kind and apiVersion as newListWatch gives them.
 const items = JSON.parse(
@@ -49,20 +54,28 @@ let adds = 0;
 let lastAddAt = 0;
 let allAdded!: () => void;
 const done = new Promise<void>((resolve) => (allAdded = resolve));
-informer.addEventHandler({
-  onAdd: () => {
-    if (++adds === PODS) {
-      lastAddAt = performance.now();
-      allAdded();
-    }
-  },
-});
+if (HANDLER === 'add') {
+  informer.addEventHandler({
+    onAdd: () => {
+      if (++adds === PODS) {
+        lastAddAt = performance.now();
+        allAdded();
+      }
+    },
+  });
+} else {
+  const registration = informer.addEventHandler({ onUpdate: () => undefined });
+  void registration.whenSynced().then(() => {
+    lastAddAt = performance.now();
+    allAdded();
+  });
+}
 const stop = new AbortController();
 const startedAt = performance.now();
 const cpuBefore = process.cpuUsage();
 const running = informer.run(stop.signal);
 await done;
 const cpu = process.cpuUsage(cpuBefore);
-console.log(JSON.stringify({ pods: PODS, burstMs: Number((lastAddAt - startedAt).toFixed(1)), cpuMs: Number(((cpu.user + cpu.system) / 1000).toFixed(1)) }));
+console.log(JSON.stringify({ pods: PODS, handler: HANDLER, burstMs: Number((lastAddAt - startedAt).toFixed(1)), cpuMs: Number(((cpu.user + cpu.system) / 1000).toFixed(1)) }));
 stop.abort();
 await running;

@@ -5,7 +5,9 @@ import type { DeepReadonly } from '../core/types.js';
 
 /**
  * Receives an informer's notifications. Every callback is optional and may be sync or async; a
- * thrown error and a rejected promise are treated the same (see the informer's `errorPolicy`).
+ * thrown error and a rejected promise are treated the same (see the informer's `errorPolicy`). A
+ * handler is sent only the notifications it has a callback for when each is made: without `onAdd`, the
+ * objects of an initial list take no place in its buffer and do not hold its registration's sync.
  *
  * - `onAdd(obj, isInInitialList)`: an object appeared; `isInInitialList` is true for objects of the
  *   first list (and for the replayed current items a handler receives when it joins a running informer).

@@ -88,6 +88,9 @@ export interface ListenerStats {
 
 const YIELD_EVERY = 64;
 
+/** The handler's callback each kind of notification calls. */
+const CALLBACKS = { add: 'onAdd', update: 'onUpdate', delete: 'onDelete' } as const;
+
 /** A handler's buffer and delivery loop (client-go's `processorListener`). */
 export class ProcessorListener<T> {
   /** The registration's name. */
@@ -122,9 +125,21 @@ export class ProcessorListener<T> {
     this.#synced = new SyncCondition(() => this.#tracker.hasSynced());
   }
 
-  /** Queues a notification (never blocks); ignored once stopped. */
+  /**
+   * Whether the handler has the callback a notification of `kind` calls (looked up on the handler as it
+   * is now: a callback assigned later is called for later notifications).
+   */
+  wants(kind: Notification<T>['kind']): boolean {
+    return this.handler[CALLBACKS[kind]] !== undefined;
+  }
+
+  /**
+   * Queues a notification (never blocks); ignored once stopped, and when the handler has no callback for
+   * it: nothing would be called, so it takes no place in the buffer, no delivery and no part in the
+   * registration's sync (an initial list is handled at once by a handler without `onAdd`).
+   */
   add(n: Notification<T>): void {
-    if (this.#stopped) return;
+    if (this.#stopped || this.handler[CALLBACKS[n.kind]] === undefined) return;
     if (n.kind === 'add' && n.isInInitialList) this.#tracker.start();
     this.#buffer.push(n);
     const backlog = this.#buffer.length;

@@ -67,6 +67,16 @@ export class SharedProcessor<T> {
     for (let i = 0; i < to.length; i++) to[i].add(n);
   }
 
+  /**
+   * Whether any listener `distribute(n, isSync)` would reach has a callback for notifications of `kind`:
+   * when none has, the informer need not make the notification (nor read the clock for it).
+   */
+  wants(kind: Notification<T>['kind'], isSync: boolean): boolean {
+    const to = isSync ? this.#syncing : this.#all;
+    for (let i = 0; i < to.length; i++) if (to[i].wants(kind)) return true;
+    return false;
+  }
+
   #rebuild(): void {
     const all: ProcessorListener<T>[] = [];
     const syncing: ProcessorListener<T>[] = [];

@@ -165,18 +165,18 @@ export class SharedIndexInformer<T> {
         this.#observed.applied(obj, keyOf, this.#cached);
         this.#detector?.addObject(keyOf(obj) ?? '', obj);
         this.#catchUp.check();
-        this.#processor.distribute({ kind: 'add', obj, isInInitialList, at: at() }, false);
+        if (this.#processor.wants('add', false)) this.#processor.distribute({ kind: 'add', obj, isInInitialList, at: at() }, false);
       },
       onUpdate: (oldObj, newObj, isSync) => {
         this.#observed.applied(newObj, keyOf, this.#cached);
         this.#detector?.addObject(keyOf(newObj) ?? '', newObj);
         this.#catchUp.check();
-        this.#processor.distribute({ kind: 'update', oldObj, newObj, at: at() }, isSync);
+        if (this.#processor.wants('update', isSync)) this.#processor.distribute({ kind: 'update', oldObj, newObj, at: at() }, isSync);
       },
       onDelete: (obj) => {
         this.#observed.applied(obj, keyOf, this.#cached);
         this.#catchUp.check();
-        this.#processor.distribute({ kind: 'delete', obj, at: at() }, false);
+        if (this.#processor.wants('delete', false)) this.#processor.distribute({ kind: 'delete', obj, at: at() }, false);
       },
     };
   }

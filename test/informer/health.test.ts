@@ -46,7 +46,7 @@ describe('informer health', () => {
     const source = new FakeControllerSource<Pod>();
     source.add(pod('a'));
     const informer = new SharedIndexInformer<Pod>(source, { clock, name: 'pods', health: { watchStallMs: 60_000 } });
-    informer.addEventHandler({}, { name: 'h' });
+    informer.addEventHandler({ onAdd: () => undefined }, { name: 'h' });
     expect(informer.health()).toMatchObject({ state: 'new', healthy: false, problems: ['informer has not been started'] });
     const ac = new AbortController();
     const done = informer.run(ac.signal);

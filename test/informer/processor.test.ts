@@ -224,3 +224,78 @@ describe('slow handlers', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 });
+
+describe('handlers without some callbacks', () => {
+  const options = (clock: FakeClock, upstream: () => boolean) => ({
+    name: 'partial',
+    requestedResyncPeriodMs: 0,
+    resyncPeriodMs: 0,
+    clock,
+    errorPolicy: 'stop' as const,
+    onFatal: (err: Error) => {
+      throw err;
+    },
+    upstreamHasSynced: upstream,
+    keyOf: () => undefined,
+  });
+
+  it('buffer nothing for a callback the handler lacks, and an initial list does not hold their sync', async () => {
+    const clock = new FakeClock();
+    const got: string[] = [];
+    let upstream = false;
+    const handler: { onUpdate: (o: Pod, n: Pod) => void; onAdd?: (o: Pod) => void } = { onUpdate: (_o, n) => void got.push(`update ${n.metadata.name}`) };
+    const l = new ProcessorListener<Pod>(handler, options(clock, () => upstream));
+    for (let i = 0; i < 1000; i++) l.add(add(`p${i}`, 0, true));
+    expect(l.wants('add')).toBe(false);
+    expect(l.wants('update')).toBe(true);
+    expect(l.stats()).toMatchObject({ backlog: 0, maxBacklog: 0 });
+    upstream = true;
+    // Nothing was counted in flight: synced as soon as the upstream is, before the loop even runs.
+    expect(l.hasSynced()).toBe(true);
+    l.add({ kind: 'update', oldObj: pod('a'), newObj: pod('a'), at: 0 });
+    l.add({ kind: 'delete', obj: pod('a'), at: 0 });
+    expect(l.stats().backlog).toBe(1);
+    void l.run();
+    await until(() => got.length === 1);
+    // A callback assigned later is called for the notifications made after it.
+    handler.onAdd = (o) => void got.push(`add ${o.metadata.name}`);
+    l.add(add('late'));
+    await until(() => got.length === 2);
+    expect(got).toEqual(['update a', 'add late']);
+    expect(l.stats()).toMatchObject({ backlog: 0, delivered: 2 });
+    l.stop();
+    await l.done();
+  });
+
+  it('are not sent what they cannot take, next to a handler that takes everything (informer)', async () => {
+    const clock = new FakeClock();
+    const source = new FakeControllerSource<Pod>();
+    for (let i = 0; i < 50; i++) source.add(pod(`p${i}`));
+    const informer = new SharedIndexInformer<Pod>(source, { clock });
+    const updates: string[] = [];
+    const onlyUpdates = informer.addEventHandler({ onUpdate: (_o, n) => void updates.push(n.metadata.name) }, { name: 'updates' });
+    const all: string[] = [];
+    const everything = informer.addEventHandler(
+      {
+        onAdd: (o) => void all.push(`add ${o.metadata.name}`),
+        onUpdate: (_o, n) => void all.push(`update ${n.metadata.name}`),
+        onDelete: (o) => void all.push(`delete ${(o as Pod).metadata.name}`),
+      },
+      { name: 'everything' },
+    );
+    const ac = new AbortController();
+    const done = informer.run(ac.signal);
+    await Promise.all([onlyUpdates.whenSynced(), everything.whenSynced()]);
+    expect(all).toHaveLength(50);
+    source.modify(pod('p1', { labels: { x: '1' } }));
+    source.delete(pod('p2'));
+    await until(() => all.length === 52 && updates.length === 1);
+    expect(all.slice(50)).toEqual(['update p1', 'delete p2']);
+    expect(updates).toEqual(['p1']);
+    const health = informer.health();
+    expect(health.handlers.find((h) => h.name === 'updates')).toMatchObject({ delivered: 1, maxBacklog: 1 });
+    expect(health.handlers.find((h) => h.name === 'everything')).toMatchObject({ delivered: 52 });
+    ac.abort();
+    await done;
+  });
+});
