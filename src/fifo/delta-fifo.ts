@@ -19,6 +19,29 @@ import type { Delta, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter, PopPr
 export let stageListPage: <T>(fifo: DeltaFIFO<T>, items: readonly T[] | undefined, first: boolean) => void;
 
 /**
+ * Internal (not exported by the package): a parked consumer that can take a fresh first list whole (the
+ * informer's, `informer/first-list.ts`). Set with {@link setFirstListSink}.
+ */
+export interface FirstListSink<T> {
+  /** A staged page of a paged list, in list order: `keys[from + j]` is `page[j]`'s key; `from` 0 starts a list. */
+  stage(page: readonly T[], keys: readonly string[], from: number): void;
+  /** What was staged is dropped: the list failed or was abandoned, a key threw, or its replace was not fresh. */
+  drop(): void;
+  /**
+   * A `replace` that found nothing queued and nothing known, with the consumer parked: `keys[i]` is
+   * `objects[i]`'s key, and the first `staged` of them are the pages given to `stage` (what was staged
+   * beyond them is not this list's). True when it processed every item as the parked `process` would,
+   * one by one, with `isInInitialList`; false when it did nothing, and the items are handed over one by
+   * one. A throw is the consumer's own processing failing, after it began: the parked consumer gets
+   * the error, as from one item.
+   */
+  take(keys: readonly string[], objects: readonly T[], staged: number, isInInitialList: boolean): boolean;
+}
+
+/** Internal: gives `fifo` a {@link FirstListSink} (or takes it away). Assigned by DeltaFIFO's static block. */
+export let setFirstListSink: <T>(fifo: DeltaFIFO<T>, sink: FirstListSink<T> | undefined) => void;
+
+/**
  * A producer/consumer queue of per-key change lists, with client-go's DeltaFIFO (v0.32) semantics:
  *
  * - each key is queued once, at the position of its first pending change; its changes accumulate in
@@ -60,8 +83,14 @@ export class DeltaFIFO<T> {
   /** The keys of a paged list's pages so far, computed while the next page was on its way (see {@link stageListPage}). */
   #staged: { readonly pages: (readonly T[])[]; readonly keys: string[] } | undefined;
 
+  /** See {@link FirstListSink}. */
+  #sink: FirstListSink<T> | undefined;
+
   static {
     stageListPage = (fifo, items, first) => fifo.#stage(items, first);
+    setFirstListSink = (fifo, sink) => {
+      fifo.#sink = sink;
+    };
   }
 
   /**
@@ -119,15 +148,23 @@ export class DeltaFIFO<T> {
     void resourceVersion;
     const n = items.length;
     const keys = new Array<string>(n);
-    for (let i = this.#takeStaged(items, keys); i < n; i++) keys[i] = this.#keyOf(items[i]);
-    const objects = this.#transformer === undefined ? items : items.map((item, i) => this.#transform(keys[i], item));
+    const staged = this.#takeStaged(items, keys);
+    let objects: readonly T[];
+    try {
+      for (let i = staged; i < n; i++) keys[i] = this.#keyOf(items[i]);
+      objects = this.#transformer === undefined ? items : items.map((item, i) => this.#transform(keys[i], item));
+    } catch (err) {
+      this.#sink?.drop();
+      throw err;
+    }
     const known = this.#knownObjects?.listKeys() ?? [];
     // Nothing queued and nothing known (the first list, as a rule): nothing can have been deleted, so
     // the listed keys need no set of their own.
     if (this.#items.size === 0 && known.length === 0) {
-      this.#replaceFresh(keys, objects);
+      this.#replaceFresh(keys, objects, staged);
       return;
     }
+    this.#sink?.drop();
     const listed = new Set<string>();
     for (let i = 0; i < n; i++) {
       listed.add(keys[i]);
@@ -164,8 +201,9 @@ export class DeltaFIFO<T> {
    * rest of the list, where it would have been). `hasSynced` counts only what is left, plus an item in
    * flight or one that threw.
    */
-  #replaceFresh(keys: readonly string[], objects: readonly T[]): void {
+  #replaceFresh(keys: readonly string[], objects: readonly T[], staged: number): void {
     const n = keys.length;
+    if (this.#takeWhole(keys, objects, staged)) return;
     let i = 0;
     /** The last item handed over did not end well and synchronously: it is in flight, or it threw. */
     let unfinished = false;
@@ -183,23 +221,60 @@ export class DeltaFIFO<T> {
     if (later !== undefined) for (const [key, deltas] of later) for (const d of deltas) this.#enqueue(key, d.type, d.object);
   }
 
+  /**
+   * A fresh list handed to the {@link FirstListSink} whole, when there is one and the consumer is
+   * parked: the turn is held while it takes it, as for one item. False when it did not (nothing happened).
+   */
+  #takeWhole(keys: readonly string[], objects: readonly T[], staged: number): boolean {
+    const sink = this.#sink;
+    if (sink === undefined) return false;
+    if (keys.length === 0 || !this.#canHandOver()) {
+      sink.drop();
+      return false;
+    }
+    const isInInitialList = !this.hasSynced();
+    this.#busy = true;
+    let took: boolean;
+    try {
+      took = sink.take(keys, objects, staged, isInInitialList);
+    } catch (error) {
+      // The consumer's own processing failed: it gets the error, as from one item handed over, and the
+      // list stays unsynced (see #replaceFresh).
+      this.#popped();
+      this.#unpark({ error });
+      this.#populatedWith(1);
+      return true;
+    }
+    if (!took) {
+      this.#busy = false;
+      return false;
+    }
+    this.#populatedWith(0);
+    this.#popped();
+    return true;
+  }
+
   /** See {@link stageListPage}. A key that throws drops the staging: `replace` meets the error itself. */
   #stage(items: readonly T[] | undefined, first: boolean): void {
     if (items === undefined) {
       this.#staged = undefined;
+      this.#sink?.drop();
       return;
     }
     if (first) this.#staged = { pages: [], keys: [] };
     const staged = this.#staged;
     if (staged === undefined) return;
     const keys = staged.keys;
+    const from = keys.length;
     try {
       for (let i = 0; i < items.length; i++) keys.push(this.#keyOf(items[i]));
     } catch {
       this.#staged = undefined;
+      this.#sink?.drop();
       return;
     }
     staged.pages.push(items);
+    this.#sink?.stage(items, keys, from);
   }
 
   /**

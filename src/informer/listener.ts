@@ -88,9 +88,6 @@ export interface ListenerStats {
 
 const YIELD_EVERY = 64;
 
-/** The handler's callback each kind of notification calls. */
-const CALLBACKS = { add: 'onAdd', update: 'onUpdate', delete: 'onDelete' } as const;
-
 /** A handler's buffer and delivery loop (client-go's `processorListener`). */
 export class ProcessorListener<T> {
   /** The registration's name. */
@@ -130,7 +127,9 @@ export class ProcessorListener<T> {
    * is now: a callback assigned later is called for later notifications).
    */
   wants(kind: Notification<T>['kind']): boolean {
-    return this.handler[CALLBACKS[kind]] !== undefined;
+    // Three named reads, not a keyed one: it runs once per object of a first list, cold.
+    const h = this.handler;
+    return (kind === 'add' ? h.onAdd : kind === 'update' ? h.onUpdate : h.onDelete) !== undefined;
   }
 
   /**
@@ -139,7 +138,7 @@ export class ProcessorListener<T> {
    * registration's sync (an initial list is handled at once by a handler without `onAdd`).
    */
   add(n: Notification<T>): void {
-    if (this.#stopped || this.handler[CALLBACKS[n.kind]] === undefined) return;
+    if (this.#stopped || !this.wants(n.kind)) return;
     if (n.kind === 'add' && n.isInInitialList) this.#tracker.start();
     this.#buffer.push(n);
     const backlog = this.#buffer.length;

@@ -6,7 +6,7 @@ import { TaskScope } from '../core/task-scope.js';
 import { RateLimitedLog, errorFields, resolveLogger, withFields } from '../core/log.js';
 import { deletionHandlingMetaNamespaceKeyFunc, keyOf, type KeyFunc } from '../core/keys.js';
 import { channels, publish } from '../observability/channels.js';
-import { DeltaFIFO } from '../fifo/delta-fifo.js';
+import { DeltaFIFO, setFirstListSink } from '../fifo/delta-fifo.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import { newLister, type Lister } from '../store/lister.js';
 import { newIndexer } from '../store/store.js';
@@ -42,6 +42,7 @@ import { SyncCondition } from './sync-track.js';
 import { failureReason, SyncFailureTracker } from './sync-failure.js';
 import { checkDeleted, checkWritten, ObservedWaiters, type Observed } from './observed.js';
 import { CatchUpWaiters } from './catch-up.js';
+import { FirstList } from './first-list.js';
 import type { ReflectorErrorContext } from '../reflector/types.js';
 import { reportHookFailure, type ReflectorEvents } from '../reflector/events.js';
 
@@ -514,6 +515,18 @@ export class SharedIndexInformer<T> {
       emitDeltaTypeReplaced: true,
       transform: this.#options.transform,
     }));
+    // A fresh first list is gathered into a map while it is paged and made the indexer's contents at
+    // once (first-list.ts); only where the one-by-one hand-over would do exactly the same.
+    if (this.#options.transform === undefined) {
+      setFirstListSink(
+        fifo,
+        new FirstList<T>({
+          indexer: this.#indexer,
+          eligible: () => this.#options.errorPolicy !== 'report' && this.#detector === undefined && this.#observed.size === 0 && !scope.signal.aborted,
+          onAdd: (obj, isInInitialList) => void this.#deltaHandler.onAdd(obj, isInInitialList),
+        }),
+      );
+    }
     this.#controller = newController<T>({
       queue: fifo,
       listerWatcher: this.#lw,

@@ -23,6 +23,22 @@ export function putByKey<T>(store: IndexedStore<T>, key: string, obj: T): T | un
   return put(store, key, obj);
 }
 
+/** Set in IndexedStore's static block: see {@link adoptByKey}. */
+let adopt: <T>(store: IndexedStore<T>, items: Map<string, T>) => boolean;
+
+/**
+ * Makes `items` (key → object, each key computed with the store's own key function) the whole content
+ * of a store that holds nothing and has no index: what {@link putByKey} of every entry, in the map's
+ * order, would leave, including the last resource version. Returns false, changing nothing, when the
+ * store holds something or has an index. The store keeps the map itself: the caller must not touch it
+ * again. Internal (not exported from the package): an informer's fresh first list, gathered page by
+ * page while the list was paged (`informer/first-list.ts`). Like `putByKey`, the store's first keyed
+ * write checks one key against its key function (`INVALID_OPTION` when they differ).
+ */
+export function adoptByKey<T>(store: IndexedStore<T>, items: Map<string, T>): boolean {
+  return adopt(store, items);
+}
+
 /**
  * The store behind {@link newStore} and {@link newIndexer}: a map from key to object plus any number
  * of secondary indices. Semantics are client-go's (`cache.NewIndexer` over its thread-safe store):
@@ -43,6 +59,7 @@ export function putByKey<T>(store: IndexedStore<T>, key: string, obj: T): T | un
 export class IndexedStore<T> implements Indexer<T> {
   static {
     put = (store, key, obj) => store.#put(key, obj);
+    adopt = (store, items) => store.#adopt(items);
   }
 
   #keyFunc: KeyFunc<T>;
@@ -224,21 +241,43 @@ export class IndexedStore<T> implements Indexer<T> {
 
   /** {@link putByKey}: the write of #upsert with the key given, returning what it replaced. */
   #put(key: string, obj: T): T | undefined {
-    if (!this.#givenKeyChecked) {
-      const own = this.#keyOf(obj);
-      if (own !== key) {
-        throw new InvalidOptionError(
-          `processDeltas was given the key ${JSON.stringify(key)} for an object this store keys as ${JSON.stringify(own)}: ` +
-            "pass the queue's key only to a store whose key function keys objects as the queue's does",
-        );
-      }
-      this.#givenKeyChecked = true;
-    }
+    if (!this.#givenKeyChecked) this.#checkGivenKey(key, obj);
     const stored = this.#items.get(key);
     this.#reindex(key, obj, stored);
     this.#items.set(key, obj);
     this.#track(obj);
     return stored;
+  }
+
+  /** {@link adoptByKey}. */
+  #adopt(items: Map<string, T>): boolean {
+    if (this.#items.size > 0 || this.#indices.length > 0) return false;
+    if (items.size === 0) return true;
+    if (!this.#givenKeyChecked) {
+      const [key, obj] = items.entries().next().value as [string, T];
+      this.#checkGivenKey(key, obj);
+    }
+    this.#items = items;
+    // What #track would leave after writing them in order: the last non-empty version.
+    let last = '';
+    for (const obj of items.values()) {
+      const rv = getResourceVersion(obj);
+      if (rv) last = rv;
+    }
+    if (last !== '') this.#lastResourceVersion = last;
+    return true;
+  }
+
+  /** The first key given to a keyed write is checked against the store's own key function. */
+  #checkGivenKey(key: string, obj: T): void {
+    const own = this.#keyOf(obj);
+    if (own !== key) {
+      throw new InvalidOptionError(
+        `processDeltas was given the key ${JSON.stringify(key)} for an object this store keys as ${JSON.stringify(own)}: ` +
+          "pass the queue's key only to a store whose key function keys objects as the queue's does",
+      );
+    }
+    this.#givenKeyChecked = true;
   }
 
   /** Moves `key` from `stored`'s index values to `obj`'s; every value is computed before any is set. */
