@@ -99,6 +99,7 @@ export class FirstList<T> implements FirstListSink<T> {
   /** Worth gathering pages for: the indexer is an empty `IndexedStore` without an index, and the informer takes lists whole. */
   #stageable(): boolean {
     const indexer = this.#deps.indexer;
-    return indexer instanceof IndexedStore && Object.keys(indexer.getIndexers()).length === 0 && indexer.listKeys().length === 0 && this.#deps.eligible();
+    // Adopting an empty map changes nothing: it only asks whether the store could adopt one.
+    return indexer instanceof IndexedStore && adoptByKey(indexer as IndexedStore<T>, new Map()) && this.#deps.eligible();
   }
 }

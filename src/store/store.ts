@@ -30,8 +30,8 @@ let adopt: <T>(store: IndexedStore<T>, items: Map<string, T>) => boolean;
  * Makes `items` (key → object, each key computed with the store's own key function) the whole content
  * of a store that holds nothing and has no index: what {@link putByKey} of every entry, in the map's
  * order, would leave, including the last resource version. Returns false, changing nothing, when the
- * store holds something or has an index. The store keeps the map itself: the caller must not touch it
- * again. Internal (not exported from the package): an informer's fresh first list, gathered page by
+ * store holds something or has an index; an empty `items` changes nothing either way, so it asks whether
+ * the store could adopt. The store keeps the map itself: the caller must not touch it again. Internal (not exported from the package): an informer's fresh first list, gathered page by
  * page while the list was paged (`informer/first-list.ts`). Like `putByKey`, the store's first keyed
  * write checks one key against its key function (`INVALID_OPTION` when they differ).
  */
