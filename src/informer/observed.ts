@@ -147,6 +147,17 @@ export class ObservedWaiters {
     if (moved) for (const k of [...this.#absent]) if (k !== key) this.#recheck(k, cached);
   }
 
+  /**
+   * What {@link ObservedWaiters.applied} of each object of a whole list leaves while nobody waits (the
+   * informer's first list taken whole, `first-list.ts`): the watermark moves to `newest`, the highest
+   * comparable resource version among the objects, computed by the caller while it held them anyway.
+   * Only while {@link ObservedWaiters.size} is 0: a waiter needs each object checked.
+   */
+  appliedList(newest: string | undefined): void {
+    if (this.#count !== 0) throw new Error('ObservedWaiters.appliedList while someone waits');
+    if (newest !== undefined && (this.#watermark === '' || compareComparable(newest, this.#watermark) > 0)) this.#watermark = newest;
+  }
+
   /** Rejects every waiter with `err` (the informer stopped). */
   failAll(err: Error): void {
     for (const set of this.#byKey.values()) {

@@ -523,7 +523,7 @@ export class SharedIndexInformer<T> {
         new FirstList<T>({
           indexer: this.#indexer,
           eligible: () => this.#options.errorPolicy !== 'report' && this.#detector === undefined && this.#observed.size === 0 && !scope.signal.aborted,
-          onAdd: (obj, isInInitialList) => void this.#deltaHandler.onAdd(obj, isInInitialList),
+          onAdded: (objects, isInInitialList, newest) => this.#addedList(objects, isInInitialList, newest),
         }),
       );
     }
@@ -611,6 +611,21 @@ export class SharedIndexInformer<T> {
         this.#options.onError?.(err);
       }
     }
+  }
+
+  /**
+   * A first list taken whole (first-list.ts) is the indexer's contents: what the delta handler's `onAdd`
+   * of each object would do, in one pass. The watermark moves once (nobody waits in `awaitObserved`, or
+   * the list would have gone one by one); the catch-up waiters are checked once (what they read, the
+   * queue's size and the synced version, does not change while the adds are told); the notifications
+   * share one clock reading, the moment the list was applied.
+   */
+  #addedList(objects: readonly T[], isInInitialList: boolean, newest: string | undefined): void {
+    this.#observed.appliedList(newest);
+    this.#catchUp.check();
+    if (!this.#processor.wants('add', false)) return;
+    const at = this.#clock.now();
+    for (let i = 0; i < objects.length; i++) this.#processor.distribute({ kind: 'add', obj: objects[i], isInInitialList, at }, false);
   }
 
   /**

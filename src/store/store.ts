@@ -24,19 +24,21 @@ export function putByKey<T>(store: IndexedStore<T>, key: string, obj: T): T | un
 }
 
 /** Set in IndexedStore's static block: see {@link adoptByKey}. */
-let adopt: <T>(store: IndexedStore<T>, items: Map<string, T>) => boolean;
+let adopt: <T>(store: IndexedStore<T>, items: Map<string, T>, lastResourceVersion: string) => boolean;
 
 /**
  * Makes `items` (key → object, each key computed with the store's own key function) the whole content
  * of a store that holds nothing and has no index: what {@link putByKey} of every entry, in the map's
- * order, would leave, including the last resource version. Returns false, changing nothing, when the
+ * order, would leave. `lastResourceVersion` is the last non-empty `metadata.resourceVersion` of the
+ * objects in that order (`''` for none), which the caller read as it built the map; it becomes
+ * {@link IndexedStore.lastStoreSyncResourceVersion}, as the writes would leave it. Returns false, changing nothing, when the
  * store holds something or has an index; an empty `items` changes nothing either way, so it asks whether
  * the store could adopt. The store keeps the map itself: the caller must not touch it again. Internal (not exported from the package): an informer's fresh first list, gathered page by
  * page while the list was paged (`informer/first-list.ts`). Like `putByKey`, the store's first keyed
  * write checks one key against its key function (`INVALID_OPTION` when they differ).
  */
-export function adoptByKey<T>(store: IndexedStore<T>, items: Map<string, T>): boolean {
-  return adopt(store, items);
+export function adoptByKey<T>(store: IndexedStore<T>, items: Map<string, T>, lastResourceVersion: string): boolean {
+  return adopt(store, items, lastResourceVersion);
 }
 
 /**
@@ -59,7 +61,7 @@ export function adoptByKey<T>(store: IndexedStore<T>, items: Map<string, T>): bo
 export class IndexedStore<T> implements Indexer<T> {
   static {
     put = (store, key, obj) => store.#put(key, obj);
-    adopt = (store, items) => store.#adopt(items);
+    adopt = (store, items, lastResourceVersion) => store.#adopt(items, lastResourceVersion);
   }
 
   #keyFunc: KeyFunc<T>;
@@ -250,7 +252,7 @@ export class IndexedStore<T> implements Indexer<T> {
   }
 
   /** {@link adoptByKey}. */
-  #adopt(items: Map<string, T>): boolean {
+  #adopt(items: Map<string, T>, lastResourceVersion: string): boolean {
     if (this.#items.size > 0 || this.#indices.length > 0) return false;
     if (items.size === 0) return true;
     if (!this.#givenKeyChecked) {
@@ -258,13 +260,8 @@ export class IndexedStore<T> implements Indexer<T> {
       this.#checkGivenKey(key, obj);
     }
     this.#items = items;
-    // What #track would leave after writing them in order: the last non-empty version.
-    let last = '';
-    for (const obj of items.values()) {
-      const rv = getResourceVersion(obj);
-      if (rv) last = rv;
-    }
-    if (last !== '') this.#lastResourceVersion = last;
+    // What #track would leave after writing them in order.
+    if (lastResourceVersion !== '') this.#lastResourceVersion = lastResourceVersion;
     return true;
   }
 

@@ -15,7 +15,7 @@ interface World {
   indexer: IndexedStore<FifoObj>;
   log: string[];
   parked: { settled: string };
-  took: { count: number };
+  took: { count: number; newest: Array<string | undefined> };
 }
 
 const name = (o: unknown): string => (o as FifoObj).metadata.name;
@@ -33,9 +33,16 @@ function world(withSink: boolean, eligible: () => boolean, indexed: boolean, kno
     onDelete: (o) => void log.push(`delete ${name(o)}`),
   };
   const fifo = new DeltaFIFO<FifoObj>({ knownObjects: indexer, emitDeltaTypeReplaced: true });
-  const took = { count: 0 };
+  const took = { count: 0, newest: [] as Array<string | undefined> };
   if (withSink) {
-    const sink = new FirstList<FifoObj>({ indexer, eligible, onAdd: (o, initial) => handler.onAdd(o, initial) as void });
+    const sink = new FirstList<FifoObj>({
+      indexer,
+      eligible,
+      onAdded: (objects, initial, newest) => {
+        took.newest.push(newest);
+        for (const o of objects) void handler.onAdd(o, initial);
+      },
+    });
     setFirstListSink(fifo, {
       stage: (page, keys, from) => sink.stage(page, keys, from),
       drop: () => sink.drop(),
@@ -52,6 +59,17 @@ function world(withSink: boolean, eligible: () => boolean, indexed: boolean, kno
     (err: unknown) => (parked.settled = `rejected ${String(err)}`),
   );
   return { fifo, indexer, log, parked, took };
+}
+
+/** The highest comparable resource version among `items`, by BigInt: the reference for `onAdded`'s `newest`. */
+function newestOf(items: FifoObj[]): string | undefined {
+  let best: string | undefined;
+  for (const o of items) {
+    const rv = o.metadata.resourceVersion;
+    if (rv === undefined || !/^(0|[1-9][0-9]*)$/.test(rv)) continue;
+    if (best === undefined || BigInt(rv) > BigInt(best)) best = rv;
+  }
+  return best;
 }
 
 function snapshot(w: World): unknown {
@@ -76,8 +94,11 @@ describe('FirstList: a fresh first list taken whole', () => {
       const items: FifoObj[] = names.map((nm, i) => {
         const o: FifoObj = { metadata: { name: nm }, val: i };
         const r = rand();
-        if (r < 0.8) o.metadata.resourceVersion = String(100 + i);
-        else if (r < 0.9) o.metadata.resourceVersion = '';
+        // Versions out of list order, of different lengths, and some not decimal (not comparable).
+        if (r < 0.6) o.metadata.resourceVersion = String(100 + pick(2000));
+        else if (r < 0.7) o.metadata.resourceVersion = String(pick(10));
+        else if (r < 0.75) o.metadata.resourceVersion = rand() < 0.5 ? `0${pick(5000)}` : `v${pick(5000)}`;
+        else if (r < 0.85) o.metadata.resourceVersion = '';
         return o;
       });
       const known = rand() < 0.15 ? [{ metadata: { name: 'k1', resourceVersion: '5' }, val: -1 }] : [];
@@ -115,6 +136,8 @@ describe('FirstList: a fresh first list taken whole', () => {
       // It takes a list whole exactly when the one-by-one path would only add.
       const fresh = known.length === 0 && !indexed && ok && n > 0 && new Set(names).size === n;
       expect(a.took.count, `run ${run}`).toBe(fresh ? 1 : 0);
+      // The watermark it hands on: the highest decimal resource version of the list, read while staging.
+      if (fresh) expect(a.took.newest, `run ${run}`).toEqual([newestOf(final)]);
       tookWhole += a.took.count;
       // After the list, both queues take changes the same way.
       a.fifo.update({ metadata: { name: 'o0', resourceVersion: '1000' }, val: 1000 });

@@ -88,6 +88,24 @@ describe('SharedIndexInformer.awaitObserved', () => {
     expect(await t.informer.awaitObserved(graceful)).toBe('observed');
   });
 
+  it("counts a first list taken whole towards 'gone': its newest version is applied, whatever its order", async () => {
+    const clock = new FakeClock();
+    const source = new FakeControllerSource<KubeObject>();
+    source.add(cm('b'));
+    const ghost = source.add(cm('ghost')); // created and deleted before the list
+    source.delete(cm('ghost'));
+    source.add(cm('a'));
+    // Listed in key order, a (newest) before b (oldest): only the newest version says the ghost is gone.
+    const informer = new SharedIndexInformer<KubeObject>(source, { clock, logger: false });
+    const stop = new AbortController();
+    stops.push(stop);
+    void informer.run(stop.signal);
+    await informer.whenSynced(stop.signal);
+    expect(await informer.awaitObserved(ghost)).toBe('gone');
+    const newer = { ...cm('later'), metadata: { name: 'later', namespace: 'ns', resourceVersion: '1000' } } as KubeObject;
+    expect(await state(informer.awaitObserved(newer))).toBe('pending');
+  });
+
   it("resolves 'gone' for an absent object once a newer change of any key was applied", async () => {
     const t = await started();
     await t.synced();
