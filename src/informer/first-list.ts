@@ -5,18 +5,19 @@
 // write every object into the indexer, one call chain per object (queue → process → applyDelta → put),
 // all of it cold. That burst is where V8's first major collection of the process lands; the raw loop,
 // which writes each page as it arrives, is done by then. Here the writes happen page by page, into a
-// map nobody can see, while the next page is on its way: client-go's rule that the cache shows a list
-// only once it is complete still holds, and a list that fails drops the map.
+// store content nobody can see (its map and its indices), while the next page is on its way:
+// client-go's rule that the cache shows a list only once it is complete still holds, and a list that
+// fails drops the content.
 
 import { compareComparable, isComparableResourceVersion } from '../core/resource-version.js';
 import { getResourceVersion } from '../core/types.js';
-import { adoptByKey, IndexedStore } from '../store/store.js';
+import { adoptContent, IndexedStore, prepareContent, type StoreContent } from '../store/store.js';
 import type { Indexer } from '../store/types.js';
 import type { FirstListSink } from '../fifo/delta-fifo.js';
 
 /** What a {@link FirstList} needs from its informer. */
 export interface FirstListDeps<T> {
-  /** The informer's indexer: taken whole only while it is an empty `IndexedStore` without an index. */
+  /** The informer's indexer: a list is taken whole only while it is an empty `IndexedStore`. */
   readonly indexer: Indexer<T>;
   /**
    * Whether a list may be taken whole now. False when the one-by-one path could differ: a transform
@@ -51,14 +52,14 @@ function noteVersion(v: Versions, obj: unknown): void {
 
 /**
  * The informer's {@link FirstListSink}. Equivalent to the one-by-one hand-over of a fresh list (the
- * same indexer content and resource version, the same `onAdd` calls in the same order) whenever it
- * takes one; `test/informer/first-list.test.ts` compares the two on random lists.
+ * same indexer content, indices and resource version, the same `onAdd` calls in the same order)
+ * whenever it takes one; `test/informer/first-list.test.ts` compares the two on random lists.
  */
 export class FirstList<T> implements FirstListSink<T> {
   readonly #deps: FirstListDeps<T>;
-  /** The staged pages' objects by key, in list order; `undefined` when nothing usable is staged. */
-  #map: Map<string, T> | undefined;
-  /** How many listed objects the map holds (the staged prefix of the list). */
+  /** The staged pages' objects by key with their index values, in list order; `undefined` when nothing usable is staged. */
+  #content: StoreContent<T> | undefined;
+  /** How many listed objects the content holds (the staged prefix of the list). */
   #count = 0;
   /** The staged prefix's versions. */
   #versions: Versions = { last: '', newest: undefined };
@@ -69,56 +70,46 @@ export class FirstList<T> implements FirstListSink<T> {
 
   stage(page: readonly T[], keys: readonly string[], from: number): void {
     if (from === 0) {
-      this.#map = this.#stageable() ? new Map() : undefined;
+      this.#content = this.#prepare();
       this.#count = 0;
       this.#versions = { last: '', newest: undefined };
     }
-    const map = this.#map;
-    if (map === undefined) return;
+    const content = this.#content;
+    if (content === undefined) return;
     if (from !== this.#count) {
       this.drop();
       return;
     }
-    const versions = this.#versions;
-    for (let j = 0; j < page.length; j++) {
-      const key = keys[from + j];
-      // A key listed twice: the one-by-one path gives the second an onUpdate. Left to it.
-      if (map.has(key)) {
-        this.drop();
-        return;
-      }
-      map.set(key, page[j]);
-      noteVersion(versions, page[j]);
+    // A key listed twice (the one-by-one path gives the second an onUpdate), or an index function that
+    // throws (the one-by-one path meets it at that object, after the ones before): left to that path.
+    if (!addAll(content, this.#versions, page, 0, keys, from)) {
+      this.drop();
+      return;
     }
     this.#count = from + page.length;
   }
 
   drop(): void {
-    this.#map = undefined;
+    this.#content = undefined;
     this.#count = 0;
     this.#versions = { last: '', newest: undefined };
   }
 
   take(keys: readonly string[], objects: readonly T[], staged: number, isInInitialList: boolean): boolean {
-    const staging = this.#map;
+    const staging = this.#content;
     const count = this.#count;
     const stagedVersions = this.#versions;
     this.drop();
-    const { indexer, eligible, onAdded } = this.#deps;
-    if (!(indexer instanceof IndexedStore) || !eligible()) return false;
-    // The staged map serves only when it is exactly the list's staged prefix.
+    const { indexer, onAdded } = this.#deps;
+    // The staged content serves only when it is exactly the list's staged prefix.
     const reuse = staging !== undefined && count === staged;
-    const map = reuse ? staging : new Map<string, T>();
+    const content = reuse ? staging : this.#prepare();
+    if (content === undefined) return false;
     const versions: Versions = reuse ? stagedVersions : { last: '', newest: undefined };
-    const n = keys.length;
-    for (let i = reuse ? staged : 0; i < n; i++) {
-      const key = keys[i];
-      if (map.has(key)) return false;
-      map.set(key, objects[i]);
-      noteVersion(versions, objects[i]);
-    }
+    const from = reuse ? staged : 0;
+    if (!addAll(content, versions, objects, from, keys, 0)) return false;
     try {
-      if (!adoptByKey(indexer as IndexedStore<T>, map, versions.last)) return false;
+      if (!adoptContent(indexer as IndexedStore<T>, content, versions.last)) return false;
     } catch {
       // A key the store keys otherwise: the one-by-one path meets the same error at the first write.
       return false;
@@ -127,10 +118,35 @@ export class FirstList<T> implements FirstListSink<T> {
     return true;
   }
 
-  /** Worth gathering pages for: the indexer is an empty `IndexedStore` without an index, and the informer takes lists whole. */
-  #stageable(): boolean {
+  /** A content to gather a list into, when the informer takes lists whole now and its indexer is empty. */
+  #prepare(): StoreContent<T> | undefined {
     const indexer = this.#deps.indexer;
-    // Adopting an empty map changes nothing: it only asks whether the store could adopt one.
-    return indexer instanceof IndexedStore && adoptByKey(indexer as IndexedStore<T>, new Map(), '') && this.#deps.eligible();
+    if (!(indexer instanceof IndexedStore) || !this.#deps.eligible()) return undefined;
+    return prepareContent(indexer as IndexedStore<T>);
   }
+}
+
+/**
+ * Adds each `objects[j]` from `start` on under `keys[keyOffset + j]` to `content` and notes its version;
+ * false at the first key added before, or index function that throws (the content is then not usable).
+ */
+function addAll<T>(content: StoreContent<T>, versions: Versions, objects: readonly T[], start: number, keys: readonly string[], keyOffset: number): boolean {
+  const items = content.items;
+  // Without an index, adding is the map's set: written out, as this loop runs cold over a whole page.
+  const plain = content.indices.length === 0;
+  for (let j = start; j < objects.length; j++) {
+    const key = keys[keyOffset + j];
+    const obj = objects[j];
+    if (items.has(key)) return false;
+    if (plain) items.set(key, obj);
+    else {
+      try {
+        content.add(key, obj);
+      } catch {
+        return false;
+      }
+    }
+    noteVersion(versions, obj);
+  }
+  return true;
 }

@@ -6,6 +6,7 @@ import { DeletedFinalStateUnknown, type KeyFunc } from '../core/keys.js';
 import { preview } from '../core/preview.js';
 import { getResourceVersion } from '../core/types.js';
 import { IndexerConflictError, UnknownIndexError } from './errors.js';
+import { StoreContent } from './content.js';
 import { IndexState, type IndexValues } from './indices.js';
 import type { Indexer, Indexers, IndexFunc, Store } from './types.js';
 
@@ -23,22 +24,36 @@ export function putByKey<T>(store: IndexedStore<T>, key: string, obj: T): T | un
   return put(store, key, obj);
 }
 
-/** Set in IndexedStore's static block: see {@link adoptByKey}. */
-let adopt: <T>(store: IndexedStore<T>, items: Map<string, T>, lastResourceVersion: string) => boolean;
+export type { StoreContent };
+
+/** Set in IndexedStore's static block: see {@link prepareContent}. */
+let prepare: <T>(store: IndexedStore<T>) => StoreContent<T> | undefined;
 
 /**
- * Makes `items` (key → object, each key computed with the store's own key function) the whole content
- * of a store that holds nothing and has no index: what {@link putByKey} of every entry, in the map's
- * order, would leave. `lastResourceVersion` is the last non-empty `metadata.resourceVersion` of the
- * objects in that order (`''` for none), which the caller read as it built the map; it becomes
- * {@link IndexedStore.lastStoreSyncResourceVersion}, as the writes would leave it. Returns false, changing nothing, when the
- * store holds something or has an index; an empty `items` changes nothing either way, so it asks whether
- * the store could adopt. The store keeps the map itself: the caller must not touch it again. Internal (not exported from the package): an informer's fresh first list, gathered page by
- * page while the list was paged (`informer/first-list.ts`). Like `putByKey`, the store's first keyed
- * write checks one key against its key function (`INVALID_OPTION` when they differ).
+ * A {@link StoreContent} to build aside for `store`, with empty copies of its indices; `undefined` when
+ * the store holds something (its content is then not what adding to an empty store gives). Internal (not
+ * exported from the package): an informer's fresh first list (`informer/first-list.ts`).
  */
-export function adoptByKey<T>(store: IndexedStore<T>, items: Map<string, T>, lastResourceVersion: string): boolean {
-  return adopt(store, items, lastResourceVersion);
+export function prepareContent<T>(store: IndexedStore<T>): StoreContent<T> | undefined {
+  return prepare(store);
+}
+
+/** Set in IndexedStore's static block: see {@link adoptContent}. */
+let adopt: <T>(store: IndexedStore<T>, content: StoreContent<T>, lastResourceVersion: string) => boolean;
+
+/**
+ * Makes `content` (prepared for this store by {@link prepareContent}, each key computed with the store's
+ * own key function) the store's whole content and indices: what {@link putByKey} of every entry, in the
+ * order added, would leave. `lastResourceVersion` is the last non-empty `metadata.resourceVersion` of
+ * the objects in that order (`''` for none), which the caller read as it added them; it becomes
+ * {@link IndexedStore.lastStoreSyncResourceVersion}, as the writes would leave it. Returns false,
+ * changing nothing, when the store holds something or its indices changed since the content was
+ * prepared (`addIndexers`). The store keeps the content's map and indices: the caller must not touch
+ * `content` again. Like `putByKey`, the store's first keyed write checks one key against its key function
+ * (`INVALID_OPTION` when they differ).
+ */
+export function adoptContent<T>(store: IndexedStore<T>, content: StoreContent<T>, lastResourceVersion: string): boolean {
+  return adopt(store, content, lastResourceVersion);
 }
 
 /**
@@ -61,7 +76,8 @@ export function adoptByKey<T>(store: IndexedStore<T>, items: Map<string, T>, las
 export class IndexedStore<T> implements Indexer<T> {
   static {
     put = (store, key, obj) => store.#put(key, obj);
-    adopt = (store, items, lastResourceVersion) => store.#adopt(items, lastResourceVersion);
+    prepare = (store) => (store.#items.size > 0 ? undefined : new StoreContent(store.#indices));
+    adopt = (store, content, lastResourceVersion) => store.#adopt(content, lastResourceVersion);
   }
 
   #keyFunc: KeyFunc<T>;
@@ -251,15 +267,19 @@ export class IndexedStore<T> implements Indexer<T> {
     return stored;
   }
 
-  /** {@link adoptByKey}. */
-  #adopt(items: Map<string, T>, lastResourceVersion: string): boolean {
-    if (this.#items.size > 0 || this.#indices.length > 0) return false;
+  /** {@link adoptContent}. */
+  #adopt(content: StoreContent<T>, lastResourceVersion: string): boolean {
+    const indices = this.#indices;
+    if (this.#items.size > 0 || content.basis.length !== indices.length || content.basis.some((b, i) => b !== indices[i])) return false;
+    const items = content.items;
     if (items.size === 0) return true;
     if (!this.#givenKeyChecked) {
       const [key, obj] = items.entries().next().value as [string, T];
       this.#checkGivenKey(key, obj);
     }
     this.#items = items;
+    this.#indices = content.indices;
+    this.#byName = new Map(content.indices.map((index) => [index.name, index]));
     // What #track would leave after writing them in order.
     if (lastResourceVersion !== '') this.#lastResourceVersion = lastResourceVersion;
     return true;
