@@ -100,7 +100,10 @@ export class FirstList<T> implements FirstListSink<T> {
     const count = this.#count;
     const stagedVersions = this.#versions;
     this.drop();
-    const { indexer, onAdded } = this.#deps;
+    const { indexer, eligible, onAdded } = this.#deps;
+    // Asked again: what made the list eligible when its first page was staged may have changed since
+    // (someone began to wait in awaitObserved, the informer is stopping).
+    if (!(indexer instanceof IndexedStore) || !eligible()) return false;
     // The staged content serves only when it is exactly the list's staged prefix.
     const reuse = staging !== undefined && count === staged;
     const content = reuse ? staging : this.#prepare();

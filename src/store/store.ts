@@ -24,6 +24,7 @@ export function putByKey<T>(store: IndexedStore<T>, key: string, obj: T): T | un
   return put(store, key, obj);
 }
 
+// Other rooms reach the content's type through this file, the room's door for keyed writes.
 export type { StoreContent };
 
 /** Set in IndexedStore's static block: see {@link prepareContent}. */

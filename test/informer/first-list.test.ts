@@ -186,6 +186,18 @@ describe('FirstList: a fresh first list taken whole', () => {
     expect(a.indexer.listKeys()).toEqual(['c']);
   });
 
+  it('asks again at the end of the list whether it may take it whole (someone began to wait meanwhile)', () => {
+    const page = [0, 1, 2].map((i) => ({ metadata: { name: `p${i}`, resourceVersion: String(10 + i) }, val: i }));
+    let ok = true;
+    const a = world(true, () => ok, 0, []);
+    stageListPage(a.fifo, page.slice(0, 2), true);
+    ok = false;
+    a.fifo.replace(page, '20');
+    expect(a.took.count).toBe(0);
+    expect(a.indexer.listKeys()).toEqual(['p0', 'p1', 'p2']);
+    expect(a.log).toEqual(['add p0:0 initial', 'add p1:1 initial', 'add p2:2 initial']);
+  });
+
   it('builds the indices while staging, and goes one by one when an index was added to the store meanwhile', () => {
     const page = [0, 1, 2, 3].map((i) => ({ metadata: { name: `p${i}`, resourceVersion: String(10 + i) }, val: i }));
     const a = world(true, () => true, 1, []);
