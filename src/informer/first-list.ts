@@ -106,7 +106,7 @@ export class FirstList<T> implements FirstListSink<T> {
     if (!(indexer instanceof IndexedStore) || !eligible()) return false;
     // The staged content serves only when it is exactly the list's staged prefix.
     const reuse = staging !== undefined && count === staged;
-    const content = reuse ? staging : this.#prepare();
+    const content = reuse ? staging : prepareContent(indexer as IndexedStore<T>);
     if (content === undefined) return false;
     const versions: Versions = reuse ? stagedVersions : { last: '', newest: undefined };
     const from = reuse ? staged : 0;
@@ -134,20 +134,14 @@ export class FirstList<T> implements FirstListSink<T> {
  * false at the first key added before, or index function that throws (the content is then not usable).
  */
 function addAll<T>(content: StoreContent<T>, versions: Versions, objects: readonly T[], start: number, keys: readonly string[], keyOffset: number): boolean {
-  const items = content.items;
-  // Without an index, adding is the map's set: written out, as this loop runs cold over a whole page.
-  const plain = content.indices.length === 0;
   for (let j = start; j < objects.length; j++) {
     const key = keys[keyOffset + j];
     const obj = objects[j];
-    if (items.has(key)) return false;
-    if (plain) items.set(key, obj);
-    else {
-      try {
-        content.add(key, obj);
-      } catch {
-        return false;
-      }
+    if (content.items.has(key)) return false;
+    try {
+      content.add(key, obj);
+    } catch {
+      return false;
     }
     noteVersion(versions, obj);
   }

@@ -132,10 +132,7 @@ export class ObservedWaiters {
    */
   applied(obj: unknown, keyOf: (obj: unknown) => string | undefined, cached: (key: string) => unknown): void {
     const state = obj instanceof DeletedFinalStateUnknown ? undefined : obj;
-    const rv = rvOf(state);
-    // Both are comparable (rvOf checked rv; the watermark is an rv it returned), so they are not checked again.
-    const moved = rv !== undefined && (this.#watermark === '' || compareComparable(rv, this.#watermark) > 0);
-    if (moved) this.#watermark = rv;
+    const moved = this.#advance(rvOf(state));
     if (this.#count === 0) return;
     const key = keyOf(obj) ?? '';
     if (obj instanceof DeletedFinalStateUnknown) {
@@ -155,7 +152,15 @@ export class ObservedWaiters {
    */
   appliedList(newest: string | undefined): void {
     if (this.#count !== 0) throw new Error('ObservedWaiters.appliedList while someone waits');
-    if (newest !== undefined && (this.#watermark === '' || compareComparable(newest, this.#watermark) > 0)) this.#watermark = newest;
+    this.#advance(newest);
+  }
+
+  /** Moves the watermark to `rv` (comparable, or `undefined` for none) when it is newer; true when it moved. */
+  #advance(rv: string | undefined): boolean {
+    // Both are comparable (rvOf and the list's newest are checked; the watermark is one of them), so they are not checked again.
+    if (rv === undefined || (this.#watermark !== '' && compareComparable(rv, this.#watermark) <= 0)) return false;
+    this.#watermark = rv;
+    return true;
   }
 
   /** Rejects every waiter with `err` (the informer stopped). */

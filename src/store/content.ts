@@ -1,7 +1,7 @@
 // A store's next content, built aside: an informer's fresh first list gathered page by page while the
 // list is paged (informer/first-list.ts), then made a store's content in one step (store.ts adoptContent).
 
-import type { IndexState, IndexValues } from './indices.js';
+import { reindex, type IndexState } from './indices.js';
 
 /**
  * Objects by key with their index values, built as {@link IndexedStore}'s own writes would build them
@@ -10,7 +10,7 @@ import type { IndexState, IndexValues } from './indices.js';
  * `prepareContent(store)`, taken by `adoptContent(store, content, …)`.
  */
 export class StoreContent<T> {
-  /** The objects by key, in the order they were added. Without indices, `items.set` is `add`. */
+  /** The objects by key, in the order they were added. */
   readonly items = new Map<string, T>();
   /** The index states, in the store's order, each an empty copy of the store's filled by `add`. */
   readonly indices: IndexState<T>[];
@@ -28,15 +28,7 @@ export class StoreContent<T> {
    * stays as it was.
    */
   add(key: string, obj: T): void {
-    const indices = this.indices;
-    const n = indices.length;
-    if (n === 1) indices[0].set(key, undefined, indices[0].compute(key, obj));
-    else if (n > 1) {
-      // Every value computed before any is set, as the store's own write does.
-      const vals = new Array<IndexValues>(n);
-      for (let i = 0; i < n; i++) vals[i] = indices[i].compute(key, obj);
-      for (let i = 0; i < n; i++) indices[i].set(key, undefined, vals[i]);
-    }
+    reindex(this.indices, key, obj, undefined);
     this.items.set(key, obj);
   }
 }

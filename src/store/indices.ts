@@ -197,3 +197,21 @@ export class IndexState<T> {
     }
   }
 }
+
+/**
+ * Moves `key` from `stored`'s index values to `obj`'s in every index of `indices` (`stored` is
+ * `undefined` for a new key). Every value is computed before any is set, so an index function that
+ * throws (`IndexFuncError`) leaves every index as it was. The one index write of a store, and of a
+ * content built aside for one (content.ts).
+ */
+export function reindex<T>(indices: readonly IndexState<T>[], key: string, obj: T, stored: T | undefined): void {
+  const n = indices.length;
+  if (n === 0) return;
+  if (n === 1) {
+    indices[0].set(key, stored, indices[0].compute(key, obj));
+    return;
+  }
+  const vals = new Array<IndexValues>(n);
+  for (let i = 0; i < n; i++) vals[i] = indices[i].compute(key, obj);
+  for (let i = 0; i < n; i++) indices[i].set(key, stored, vals[i]);
+}

@@ -7,7 +7,7 @@ import { preview } from '../core/preview.js';
 import { getResourceVersion } from '../core/types.js';
 import { IndexerConflictError, UnknownIndexError } from './errors.js';
 import { StoreContent } from './content.js';
-import { IndexState, type IndexValues } from './indices.js';
+import { IndexState, reindex, type IndexValues } from './indices.js';
 import type { Indexer, Indexers, IndexFunc, Store } from './types.js';
 
 /** Set in IndexedStore's static block: the one way in to its keyed write (see {@link putByKey}). */
@@ -253,7 +253,7 @@ export class IndexedStore<T> implements Indexer<T> {
 
   #upsert(obj: T): void {
     const key = this.#keyOf(obj);
-    this.#reindex(key, obj, this.#indices.length === 0 ? undefined : this.#items.get(key));
+    reindex(this.#indices, key, obj, this.#indices.length === 0 ? undefined : this.#items.get(key));
     this.#items.set(key, obj);
     this.#track(obj);
   }
@@ -262,7 +262,7 @@ export class IndexedStore<T> implements Indexer<T> {
   #put(key: string, obj: T): T | undefined {
     if (!this.#givenKeyChecked) this.#checkGivenKey(key, obj);
     const stored = this.#items.get(key);
-    this.#reindex(key, obj, stored);
+    reindex(this.#indices, key, obj, stored);
     this.#items.set(key, obj);
     this.#track(obj);
     return stored;
@@ -296,20 +296,6 @@ export class IndexedStore<T> implements Indexer<T> {
       );
     }
     this.#givenKeyChecked = true;
-  }
-
-  /** Moves `key` from `stored`'s index values to `obj`'s; every value is computed before any is set. */
-  #reindex(key: string, obj: T, stored: T | undefined): void {
-    const indices = this.#indices;
-    const n = indices.length;
-    if (n === 0) return;
-    if (n === 1) {
-      indices[0].set(key, stored, indices[0].compute(key, obj));
-      return;
-    }
-    const vals = new Array<IndexValues>(n);
-    for (let i = 0; i < n; i++) vals[i] = indices[i].compute(key, obj);
-    for (let i = 0; i < n; i++) indices[i].set(key, stored, vals[i]);
   }
 
   #track(obj: unknown): void {
