@@ -97,6 +97,8 @@ const USAGE = `Usage: npm run bench -- [flags]
   --operator-reps 3           operator phase: repetitions at up to 1000 BenchSets
   --operator-reps-large 1     operator phase: repetitions above 1000 BenchSets
   --operator-only controller-runtime,kube-informer,client-node   operator phase: sides
+  --operator-profile kube-informer   operator phase: run these Node sides' saturation restarts with node
+                              --cpu-prof (bench/results/profiles/operator-*; npx tsx bench/profile-summary.ts DIR)
   --merge FILE                start from this results file: the phases run replace their sections
   --controller-keys 50000     controller phase: keys in the keys/s burst
   --controller-reps 5         controller phase: repetitions (the two sides alternate)
@@ -111,8 +113,8 @@ const USAGE = `Usage: npm run bench -- [flags]
 export function parseArgs(argv: string[]): BenchArgs {
   const quick = argv.includes('--quick');
   const a: BenchArgs = quick
-    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [200], children: 2, concurrency: 4, rate: 50, seconds: 5, reps: 1, repsLarge: 1, sides: [...OPERATOR_SIDES] }, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
-    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [1000, 10000], children: 2, concurrency: 4, rate: 50, seconds: 20, reps: 3, repsLarge: 1, sides: [...OPERATOR_SIDES] }, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 5, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
+    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [200], children: 2, concurrency: 4, rate: 50, seconds: 5, reps: 1, repsLarge: 1, sides: [...OPERATOR_SIDES], profile: [] }, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
+    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [1000, 10000], children: 2, concurrency: 4, rate: 50, seconds: 20, reps: 3, repsLarge: 1, sides: [...OPERATOR_SIDES], profile: [] }, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 5, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
   const given = new Set<string>();
   const num = (v: string | undefined, flag: string): number => {
     const n = Number(v);
@@ -175,6 +177,12 @@ export function parseArgs(argv: string[]): BenchArgs {
         const list = (v ?? '').split(',').filter(Boolean) as OperatorSideId[];
         for (const id of list) if (!OPERATOR_SIDES.includes(id)) throw new Error(`${flag}: unknown side ${id}\n${USAGE}`);
         a.operator.sides = list;
+        break;
+      }
+      case '--operator-profile': {
+        const list = (v ?? '').split(',').filter(Boolean) as OperatorSideId[];
+        for (const id of list) if (id === 'controller-runtime' || !OPERATOR_SIDES.includes(id)) throw new Error(`${flag}: not a Node side: ${id}\n${USAGE}`);
+        a.operator.profile = list;
         break;
       }
       case '--controller-keys': a.controller.keys = Math.max(1, num(v, flag)); break;

@@ -19,7 +19,7 @@
 //    that window.
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -51,6 +51,8 @@ export interface OperatorArgs {
   reps: number;
   repsLarge: number;
   sides: OperatorSideId[];
+  /** Node sides whose saturation restart runs under `node --cpu-prof` (bench/results/profiles/). */
+  profile: OperatorSideId[];
 }
 
 /** What one side's `final` line says. */
@@ -112,12 +114,20 @@ interface SideProcess {
   stop(): Promise<FinalLine | undefined>;
 }
 
-function startSide(side: OperatorSideId, cfg: OperatorSideConfig): SideProcess {
+/** `profile`: run a Node side under `--cpu-prof`, its profiles in a directory of their own under bench/results/profiles/. */
+function startSide(side: OperatorSideId, cfg: OperatorSideConfig, profile = false): SideProcess {
   const spawnedAt = epochMs();
+  const node = ['--max-old-space-size=8192'];
+  if (profile) {
+    const dir = join(benchDir, 'results', 'profiles', `operator-${side}-${cfg.expect}-${Date.now()}`);
+    mkdirSync(dir, { recursive: true });
+    // Sampled every 100 µs: the saturation window at 1 000 sets lasts some 30 ms.
+    node.push('--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100');
+  }
   const child =
     side === 'controller-runtime'
       ? spawn(controllerRuntimeBinary(), [`--kubeconfig-file=${cfg.kubeconfig}`, `--namespace=${cfg.namespace}`, `--concurrency=${cfg.concurrency}`, `--expect=${cfg.expect}`], { stdio: ['pipe', 'pipe', 'inherit'] })
-      : spawn(process.execPath, ['--max-old-space-size=8192', compiled(`operator/${side}.ts`), JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'inherit'] });
+      : spawn(process.execPath, [...node, compiled(`operator/${side}.ts`), JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines: Array<{ type: string }> = [];
   const waiters: Array<() => void> = [];
   createInterface({ input: child.stdout! }).on('line', (text) => {
@@ -242,7 +252,7 @@ async function runSide(world: OperatorWorld, kubeconfig: string, side: OperatorS
     watch.close();
   }
   // 2. saturation: a restart on the converged world.
-  const again = startSide(side, cfg(n));
+  const again = startSide(side, cfg(n), args.profile.includes(side));
   const limit = setTimeout(() => void again.stop(), timeoutMs);
   const reached = await again.line<{ firstStartMs: number; atMs: number; cpuAtFirstMs: number; cpuMs: number }>('reconciled');
   clearTimeout(limit);

@@ -96,7 +96,10 @@ export class ProcessorListener<T> {
   readonly handler: ResourceEventHandler<T>;
   #options: ProcessorListenerOptions;
   readonly #buffer = new RingBuffer<Notification<T>>();
-  #wake: (() => void) | undefined;
+  /** The loop waits for `add()` (or `stop()`) to schedule it again: the buffer was empty. */
+  #parked = false;
+  /** Settles {@link ProcessorListener.done}'s promise: the loop exited, or (never expected) threw. */
+  #exited: { resolve: () => void; reject: (error: unknown) => void } | undefined;
   #started = false;
   #stopped = false;
   #done: Promise<void> = Promise.resolve();
@@ -143,11 +146,7 @@ export class ProcessorListener<T> {
     this.#buffer.push(n);
     const backlog = this.#buffer.length;
     if (backlog > this.#maxBacklog) this.#maxBacklog = backlog;
-    const wake = this.#wake;
-    if (wake !== undefined) {
-      this.#wake = undefined;
-      wake();
-    }
+    this.#unpark();
   }
 
   /**
@@ -158,14 +157,18 @@ export class ProcessorListener<T> {
   run(signal?: AbortSignal): Promise<void> {
     if (this.#started || this.#stopped) return this.#done;
     this.#started = true;
-    if (signal === undefined) {
-      this.#done = this.#loop();
-      return this.#done;
+    const exited = new Promise<void>((resolve, reject) => {
+      this.#exited = { resolve, reject };
+    });
+    if (signal === undefined) this.#done = exited;
+    else {
+      const onAbort = (): void => this.stop();
+      if (signal.aborted) this.stop();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      this.#done = exited.finally(() => signal.removeEventListener('abort', onAbort));
     }
-    const onAbort = (): void => this.stop();
-    if (signal.aborted) this.stop();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    this.#done = this.#loop().finally(() => signal.removeEventListener('abort', onAbort));
+    // Like an async function's body, the first run is synchronous: what was buffered before is delivered now.
+    this.#drain();
     return this.#done;
   }
 
@@ -174,9 +177,14 @@ export class ProcessorListener<T> {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#buffer.clear();
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
+    this.#unpark();
+  }
+
+  /** Schedules a parked loop (as the resolved promise it awaited used to): it runs in a microtask. */
+  #unpark(): void {
+    if (!this.#parked) return;
+    this.#parked = false;
+    queueMicrotask(this.#drain);
   }
 
   /** Resolves when the delivery loop has exited (at once if it never started). Never rejects. */
@@ -232,49 +240,94 @@ export class ProcessorListener<T> {
     };
   }
 
-  async #loop(): Promise<void> {
-    let sinceYield = 0;
-    // The clock is read once per synchronous run of callbacks, not once per callback: a callback's
-    // in-flight time can only grow past a run's start while it awaits, and each await starts a new run.
+  /**
+   * The delivery loop, as a function a microtask runs: it calls the handler for each buffered
+   * notification in order, parks when the buffer is empty (`add()` schedules it again), waits for a
+   * callback's promise before the next, and gives others a turn after {@link YIELD_EVERY} synchronous
+   * callbacks. It was an async function awaiting a fresh promise per wake-up; on a watch that brings one
+   * event at a time that promise and the function's resume were paid per event (bench/notes.md, issue
+   * 29, tenth session). The clock is read once per synchronous run of callbacks, not once per callback:
+   * a callback's in-flight time can only grow past a run's start while it awaits, and each await starts
+   * a new run.
+   */
+  readonly #drain = (): void => {
+    try {
+      this.#deliver();
+    } catch (error) {
+      this.#exit(error);
+    }
+  };
+
+  /** One synchronous run of the loop (see {@link ProcessorListener.#drain}). */
+  #deliver(): void {
     let runStartedAt: number | undefined;
-    while (!this.#stopped) {
+    for (let calls = 0; calls < YIELD_EVERY; calls++) {
+      if (this.#stopped) {
+        this.#exit();
+        return;
+      }
       const n = this.#buffer.shift();
       if (n === undefined) {
-        sinceYield = 0;
-        await new Promise<void>((resolve) => {
-          this.#wake = resolve;
-        });
-        runStartedAt = undefined;
-        continue;
+        this.#parked = true;
+        return;
       }
-      let failed = false;
-      let error: unknown;
       runStartedAt ??= this.#options.clock.now();
       this.#inFlightSince = runStartedAt;
+      let result: void | Promise<void>;
       try {
-        const result = this.#call(n);
-        if (result !== undefined) {
-          sinceYield = 0;
-          await result;
-          runStartedAt = undefined;
-        }
-      } catch (e) {
-        failed = true;
-        error = e;
+        result = this.#call(n);
+      } catch (error) {
+        if (!this.#settled(n, true, error)) return;
+        continue;
       }
-      this.#inFlightSince = undefined;
-      this.#delivered++;
-      if (failed && !this.#handleFailure(n, error)) return;
-      if (n.kind === 'add' && n.isInInitialList) {
-        this.#tracker.finished();
-        this.#synced.check();
+      if (result !== undefined) {
+        // Awaited as `await` would: the next notification waits for it, in a run of its own.
+        Promise.resolve(result).then(
+          () => this.#resume(n, false, undefined),
+          (error: unknown) => this.#resume(n, true, error),
+        );
+        return;
       }
-      if (++sinceYield >= YIELD_EVERY) {
-        sinceYield = 0;
-        await Promise.resolve();
-        runStartedAt = undefined;
-      }
+      if (!this.#settled(n, false, undefined)) return;
     }
+    queueMicrotask(this.#drain);
+  }
+
+  /** A callback's promise settled: its notification is done, then delivery goes on. */
+  #resume(n: Notification<T>, failed: boolean, error: unknown): void {
+    try {
+      if (this.#settled(n, failed, error)) this.#deliver();
+    } catch (thrown) {
+      this.#exit(thrown);
+    }
+  }
+
+  /** Books a delivered notification; false when delivery must end (a fatal failure: the loop exited). */
+  #settled(n: Notification<T>, failed: boolean, error: unknown): boolean {
+    this.#inFlightSince = undefined;
+    this.#delivered++;
+    if (failed && !this.#handleFailure(n, error)) {
+      this.#exit();
+      return false;
+    }
+    if (n.kind === 'add' && n.isInInitialList) {
+      this.#tracker.finished();
+      this.#synced.check();
+    }
+    return true;
+  }
+
+  /**
+   * The loop has exited: {@link ProcessorListener.done} resolves. With `thrown`, the loop's own
+   * bookkeeping threw (an injected clock, a sync waiter): it rejects with it, as the async loop did.
+   */
+  #exit(thrown?: unknown): void {
+    this.#parked = false;
+    const exited = this.#exited;
+    this.#exited = undefined;
+    if (exited === undefined) return;
+    if (thrown === undefined) exited.resolve();
+    else exited.reject(thrown);
   }
 
   /** Returns true when delivery may continue. */

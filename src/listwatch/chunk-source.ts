@@ -10,11 +10,25 @@ export type Chunk = Uint8Array | string;
 export interface ChunkSource {
   /** The next chunk; rejects with the source's error after every chunk that arrived before it. */
   next(): Promise<IteratorResult<Chunk>>;
-  /** Stops reading and destroys the underlying stream; a pending `next()` resolves done. */
+  /**
+   * `next()` without its promise: exactly one of `onChunk` (a chunk, or the end) and `onFailed` is
+   * called once, with what `next()` would resolve or reject, never from inside this call. A Node stream
+   * calls it from the stream's own event (its `data`, `end` or `error`), so a watch that delivers one
+   * event per chunk pays no promise per chunk (bench/notes.md, issue 29, tenth session).
+   */
+  read(onChunk: (result: IteratorResult<Chunk>) => void, onFailed: (error: unknown) => void): void;
+  /** Stops reading and destroys the underlying stream; a pending `next()` or `read()` ends done. */
   close(): void;
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
+
+/** Who waits for the next chunk: a `next()` promise's settlers, or a `read()`'s callbacks (`direct`). */
+interface Waiter {
+  readonly resolve: (r: IteratorResult<Chunk>) => void;
+  readonly reject: (e: unknown) => void;
+  readonly direct: boolean;
+}
 /** Chunks buffered before the stream is paused (backpressure towards the socket). */
 const HIGH_WATER_CHUNKS = 16;
 
@@ -32,7 +46,7 @@ class StreamChunkSource implements ChunkSource {
   #failed = false;
   #error: unknown;
   #closed = false;
-  #waiter: { resolve: (r: IteratorResult<Chunk>) => void; reject: (e: unknown) => void } | undefined;
+  #waiter: Waiter | undefined;
 
   constructor(stream: Readable) {
     this.#stream = stream;
@@ -53,8 +67,17 @@ class StreamChunkSource implements ChunkSource {
     if (this.#failed) return Promise.reject(this.#error);
     if (this.#ended || this.#closed) return Promise.resolve(DONE);
     return new Promise((resolve, reject) => {
-      this.#waiter = { resolve, reject };
+      this.#waiter = { resolve, reject, direct: false };
     });
+  }
+
+  read(onChunk: (result: IteratorResult<Chunk>) => void, onFailed: (error: unknown) => void): void {
+    // Anything next() can answer at once is answered through its promise: never from inside this call.
+    if (this.#queue.length > 0 || this.#failed || this.#ended || this.#closed) {
+      this.next().then(onChunk, onFailed);
+      return;
+    }
+    this.#waiter = { resolve: onChunk, reject: onFailed, direct: true };
   }
 
   close(): void {
@@ -69,9 +92,15 @@ class StreamChunkSource implements ChunkSource {
     // Errors of the destroy itself have nobody left to report to.
     stream.on('error', noop);
     stream.destroy();
-    this.#wake(undefined);
+    const waiter = this.#waiter;
+    // A read()'s callback is not called from inside close() either (its caller may be the reader).
+    if (waiter?.direct === true) {
+      this.#waiter = undefined;
+      queueMicrotask(() => waiter.resolve(DONE));
+    } else this.#wake(undefined);
   }
 
+  /** The end (`error` undefined) or a failure, told to the waiter: from the stream's own event. */
   #wake(error: unknown): void {
     const waiter = this.#waiter;
     if (waiter === undefined) return;
@@ -123,6 +152,10 @@ class IteratorChunkSource implements ChunkSource {
 
   next(): Promise<IteratorResult<Chunk>> {
     return this.#closed ? Promise.resolve(DONE) : this.#iterator.next();
+  }
+
+  read(onChunk: (result: IteratorResult<Chunk>) => void, onFailed: (error: unknown) => void): void {
+    this.next().then(onChunk, onFailed);
   }
 
   close(): void {

@@ -132,7 +132,7 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
     if (this.#readyIndex < this.#ready.length || this.#failure !== undefined || this.#finished || this.#stopped()) return this.next();
     return new Promise((resolve, reject) => {
       this.#pushed = { sink, resolve, reject };
-      this.#chunks.next().then(this.#onPushedChunk, this.#onPushedChunkFailed);
+      this.#chunks.read(this.#onPushedChunk, this.#onPushedChunkFailed);
     });
   }
 
@@ -182,7 +182,8 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
   /**
    * A chunk for the pushed read: its events go to the sink in order until one is refused (the read's
    * result), the source ends or fails (after the events before it), or the iterator is closed (by the
-   * sink's own doing, or an abort). Otherwise the next chunk is read, with no promise kept in between.
+   * sink's own doing, or an abort). Otherwise the next chunk is read (`ChunkSource.read`: for a Node
+   * stream, no promise at all: this runs inside the stream's `data` event).
    */
   readonly #onPushedChunk = (result: IteratorResult<Chunk>): void => {
     const read = this.#pushed as PushedRead<T>;
@@ -217,7 +218,7 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
       this.#fill().then(read.resolve, read.reject);
       return;
     }
-    this.#chunks.next().then(this.#onPushedChunk, this.#onPushedChunkFailed);
+    this.#chunks.read(this.#onPushedChunk, this.#onPushedChunkFailed);
   };
 
   readonly #onPushedChunkFailed = (err: unknown): void => {

@@ -100,8 +100,9 @@ export const SETTLED_BY: unique symbol = Symbol('kube-informer.settledBy');
  * and the read goes on waiting; the first one it refuses (`false`) is what the read resolves with, and
  * the events after it stay for `next()` or `READ_READY`. The sink is never called from inside
  * `iterator[READ_PUSHED]` itself (events already decoded resolve the read at once, as `next()` would),
- * so the reader's own call stack never re-enters it. A watch delivering one event per chunk — a real
- * server at a cluster's rates — then costs no promise between the chunk and the store.
+ * so the reader's own call stack never re-enters it. The chunk's callback is, for a Node stream, the
+ * stream's own `data` event (`ChunkSource.read`). A watch delivering one event per chunk — a real server
+ * at a cluster's rates — then costs no promise between the socket and the store.
  */
 export const READ_PUSHED: unique symbol = Symbol('kube-informer.readPushed');
 

@@ -78,6 +78,81 @@ describe('ProcessorListener', () => {
     await flushPromises();
     expect(got).toEqual([]);
   });
+
+  // The delivery loop is a function run by microtasks, no longer an async function (issue 29): what it
+  // owes its handler and the others on the thread is pinned here.
+  it('delivers what was buffered at once in run(), and gives others a turn after 64 callbacks', async () => {
+    const got: string[] = [];
+    const l = listener(new FakeClock(), got);
+    for (let i = 0; i < 150; i++) l.add(add(`p${i}`));
+    void l.run();
+    expect(got).toHaveLength(64);
+    await Promise.resolve();
+    expect(got).toHaveLength(128);
+    await Promise.resolve();
+    expect(got).toHaveLength(150);
+    // Parked: a later notification comes in a microtask of its own, not inside add().
+    l.add(add('late'));
+    expect(got).toHaveLength(150);
+    await Promise.resolve();
+    expect(got[150]).toBe('add late');
+    l.stop();
+    await l.done();
+  });
+
+  it('waits for a callback’s promise before the next notification, and counts a rejection as a failure', async () => {
+    const clock = new FakeClock();
+    const calls: string[] = [];
+    const pending: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
+    const errors: string[] = [];
+    const l = new ProcessorListener<Pod>(
+      {
+        onAdd: (o) => {
+          calls.push(o.metadata.name);
+          return new Promise<void>((resolve, reject) => pending.push({ resolve, reject }));
+        },
+      },
+      { name: 'slow', requestedResyncPeriodMs: 0, resyncPeriodMs: 0, clock, errorPolicy: 'report', onError: (e) => void errors.push(e.message), onFatal: () => {}, upstreamHasSynced: () => true, keyOf: () => undefined },
+    );
+    void l.run();
+    l.add(add('a'));
+    l.add(add('b'));
+    l.add(add('c'));
+    await flushPromises();
+    expect(calls).toEqual(['a']);
+    expect(l.stats()).toMatchObject({ backlog: 2, delivered: 0 });
+    await clock.advance(5);
+    expect(l.stats().inFlightSince).toBe(0);
+    pending[0].reject(new Error('no'));
+    await flushPromises();
+    expect(calls).toEqual(['a', 'b']);
+    expect(l.stats()).toMatchObject({ delivered: 1, failures: 1, inFlightSince: 5 });
+    expect(errors).toHaveLength(1);
+    pending[1].resolve();
+    await flushPromises();
+    expect(calls).toEqual(['a', 'b', 'c']);
+    l.stop();
+    pending[2].resolve();
+    await l.done();
+    expect(l.stats()).toMatchObject({ delivered: 3, failures: 1 });
+  });
+
+  it('ends done() with the error when its own bookkeeping throws (here the clock)', async () => {
+    const clock = new FakeClock();
+    const now = clock.now.bind(clock);
+    let reads = 0;
+    // The constructor's read works; delivery's throws.
+    clock.now = () => {
+      if (++reads > 1) throw new Error('clock broke');
+      return now();
+    };
+    const got: string[] = [];
+    const l = listener(clock, got);
+    void l.run();
+    l.add(add('a'));
+    await expect(l.done()).rejects.toThrow('clock broke');
+    expect(got).toEqual([]);
+  });
 });
 
 describe('SharedProcessor', () => {
