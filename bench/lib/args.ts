@@ -126,6 +126,11 @@ export function parseArgs(argv: string[]): BenchArgs {
     for (const id of list) if (!ALL_CONTENDERS.includes(id)) throw new Error(`${flag}: unknown contender ${id}\n${USAGE}`);
     return list;
   };
+  const sides = (v: string | undefined, flag: string, allowed: readonly OperatorSideId[]): OperatorSideId[] => {
+    const list = (v ?? '').split(',').filter(Boolean) as OperatorSideId[];
+    for (const id of list) if (!allowed.includes(id)) throw new Error(`${flag}: not one of ${allowed.join(', ')}: ${id}\n${USAGE}`);
+    return list;
+  };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const v = argv[i + 1];
@@ -173,18 +178,8 @@ export function parseArgs(argv: string[]): BenchArgs {
       case '--operator-seconds': a.operator.seconds = num(v, flag); break;
       case '--operator-reps': a.operator.reps = Math.max(1, num(v, flag)); break;
       case '--operator-reps-large': a.operator.repsLarge = Math.max(1, num(v, flag)); break;
-      case '--operator-only': {
-        const list = (v ?? '').split(',').filter(Boolean) as OperatorSideId[];
-        for (const id of list) if (!OPERATOR_SIDES.includes(id)) throw new Error(`${flag}: unknown side ${id}\n${USAGE}`);
-        a.operator.sides = list;
-        break;
-      }
-      case '--operator-profile': {
-        const list = (v ?? '').split(',').filter(Boolean) as OperatorSideId[];
-        for (const id of list) if (id === 'controller-runtime' || !OPERATOR_SIDES.includes(id)) throw new Error(`${flag}: not a Node side: ${id}\n${USAGE}`);
-        a.operator.profile = list;
-        break;
-      }
+      case '--operator-only': a.operator.sides = sides(v, flag, OPERATOR_SIDES); break;
+      case '--operator-profile': a.operator.profile = sides(v, flag, OPERATOR_SIDES.filter((id) => id !== 'controller-runtime')); break;
       case '--controller-keys': a.controller.keys = Math.max(1, num(v, flag)); break;
       case '--controller-reps': a.controller.reps = Math.max(1, num(v, flag)); break;
       case '--controller-rate': a.controller.rate = Math.max(1, num(v, flag)); break;

@@ -32,11 +32,17 @@ function reader(): { got: Array<IteratorResult<Chunk> | { error: unknown }>; ins
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** A stream the test pushes into, and its chunk source, once the stream flows. */
+async function flowing(): Promise<{ stream: Readable; source: ReturnType<typeof chunkSource> }> {
+  const stream = new Readable({ read() {} });
+  const source = chunkSource(stream);
+  await tick();
+  return { stream, source };
+}
+
 describe('chunkSource(...).read() on a Node stream', () => {
   it('hands a chunk over inside the stream’s data event, not through a promise', async () => {
-    const stream = new Readable({ read() {} });
-    const source = chunkSource(stream);
-    await tick(); // the stream flows
+    const { stream, source } = await flowing();
     const r = reader();
     r.read(source);
     stream.push(Buffer.from('a\n'));
@@ -62,18 +68,14 @@ describe('chunkSource(...).read() on a Node stream', () => {
   });
 
   it('tells the end, and a failure after the chunks that came before it', async () => {
-    const ended = new Readable({ read() {} });
-    const a = chunkSource(ended);
-    await tick();
+    const { stream: ended, source: a } = await flowing();
     const r1 = reader();
     r1.read(a);
     ended.push(null);
     await tick();
     expect(r1.got).toEqual([{ value: undefined, done: true }]);
 
-    const failing = new Readable({ read() {} });
-    const b = chunkSource(failing);
-    await tick();
+    const { stream: failing, source: b } = await flowing();
     failing.push('before');
     const boom = new Error('reset');
     failing.destroy(boom);
@@ -90,9 +92,7 @@ describe('chunkSource(...).read() on a Node stream', () => {
   });
 
   it('ends a waiting read with done when closed, after close() returned', async () => {
-    const stream = new Readable({ read() {} });
-    const source = chunkSource(stream);
-    await tick();
+    const { stream, source } = await flowing();
     const r = reader();
     r.read(source);
     source.close();
