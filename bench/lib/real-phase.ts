@@ -33,6 +33,11 @@ export interface RealRun {
   writer?: WriteStats;
   /** Watch runs: ms from the writer's last response to the contender's `done` line (≤ 0: it kept up). */
   drainMs?: number;
+  /**
+   * Watch runs: pod watchers kube-apiserver closed as unresponsive during the run (its
+   * `apiserver_terminated_watchers_total`, read before the contender started and after it exited).
+   */
+  terminated?: number;
 }
 
 /** What every section measured against a real kube-apiserver records about its run. */
@@ -138,6 +143,7 @@ export async function runRealPhase(args: BenchArgs, command: string, log: (msg: 
       return '';
     });
     if (run.writer !== undefined) parts.push(`writer ${Math.round(run.writer.writes / run.writer.seconds)} writes/s, drain ${Math.round(run.drainMs ?? Number.NaN)} ms`);
+    if (run.terminated !== undefined) parts.push(`${run.terminated} watcher(s) closed by the server as unresponsive`);
     log(`real ${run.phase} ${run.id} pods=${run.pods} rep=${run.rep}: ${parts.filter(Boolean).join(', ')}`);
   };
   const config = (id: ContenderId, mode: ContenderMode, pods: number): ContenderConfig => {
@@ -160,6 +166,7 @@ export async function runRealPhase(args: BenchArgs, command: string, log: (msg: 
 
   const watchOnce = async (id: ContenderId, pods: number, rep: number): Promise<void> => {
     const cfg = config(id, 'watch', pods);
+    const terminatedBefore = await writer.send<number | undefined>({ cmd: 'terminated' }).catch(() => undefined);
     const child = startContender(cfg, args.profile.includes(id));
     let doneAt: number | undefined;
     const first = new Promise<ContenderLine | undefined>((resolve) => {
@@ -172,9 +179,13 @@ export async function runRealPhase(args: BenchArgs, command: string, log: (msg: 
     const limit = setTimeout(() => void child.stop(), cfg.syncTimeoutMs + 60_000);
     const synced = await first;
     clearTimeout(limit);
+    const terminatedSince = async (): Promise<number | undefined> => {
+      const after = terminatedBefore === undefined ? undefined : await writer.send<number | undefined>({ cmd: 'terminated' }).catch(() => undefined);
+      return after === undefined || terminatedBefore === undefined ? undefined : after - terminatedBefore;
+    };
     if (synced?.type !== 'synced') {
       await child.stop();
-      record({ phase: 'watch', id, pods, rep, lines: child.lines });
+      record({ phase: 'watch', id, pods, rep, lines: child.lines, terminated: await terminatedSince() });
       return;
     }
     let stats: WriteStats | undefined;
@@ -191,7 +202,7 @@ export async function runRealPhase(args: BenchArgs, command: string, log: (msg: 
     if (doneAt === undefined && !child.lines.some((l) => l.type === 'error')) {
       child.lines.push({ type: 'error', message: `fewer than ${args.events} MODIFIED notifications within 120 s of the writer's last response`, cached: synced.cached });
     }
-    record({ phase: 'watch', id, pods, rep, lines: child.lines, writer: stats, drainMs: doneAt === undefined ? undefined : doneAt - writerEnd });
+    record({ phase: 'watch', id, pods, rep, lines: child.lines, writer: stats, drainMs: doneAt === undefined ? undefined : doneAt - writerEnd, terminated: await terminatedSince() });
   };
 
   try {
@@ -302,6 +313,11 @@ export function realMarkdown(s: RealSection): string {
     ]);
     out.push(...table(['contender', 'writer writes/s', 'events/s', '÷ writer', 'drain (ms)', 'CPU µs/event', 'events per CPU-second', ...refs.map((r) => `÷ ${r}`)], rows), '');
     const lat = s.runs.flatMap((r) => (r.writer === undefined ? [] : [r.writer]));
+    const closed = watchers.filter((id) => runs(id, 'watch').some((r) => r.terminated !== undefined));
+    if (closed.length > 0) {
+      const per = closed.map((id) => `${CONTENDERS[id].label} ${runs(id, 'watch').map((r) => (r.terminated === undefined ? '?' : String(r.terminated))).join(' / ')}`);
+      out.push(`Watches the server closed as unresponsive (kube-apiserver's \`apiserver_terminated_watchers_total\` for pods, read before and after each watch run; every client watches again from its last version): ${per.join('; ')}.`, '');
+    }
     if (lat.length > 0) out.push(`The writer's patch latency (each run's median, then the median over runs): p50 ${fmt(summarize(lat.map((w) => w.p50Ms)).median, 1)} ms, p99 ${fmt(summarize(lat.map((w) => w.p99Ms)).median, 1)} ms.`, '');
   }
   if (s.cleanup !== undefined) out.push(`Cleanup: the namespace's pods deleted with ${s.cleanup.rounds} DELETE request${s.cleanup.rounds === 1 ? '' : 's'} on the collection (\`gracePeriodSeconds=0\`: no kubelet confirms a deletion) in ${fmt(s.cleanup.seconds, 1)} s, ${fmt(s.cleanup.remaining)} left; then the namespace (HTTP ${s.cleanup.namespaceStatus}).`, '');

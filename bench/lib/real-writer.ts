@@ -26,6 +26,7 @@ export type WriterCommand =
   | { cmd: 'sample' }
   | { cmd: 'patch'; count: number; pods: number; rate?: number }
   | { cmd: 'cleanup' }
+  | { cmd: 'terminated' }
   | { cmd: 'exit' };
 
 /** The answer to `load` and `patch`. */
@@ -208,6 +209,21 @@ async function cleanup(): Promise<CleanupStats> {
   return { seconds: (performance.now() - t0) / 1000, remaining, rounds, namespaceStatus: ns.status };
 }
 
+/**
+ * kube-apiserver's count of pod watchers its watch cache closed because they did not take their events
+ * in time (`apiserver_terminated_watchers_total{resource="pods"}`, from `/metrics`); `undefined` when the
+ * server does not serve the metric to this user.
+ */
+async function terminated(): Promise<number | undefined> {
+  const r = await send(access, agent, 'GET', '/metrics', undefined, 'application/json', 'text/plain');
+  if (r.status !== 200) return undefined;
+  let total: number | undefined;
+  for (const line of r.body.toString('utf8').split('\n')) {
+    if (line.startsWith('apiserver_terminated_watchers_total{') && line.includes('resource="pods"')) total = (total ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total ?? 0;
+}
+
 async function handle(msg: WriterCommand): Promise<unknown> {
   switch (msg.cmd) {
     case 'init':
@@ -231,6 +247,8 @@ async function handle(msg: WriterCommand): Promise<unknown> {
       return patch(msg.count, msg.pods, msg.rate);
     case 'cleanup':
       return cleanup();
+    case 'terminated':
+      return terminated();
     case 'exit':
       agent?.destroy();
       return undefined;

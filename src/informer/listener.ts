@@ -187,7 +187,11 @@ export class ProcessorListener<T> {
     queueMicrotask(this.#drain);
   }
 
-  /** Resolves when the delivery loop has exited (at once if it never started). Never rejects. */
+  /**
+   * Resolves when the delivery loop has exited (at once if it never started). A handler's failure does
+   * not reject it (that goes to the error policy); it rejects only when the loop's own bookkeeping
+   * throws, such as an injected clock whose `now()` throws.
+   */
   done(): Promise<void> {
     return this.#done;
   }
