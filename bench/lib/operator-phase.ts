@@ -26,7 +26,7 @@ import { createInterface } from 'node:readline';
 import { compiled } from './build.js';
 import { quantile } from './controller-sides.js';
 import { OperatorWorld, type SpecWrite } from './operator-world.js';
-import { epochMs, type OperatorSideConfig } from './operator-side.js';
+import { epochMs, type OperatorSideConfig, type WindowGc } from './operator-side.js';
 import { benchDir } from './processes.js';
 import type { ServerRunMeta } from './real-phase.js';
 import { fmt, fmtSummary, summarize, type Summary } from './stats.js';
@@ -63,6 +63,8 @@ interface FinalLine {
   cpuMs: number;
   maxRssKiB: number;
   starts: Array<[string, number, number]>;
+  /** Node sides: the collector's pauses in the saturation window (bench/lib/operator-side.ts). */
+  windowGc?: WindowGc;
 }
 
 /** One side at one size and repetition. */
@@ -80,11 +82,15 @@ export interface OperatorRun {
   p99Ms?: number;
   maxMs?: number;
   /** The converge + steady process: its reconciles, failed reconciles, writes, CPU ms and peak RSS (KiB). */
-  run?: Omit<FinalLine, 'starts'>;
+  run?: Omit<FinalLine, 'starts' | 'windowGc'>;
   /** The saturation restart: reconciles/s, CPU µs per reconcile over the window, peak RSS (KiB). */
   reconcilesPerSecond?: number;
   cpuUsPerReconcile?: number;
   saturationRssKiB?: number;
+  /** The saturation restart's writes (none expected: the world is converged). */
+  saturationWrites?: number;
+  /** Node sides: the collector's pauses in the saturation window. */
+  saturationGc?: WindowGc;
   errors: string[];
 }
 
@@ -209,7 +215,7 @@ export async function runOperatorPhase(kubeconfig: string, args: OperatorArgs, c
         for (const side of order) {
           const run = await runSide(world, kubeconfig, side, n, rep, args, section, log);
           section.runs.push(run);
-          log(`operator ${side} n=${n} rep=${rep}: converge ${fmt(run.convergeSeconds ?? Number.NaN, 1)} s; ${fmt(run.reconcilesPerSecond ?? Number.NaN)} reconciles/s, ${fmt(run.cpuUsPerReconcile ?? Number.NaN)} µs CPU each; write→reconcile p50 ${fmt(run.p50Ms ?? Number.NaN, 1)} ms p99 ${fmt(run.p99Ms ?? Number.NaN, 1)} ms (${run.seen ?? 0}/${run.writes ?? 0}); RSS ${fmt((run.run?.maxRssKiB ?? Number.NaN) / 1024)} MiB${run.errors.length > 0 ? `; ERRORS ${run.errors.join('; ')}` : ''}`);
+          log(`operator ${side} n=${n} rep=${rep}: converge ${fmt(run.convergeSeconds ?? Number.NaN, 1)} s; ${fmt(run.reconcilesPerSecond ?? Number.NaN)} reconciles/s, ${fmt(run.cpuUsPerReconcile ?? Number.NaN)} µs CPU each; write→reconcile p50 ${fmt(run.p50Ms ?? Number.NaN, 1)} ms p99 ${fmt(run.p99Ms ?? Number.NaN, 1)} ms (${run.seen ?? 0}/${run.writes ?? 0}); RSS ${fmt((run.run?.maxRssKiB ?? Number.NaN) / 1024)} MiB${gcText(run)}${run.errors.length > 0 ? `; ERRORS ${run.errors.join('; ')}` : ''}`);
         }
       }
     }
@@ -238,10 +244,10 @@ async function runSide(world: OperatorWorld, kubeconfig: string, side: OperatorS
     run.convergeSeconds = (readyAt - proc.spawnedAt) / 1000;
     run.convergeCpuSeconds = procCpuSeconds(proc.child.pid);
     const writes = await world.steadyWrites(n, args.rate, args.seconds);
-    await watch.allReady(60_000).catch((err: unknown) => run.errors.push(`after the steady writes: ${message(err)}`));
+    await watch.allReady(60_000, writes).catch((err: unknown) => run.errors.push(`after the steady writes: ${message(err)}`));
     const final = await proc.stop();
     if (final === undefined) throw new Error('the side exited without its final line');
-    const { starts, ...rest } = final;
+    const { starts, windowGc: _gc, ...rest } = final;
     run.run = rest;
     const lat = latencies(writes, starts);
     Object.assign(run, { writes: writes.length, seen: lat.length, p50Ms: quantile(lat, 0.5), p99Ms: quantile(lat, 0.99), maxMs: lat.at(-1) });
@@ -263,7 +269,31 @@ async function runSide(world: OperatorWorld, kubeconfig: string, side: OperatorS
     run.cpuUsPerReconcile = ((reached.cpuMs - reached.cpuAtFirstMs) * 1000) / n;
   }
   run.saturationRssKiB = final?.maxRssKiB;
+  run.saturationWrites = final?.writes;
+  run.saturationGc = final?.windowGc;
   return run;
+}
+
+/** The saturation window's collector pauses and writes, for the log: `` when the side does not report them. */
+function gcText(run: OperatorRun): string {
+  const gc = run.saturationGc;
+  if (gc === undefined) return '';
+  const ms = (x: number): string => x.toFixed(1);
+  return `; saturation window: ${gc.minor} scavenges ${ms(gc.minorMs)} ms, ${gc.major} mark-compacts ${ms(gc.majorMs)} ms, ${gc.other} other ${ms(gc.otherMs)} ms, ${run.saturationWrites ?? '?'} writes`;
+}
+
+/** The sentence under a size's table: each side's writes and collector pauses in its saturation windows, run by run. */
+function windowText(sides: readonly OperatorSideId[], runsOf: (id: OperatorSideId) => OperatorRun[]): string {
+  const parts = sides.flatMap((id) => {
+    const runs = runsOf(id).filter((r) => r.saturationWrites !== undefined);
+    if (runs.length === 0) return [];
+    const writes = runs.map((r) => String(r.saturationWrites)).join(' / ');
+    const gc = runs.every((r) => r.saturationGc !== undefined)
+      ? `; the collector paused ${runs.map((r) => { const g = r.saturationGc!; return `${fmt(g.minorMs + g.majorMs + g.otherMs, 1)} ms (${g.minor} scavenge${g.minor === 1 ? '' : 's'}, ${g.major} mark-compact${g.major === 1 ? '' : 's'})`; }).join(' / ')}`
+      : '';
+    return [`${LABELS[id]}: ${writes} writes${gc}`];
+  });
+  return parts.length === 0 ? '' : `In the saturation windows, run by run: ${parts.join('; ')}.`;
 }
 
 const LABELS: Record<OperatorSideId, string> = {
@@ -292,7 +322,7 @@ export function operatorMarkdown(s: OperatorSection): string {
     `The operator: a BenchSet (\`benchsets.bench.kube-informer.io\`, namespaced, status subresource) asks for ${a.children} ConfigMaps \`<set>-<i>\` holding its \`spec.data\`. The reconcile reads the set and each ConfigMap from the cache, **creates** a missing one (controller owner reference) or **updates** (PUT) one that differs, then **PUTs the status** (observedGeneration, ready) if it changed; an error requeues with the side's backoff (5 ms doubling on all three). Same reads and writes on every side: create/update, not apply.`,
     '',
     '- **converge**: the sets created with no children and no status, then the side started; seconds from its spawn until a watch of the harness\'s own sees every set ready (observedGeneration = generation, ready = children); CPU is the side\'s own (user + system, /proc) by then.',
-    '- **reconciles/s at saturation**: the side restarted on the converged world, so every set is reconciled once and nothing is written; the number of sets over the time from the first reconcile\'s start to the last one\'s end; CPU per reconcile over that window (the side\'s `getrusage` / `process.cpuUsage`).',
+    '- **reconciles/s at saturation**: the side restarted on the converged world, so every set is reconciled once and nothing is written; the number of sets over the time from the first reconcile\'s start to the last one\'s end; CPU per reconcile over that window (the side\'s `getrusage` / `process.cpuUsage`). The converge run is stopped only once the harness\'s watch has seen every set of the steady writes at its written generation, ready; the writes and (Node sides) the collector\'s pauses inside the window are stated under each table.',
     `- **write → reconcile**: after converge, ${fmt(a.rate)} spec changes per second for ${fmt(a.seconds)} s (JSON merge patch, a different set each time); from each write's answer to the start of the first reconcile that read that generation from the cache — all processes on one machine, epoch milliseconds to the microsecond on both ends.`,
     '- **peak RSS**: VmHWM of the side process (/proc/self/status) in the converge + steady run.',
     '',
@@ -324,6 +354,8 @@ export function operatorMarkdown(s: OperatorSection): string {
     });
     const head = ['side', 'converge (s)', '÷ c-r', 'CPU to converge (s)', 'reconciles/s', '÷ c-r', 'CPU µs / reconcile', 'write → reconcile p50 (ms)', 'p99 (ms)', '÷ c-r', 'writes seen', 'peak RSS (MiB)', '÷ c-r', 'reconciles / failed / writes'];
     out.push(`### ${fmt(n)} BenchSets (${fmt(n * a.children)} ConfigMaps)`, '', `| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`), '');
+    const windows = windowText(sides, (id) => s.runs.filter((r) => r.side === id && r.primaries === n));
+    if (windows !== '') out.push(windows, '');
   }
   const targets: string[][] = [];
   for (const n of sizes) {

@@ -3,10 +3,13 @@
 // A side module calls `runOperatorSide(start)` with the config as its one argument (JSON). It prints
 //   {"type":"start","t":…}                           at once (epoch ms)
 //   {"type":"reconciled","count":…,"firstStartMs":…,"atMs":…,"cpuAtFirstMs":…,"cpuMs":…}   when `expect` reconciles completed
-//   {"type":"final","reconciles":…,"errors":…,"writes":…,"cpuMs":…,"maxRssKiB":…,"starts":[[key,gen,ms],…]}   at stdin EOF, then exits
+//   {"type":"final","reconciles":…,"errors":…,"writes":…,"cpuMs":…,"maxRssKiB":…,"starts":[[key,gen,ms],…],"windowGc":{…}}   at stdin EOF, then exits
 // `starts`: the reconciles that began on a BenchSet of generation ≥ 2 (the writer's spec changes).
+// `windowGc` (Node sides only, once `expect` reconciles completed): the collector's pauses that began
+// between the first reconcile's start and the `expect`-th one's end, by kind (`WindowGc`).
 
 import { readFileSync } from 'node:fs';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { KubeConfig } from '@kubernetes/client-node';
 
 /**
@@ -92,6 +95,42 @@ function maxRssKiB(): number {
   }
 }
 
+/**
+ * The garbage collector's pauses inside the saturation window, by kind (Node's `gc` performance
+ * entries: their `duration` is the main thread's pause; concurrent marking on helper threads is not in
+ * it, only in the CPU figures).
+ */
+export interface WindowGc {
+  /** Scavenges (young generation): count and ms. */
+  minor: number;
+  minorMs: number;
+  /** Mark-compacts (whole heap): count and ms. */
+  major: number;
+  majorMs: number;
+  /** Incremental marking steps and weak callbacks: count and ms. */
+  other: number;
+  otherMs: number;
+}
+
+/** Sums the pauses of `gcs` ([kind, epoch start ms, ms]) that began within [from, to]. */
+function windowGc(gcs: ReadonlyArray<readonly [number, number, number]>, from: number, to: number): WindowGc {
+  const w: WindowGc = { minor: 0, minorMs: 0, major: 0, majorMs: 0, other: 0, otherMs: 0 };
+  for (const [kind, at, ms] of gcs) {
+    if (at < from || at > to) continue;
+    if (kind === constants.NODE_PERFORMANCE_GC_MINOR) {
+      w.minor++;
+      w.minorMs += ms;
+    } else if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+      w.major++;
+      w.majorMs += ms;
+    } else {
+      w.other++;
+      w.otherMs += ms;
+    }
+  }
+  return w;
+}
+
 const print = (line: object): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 
 /** Runs a side: `start` builds and starts the operator (resolving or not); the harness prints the protocol's lines. */
@@ -103,7 +142,12 @@ export function runOperatorSide(start: (cfg: OperatorSideConfig, probe: Operator
   let writes = 0;
   let firstStartMs = 0;
   let cpuAtFirstMs = 0;
+  let reconciledAtMs = 0;
   const starts: Array<[string, number, number]> = [];
+  const gcs: Array<[number, number, number]> = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcs.push([((e as { detail?: unknown }).detail as { kind: number }).kind, performance.timeOrigin + e.startTime, e.duration]);
+  }).observe({ entryTypes: ['gc'] });
   const probe: OperatorProbe = {
     start(key, generation) {
       const t = epochMs();
@@ -114,14 +158,18 @@ export function runOperatorSide(start: (cfg: OperatorSideConfig, probe: Operator
       if (generation > 1) starts.push([key, generation, t]);
       return (failed) => {
         if (failed) errors++;
-        if (++reconciles === cfg.expect) print({ type: 'reconciled', count: cfg.expect, firstStartMs, atMs: epochMs(), cpuAtFirstMs, cpuMs: cpuMs() });
+        if (++reconciles === cfg.expect) {
+          reconciledAtMs = epochMs();
+          print({ type: 'reconciled', count: cfg.expect, firstStartMs, atMs: reconciledAtMs, cpuAtFirstMs, cpuMs: cpuMs() });
+        }
       };
     },
     write: () => void writes++,
   };
   process.stdin.resume();
   process.stdin.on('end', () => {
-    print({ type: 'final', reconciles, errors, writes, cpuMs: cpuMs(), maxRssKiB: maxRssKiB(), starts });
+    const gc = reconciledAtMs === 0 ? undefined : windowGc(gcs, firstStartMs, reconciledAtMs);
+    print({ type: 'final', reconciles, errors, writes, cpuMs: cpuMs(), maxRssKiB: maxRssKiB(), starts, windowGc: gc });
     process.exit(0);
   });
   start(cfg, probe).catch((err: unknown) => {

@@ -19,8 +19,12 @@ export interface SpecWrite {
 
 /** A watch of the namespace's BenchSets that knows how many are ready. */
 export interface ReadyWatch {
-  /** Resolves with the time (epoch ms) the ready count first reaches `n` after this call. */
-  allReady(timeoutMs: number): Promise<number>;
+  /**
+   * Resolves with the time (epoch ms) the ready count first reaches `n` after this call, and this watch
+   * has seen every set of `writes` at its written generation or later. Without `writes`, a set whose
+   * spec change the watch has not yet seen would still count as ready at its old generation.
+   */
+  allReady(timeoutMs: number, writes?: readonly SpecWrite[]): Promise<number>;
   /** Ready sets now. */
   ready(): number;
   close(): void;
@@ -126,16 +130,20 @@ export class OperatorWorld {
   async watchReady(n: number): Promise<ReadyWatch> {
     const isReady = (s: BenchSet): boolean => s.status?.observedGeneration === s.metadata.generation && s.status?.ready === s.spec.children;
     const state = new Map<string, boolean>();
+    /** The generation this watch last saw of each set, by name. */
+    const seen = new Map<string, number>();
     let count = 0;
-    const waiters: Array<() => void> = [];
+    /** Each returns true once it settled its promise. */
+    let waiters: Array<() => boolean> = [];
     const apply = (s: BenchSet, gone: boolean): void => {
       const key = s.metadata.name;
       const was = state.get(key) ?? false;
       const now = !gone && isReady(s);
       if (gone) state.delete(key);
       else state.set(key, now);
+      seen.set(key, s.metadata.generation);
       count += Number(now) - Number(was);
-      if (count >= n) for (const w of waiters.splice(0)) w();
+      if (count >= n && waiters.length > 0) waiters = waiters.filter((w) => !w());
     };
     const list = JSON.parse((await this.#ok('GET', this.#setsPath)).toString()) as { metadata: { resourceVersion: string }; items: BenchSet[] };
     for (const s of list.items) apply(s, false);
@@ -158,13 +166,17 @@ export class OperatorWorld {
     });
     return {
       ready: () => count,
-      allReady: (timeoutMs) =>
+      allReady: (timeoutMs, writes = []) =>
         new Promise<number>((resolve, reject) => {
-          if (count >= n) return resolve(epochMs());
-          const timer = setTimeout(() => reject(new Error(`${count} of ${n} BenchSets ready after ${timeoutMs / 1000} s`)), timeoutMs);
+          const written = writes.map((w) => [w.key.slice(w.key.indexOf('/') + 1), w.generation] as const);
+          const unseen = (): number => written.filter(([name, generation]) => (seen.get(name) ?? 0) < generation).length;
+          if (count >= n && unseen() === 0) return resolve(epochMs());
+          const timer = setTimeout(() => reject(new Error(`${count} of ${n} BenchSets ready, ${unseen()} of ${written.length} spec changes not yet seen, after ${timeoutMs / 1000} s`)), timeoutMs);
           waiters.push(() => {
+            if (unseen() > 0) return false;
             clearTimeout(timer);
             resolve(epochMs());
+            return true;
           });
         }),
       close: () => {
