@@ -274,7 +274,7 @@ async function runSide(world: OperatorWorld, kubeconfig: string, side: OperatorS
   return run;
 }
 
-/** The saturation window's collector pauses and writes, for the log: `` when the side does not report them. */
+/** The saturation window's collector pauses and writes, for the log; empty when the side does not report them. */
 function gcText(run: OperatorRun): string {
   const gc = run.saturationGc;
   if (gc === undefined) return '';
