@@ -1,29 +1,15 @@
 // Contender (c): kube-informer's SharedIndexInformer over newListWatch, with `handlers` no-op handlers.
 //
 // Variants by config: `metadataOnly` (PartialObjectMetadata), `strip` (the stripManagedFields
-// transform), `watchList` (streaming list). In mode `watch` the first list is made at exactly
-// `listRv` (a thin wrapper over the ListerWatcher), so the watch replays the server's recorded burst.
+// transform), `watchList` (streaming list). The requests are bench/lib/ki-source.ts's.
 
-import { newListWatch, type ListerWatcher } from '../../src/listwatch/index.js';
 import { SharedIndexInformer, stripManagedFields } from '../../src/informer/index.js';
 import type { KubeObject } from '../../src/core/index.js';
-import { benchKubeConfig, runContender } from '../lib/contender.js';
+import { runContender } from '../lib/contender.js';
+import { podSource } from '../lib/ki-source.js';
 
 await runContender((cfg, hooks) => {
-  const lw = newListWatch<KubeObject>(benchKubeConfig(cfg), { group: '', version: 'v1', resource: 'pods' }, { metadataOnly: cfg.metadataOnly, namespace: cfg.namespace });
-  let source: ListerWatcher<KubeObject> = lw;
-  if (cfg.listRv !== undefined) {
-    const rv = cfg.listRv;
-    let first = true;
-    source = {
-      list(options, signal) {
-        if (!first || options.continue !== undefined) return lw.list(options, signal);
-        first = false;
-        return lw.list({ ...options, resourceVersion: rv, resourceVersionMatch: 'Exact' }, signal);
-      },
-      watch: (options, signal) => lw.watch(options, signal),
-    };
-  }
+  const source = podSource(cfg);
   const informer = new SharedIndexInformer<KubeObject>(source, {
     name: cfg.id,
     transform: cfg.strip ? stripManagedFields : undefined,

@@ -51,9 +51,11 @@ const DEFAULT_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'controller']
 const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'real', 'operator', 'controller'];
 
 /** Every contender, in the order tables list them. */
-export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-1', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'ki-dist', 'client-go', 'client-go-meta'];
+export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-reflector', 'ki-controller', 'ki-1', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'ki-dist', 'client-go', 'client-go-meta'];
+/** The library's lower floors alone (bench/contenders/kube-informer-stages.ts): only when `--only` names them. */
+const STAGE_CONTENDERS: ContenderId[] = ['ki-reflector', 'ki-controller'];
 /** The fake-server phases' contenders without `--only` (`ki-dist`, the `dist/` build, is the independent phase's). */
-const FAKE_CONTENDERS: ContenderId[] = ALL_CONTENDERS.filter((id) => id !== 'ki-dist');
+const FAKE_CONTENDERS: ContenderId[] = ALL_CONTENDERS.filter((id) => id !== 'ki-dist' && !STAGE_CONTENDERS.includes(id));
 /** The independent phase's contenders without `--indep-only`. */
 const INDEP_CONTENDERS: ContenderId[] = ['raw', 'client-node', 'ki-dist'];
 /** The contenders of a `--kubeconfig` run without `--only`. */
@@ -67,7 +69,9 @@ const USAGE = `Usage: npm run bench -- [flags]
   --steady-minutes 10         length of the steady watch (0 = skip)
   --steady-rate 50            MODIFIED events/s during the steady watch
   --steady-pods 10000         pods during the steady watch
-  --only raw,ki-1,...         run only these contenders (default: all)
+  --only raw,ki-1,...         run only these contenders (default: all but ki-dist and the floors
+                              ki-reflector and ki-controller: kube-informer's Reflector alone, and its
+                              newController, to place the informer's per-event cost between its floors)
   --profile ki-1              run these contenders with node --cpu-prof (bench/results/profiles/)
   --phases sync,big,steady,indep,controller   run only these phases (default: all but real)
   --indep-pods 10000,50000    independent phase (issue 29's outside harness): sizes

@@ -54,8 +54,11 @@ export function startServer(): ServerProcess {
   };
 }
 
-/** Which program each contender runs, and the config fields that make it that contender. */
-export const CONTENDERS: Record<ContenderId, { program: 'raw' | 'client-node' | 'kube-informer' | 'kube-informer-dist' | 'client-go'; handlers: number; metadataOnly?: boolean; strip?: boolean; watchList?: boolean; label: string }> = {
+/**
+ * Which program each contender runs, and the config fields that make it that contender. `stage` picks
+ * the floor a `kube-informer-stages` contender stops at (bench/contenders/kube-informer-stages.ts).
+ */
+export const CONTENDERS: Record<ContenderId, { program: 'raw' | 'client-node' | 'kube-informer' | 'kube-informer-dist' | 'kube-informer-stages' | 'client-go'; handlers: number; metadataOnly?: boolean; strip?: boolean; watchList?: boolean; stage?: 'reflector' | 'controller'; label: string }> = {
   raw: { program: 'raw', handlers: 1, label: '(a) raw baseline' },
   'raw-meta': { program: 'raw', handlers: 1, metadataOnly: true, label: '(a) raw baseline, metadata-only' },
   'client-node': { program: 'client-node', handlers: 1, label: '(b) client-node makeInformer' },
@@ -65,6 +68,8 @@ export const CONTENDERS: Record<ContenderId, { program: 'raw' | 'client-node' | 
   'ki-meta': { program: 'kube-informer', handlers: 1, metadataOnly: true, label: '(c) kube-informer, metadata-only' },
   'ki-watchlist': { program: 'kube-informer', handlers: 1, watchList: true, label: '(c) kube-informer, streaming list' },
   'ki-dist': { program: 'kube-informer-dist', handlers: 1, label: '(c) kube-informer from dist/, as a user builds it' },
+  'ki-reflector': { program: 'kube-informer-stages', handlers: 1, stage: 'reflector', label: '(c) kube-informer\'s Reflector into an Indexer (a floor, not an informer)' },
+  'ki-controller': { program: 'kube-informer-stages', handlers: 1, stage: 'controller', label: '(c) kube-informer\'s newController: Reflector, DeltaFIFO, Indexer (a floor)' },
   'client-go': { program: 'client-go', handlers: 1, label: '(d) client-go SharedIndexInformer' },
   'client-go-meta': { program: 'client-go', handlers: 1, metadataOnly: true, label: '(d) client-go metadata informer' },
 };
@@ -113,6 +118,7 @@ export function startContender(cfg: ContenderConfig, profile: boolean): Contende
     }
     // Compiled, as users run it (bench/lib/build.ts); the caller built it once with buildBench().
     node.push(compiled(`contenders/${spec.program}.ts`), JSON.stringify(cfg));
+    if (spec.stage !== undefined) node.push(spec.stage);
     child = spawn(process.execPath, node, { stdio: ['pipe', 'pipe', 'inherit'] });
   }
   const lines: ContenderLine[] = [];

@@ -14,6 +14,8 @@ export type ContenderId =
   | 'ki-meta'
   | 'ki-watchlist'
   | 'ki-dist'
+  | 'ki-reflector'
+  | 'ki-controller'
   | 'client-go'
   | 'client-go-meta';
 
