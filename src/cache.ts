@@ -46,7 +46,7 @@ export type {
   LabelSelectorInput,
 } from './store/index.js';
 export { DeltaFIFO, FifoClosedError, TransformFailedError, isFifoClosedError, newestDelta, oldestDelta } from './fifo/index.js';
-export type { Delta, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter, PopProcessFunc } from './fifo/index.js';
+export type { ChangeProcessFunc, Delta, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter, PopProcessFunc } from './fifo/index.js';
 export { Reflector, INITIAL_EVENTS_END_ANNOTATION } from './reflector/index.js';
 export {
   WatchStalledError,
@@ -85,6 +85,7 @@ export {
   informerIndexer,
   newController,
   processDeltas,
+  processChange,
   isSyncDelta,
   SingleFileTracker,
   AsyncTracker,

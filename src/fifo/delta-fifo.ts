@@ -6,7 +6,7 @@ import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { preview } from '../core/preview.js';
 import { RingBuffer } from '../runtime/ring-buffer.js';
 import { FifoClosedError, TransformFailedError } from './errors.js';
-import type { Delta, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter, PopProcessFunc } from './types.js';
+import type { ChangeProcessFunc, Delta, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter, PopProcessFunc } from './types.js';
 
 /**
  * Internal (not exported by the package): offers `fifo` a page of a paged list in progress — `first`
@@ -383,18 +383,22 @@ export class DeltaFIFO<T> {
    * by `tryPop` first, and from the first item whose processing is async, or that queues something,
    * the rest of the list is queued.
    *
+   * `change`, when given, takes a single change handed over that way (from `add`, `update` or
+   * `delete`; not the items of a `replace`) in place of `process([{ type, object }], false, key)`, and
+   * must do the same (see {@link ChangeProcessFunc}). Default: `process` takes every change.
+   *
    * Rejects with a {@link FifoClosedError} when the queue is closed and empty, and with `process`'s
-   * own error when a change handed over that way fails (the producer's call returns normally); an
-   * async `process` is waited for before it settles. One consumer may park at a time (a second
-   * `park` while one waits is `INVALID_OPTION`).
+   * (or `change`'s) own error when a change handed over that way fails (the producer's call returns
+   * normally); an async `process` is waited for before it settles. One consumer may park at a time (a
+   * second `park` while one waits is `INVALID_OPTION`).
    */
-  park(process: PopProcessFunc<T>): Promise<void> {
+  park(process: PopProcessFunc<T>, change?: ChangeProcessFunc<T>): Promise<void> {
     if (this.#parked !== undefined) return Promise.reject(new InvalidOptionError('DeltaFIFO.park: a consumer is already parked'));
     if (!this.#busy && this.#items.size > 0) return Promise.resolve();
     if (!this.#busy && this.#closed) return Promise.reject(new FifoClosedError());
     // A `pop` holding the turn wakes it when the turn comes free (#releaseTurn).
     return new Promise<void>((resolve, reject) => {
-      this.#parked = { process, settle: (failure) => (failure === undefined ? resolve() : reject(failure.error)) };
+      this.#parked = { process, change, settle: (failure) => (failure === undefined ? resolve() : reject(failure.error)) };
     });
   }
 
@@ -595,7 +599,9 @@ export class DeltaFIFO<T> {
     this.#busy = true;
     let result: ReturnType<PopProcessFunc<T>>;
     try {
-      result = parked.process([{ type, object }], isInInitialList, key);
+      // A single change after the initial list goes to the consumer's `change` when it gave one.
+      const change = parked.change;
+      result = change !== undefined && !isInInitialList && type !== 'Replaced' && type !== 'Sync' ? change(type, object, key) : parked.process([{ type, object }], isInInitialList, key);
     } catch (error) {
       this.#popped();
       this.#unpark({ error });
@@ -632,6 +638,8 @@ export class DeltaFIFO<T> {
 /** A consumer parked in {@link DeltaFIFO.park}. */
 interface Parked<T> {
   readonly process: PopProcessFunc<T>;
+  /** Takes a single change handed over, when given (see {@link DeltaFIFO.park}). */
+  readonly change: ChangeProcessFunc<T> | undefined;
   /** Ends the park: resolves, or rejects with the failure's error. */
   readonly settle: (failure: { error: unknown } | undefined) => void;
 }

@@ -45,6 +45,15 @@ export interface KeyListerGetter<T> {
  */
 export type PopProcessFunc<T> = (deltas: Deltas<T>, isInInitialList: boolean, key: string) => void | Promise<void>;
 
+/**
+ * What a parked consumer may give {@link DeltaFIFO.park} besides its `PopProcessFunc`: called with one
+ * change the queue hands over at once (an `add`, `update` or `delete` that found nothing queued and
+ * nobody popping, after the initial list), instead of `process([{ type, object }], false, key)`. It must
+ * do exactly what that call would: it saves the one-delta list and whatever the general function does
+ * to walk it, on the path a watch takes for nearly every event. May be async, like `process`.
+ */
+export type ChangeProcessFunc<T> = (type: 'Added' | 'Updated' | 'Deleted', object: T | DeletedFinalStateUnknown<T>, key: string) => void | Promise<void>;
+
 /** Options of {@link DeltaFIFO}. */
 export interface DeltaFIFOOptions<T> {
   /**

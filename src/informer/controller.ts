@@ -8,7 +8,7 @@ import { toError } from '../core/errors.js';
 import { channels, publish } from '../observability/channels.js';
 import { isFifoClosedError } from '../fifo/errors.js';
 import { stageListPage, type DeltaFIFO } from '../fifo/delta-fifo.js';
-import type { Delta, Deltas, PopProcessFunc } from '../fifo/types.js';
+import type { ChangeProcessFunc, Delta, DeltaType, Deltas, PopProcessFunc } from '../fifo/types.js';
 import { IndexedStore, putByKey } from '../store/store.js';
 import type { Store } from '../store/types.js';
 import type { ListerWatcher } from '../listwatch/types.js';
@@ -41,8 +41,12 @@ export interface DeltaHandler<T> {
  * (including two objects without resource versions): an `Added`/`Updated` from a watch is always a change.
  */
 export function isSyncDelta<T>(delta: Delta<T>, oldObj: T, newObj: T): boolean {
-  if (delta.type === 'Sync') return true;
-  if (delta.type !== 'Replaced') return false;
+  return isSyncChange(delta.type, oldObj, newObj);
+}
+
+function isSyncChange<T>(type: DeltaType, oldObj: T, newObj: T): boolean {
+  if (type === 'Sync') return true;
+  if (type !== 'Replaced') return false;
   const oldRv = getResourceVersion(oldObj);
   return oldRv !== undefined && oldRv !== '' && oldRv === getResourceVersion(newObj);
 }
@@ -51,33 +55,33 @@ function isThenable(value: unknown): value is PromiseLike<void> {
   return value !== null && typeof value === 'object' && typeof (value as PromiseLike<void>).then === 'function';
 }
 
-function applyDelta<T>(
+function applyChange<T>(
   handler: DeltaHandler<T>,
   store: Store<T>,
-  delta: Delta<T>,
+  type: DeltaType,
+  object: T | DeletedFinalStateUnknown<T>,
   isInInitialList: boolean,
   key: string | undefined,
 ): void | Promise<void> {
-  if (delta.type === 'Deleted') {
-    store.delete(delta.object);
-    return handler.onDelete(delta.object);
+  if (type === 'Deleted') {
+    store.delete(object);
+    return handler.onDelete(object);
   }
-  const obj = delta.object as T;
-  if (obj instanceof DeletedFinalStateUnknown) {
+  if (object instanceof DeletedFinalStateUnknown) {
     // Only a Deleted delta may carry a tombstone; anything else is a queue bug, not user data.
-    throw new TypeError(`a ${delta.type} delta carried a DeletedFinalStateUnknown for ${obj.key}`);
+    throw new TypeError(`a ${type} delta carried a DeletedFinalStateUnknown for ${object.key}`);
   }
   let old: T | undefined;
   if (key !== undefined && store instanceof IndexedStore) {
     // One lookup and one write with the queue's key, instead of building and hashing it twice.
-    old = putByKey(store as IndexedStore<T>, key, obj);
+    old = putByKey(store as IndexedStore<T>, key, object);
   } else {
-    old = store.get(obj);
-    if (old !== undefined) store.update(obj);
-    else store.add(obj);
+    old = store.get(object);
+    if (old !== undefined) store.update(object);
+    else store.add(object);
   }
-  if (old !== undefined) return handler.onUpdate(old, obj, isSyncDelta(delta, old, obj));
-  return handler.onAdd(obj, isInInitialList);
+  if (old !== undefined) return handler.onUpdate(old, object, isSyncChange(type, old, object));
+  return handler.onAdd(object, isInInitialList);
 }
 
 /**
@@ -112,11 +116,27 @@ function processFrom<T>(
   from: number,
 ): void | Promise<void> {
   for (let i = from; i < deltas.length; i++) {
-    const result = applyDelta(handler, store, deltas[i], isInInitialList, key);
+    const delta = deltas[i];
+    const result = applyChange(handler, store, delta.type, delta.object, isInInitialList, key);
     if (isThenable(result)) {
       return Promise.resolve(result).then(() => processFrom(handler, store, deltas, isInInitialList, key, i + 1));
     }
   }
+}
+
+/**
+ * {@link processDeltas} of the one delta `{ type, object }` outside the initial list, without the list:
+ * what `processDeltas(handler, store, [{ type, object }], false, key)` does, in the form a
+ * {@link ChangeProcessFunc} takes it (`DeltaFIFO.park`'s single change, `ControllerConfig.processChange`).
+ */
+export function processChange<T>(
+  handler: DeltaHandler<T>,
+  store: Store<T>,
+  type: 'Added' | 'Updated' | 'Deleted',
+  object: T | DeletedFinalStateUnknown<T>,
+  key?: string,
+): void | Promise<void> {
+  return applyChange(handler, store, type, object, false, key);
 }
 
 /** A running informer loop (client-go's `cache.Controller`). */
@@ -142,6 +162,13 @@ export interface ControllerConfig<T> {
   listerWatcher: ListerWatcher<T>;
   /** Called with each popped key's deltas; a throw or rejection stops the controller with that error. */
   process: PopProcessFunc<T>;
+  /**
+   * Called instead of `process` with a single change the queue hands over at once (an event of a watch
+   * the loop keeps up with: see `DeltaFIFO.park`); must do what `process([{ type, object }], false,
+   * key)` would. Give it when your `process` is {@link processDeltas}, as {@link processChange}, and the
+   * watch's common event skips the one-delta list. Default: `process` takes every change.
+   */
+  processChange?: ChangeProcessFunc<T>;
   /** Name in errors and diagnostics. Default `'controller'`. */
   name?: string;
   /** How often the reflector asks for a resync, in ms. Default 0 (never). */
@@ -295,13 +322,16 @@ class ProcessController<T> implements ReflectorController {
       if (signal.aborted) return;
       return process(deltas, isInInitialList, key);
     };
+    const processChange = this.#config.processChange;
+    const guardedChange: ChangeProcessFunc<T> | undefined =
+      processChange === undefined ? undefined : (type, object, key) => (signal.aborted ? undefined : processChange(type, object, key));
     while (!signal.aborted) {
       // What is queued is drained without a promise per key. On an empty queue the loop parks: a change
       // that comes while it waits is processed at once by the producer's call (see DeltaFIFO.park).
       const taken = queue.tryPop(guarded);
       if (taken === undefined) {
         try {
-          await queue.park(guarded);
+          await queue.park(guarded, guardedChange);
         } catch (err) {
           if (isFifoClosedError(err)) return;
           throw err;
@@ -326,6 +356,7 @@ export function newController<T>(config: ControllerConfig<T>): ReflectorControll
     queue: 'object',
     listerWatcher: 'object',
     process: 'function',
+    processChange: 'function',
     name: 'string',
     resyncPeriodMs: 'duration',
     shouldResync: 'function',

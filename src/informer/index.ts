@@ -8,6 +8,7 @@ export * from './transforms.js';
 export type { HealthThresholds, InformerHealth, InformerState, InformerCounters, HandlerHealth, WatchHealth, StaleCache } from './health.js';
 export {
   processDeltas,
+  processChange,
   isSyncDelta,
   newController,
   type DeltaHandler,

@@ -8,6 +8,13 @@ import { HandlerError } from './errors.js';
 import type { ResourceEventHandler } from './handler.js';
 import { SingleFileTracker, SyncCondition } from './sync-track.js';
 
+/**
+ * What a parked loop is scheduled on: a resolved promise's `then`, not `queueMicrotask`, which Node wraps
+ * in an async resource per call (as the scheduler's pump does; runs once per event of a watch that brings
+ * one at a time). Both run the loop as a microtask, in the order scheduled.
+ */
+const RESOLVED = Promise.resolve();
+
 /** A notification waiting in a listener's buffer. */
 export type Notification<T> = AddNotification<T> | UpdateNotification<T> | DeleteNotification<T>;
 
@@ -184,7 +191,7 @@ export class ProcessorListener<T> {
   #unpark(): void {
     if (!this.#parked) return;
     this.#parked = false;
-    queueMicrotask(this.#drain);
+    void RESOLVED.then(this.#drain);
   }
 
   /**
@@ -294,7 +301,7 @@ export class ProcessorListener<T> {
       }
       if (!this.#settled(n, false, undefined)) return;
     }
-    queueMicrotask(this.#drain);
+    void RESOLVED.then(this.#drain);
   }
 
   /** A callback's promise settled: its notification is done, then delivery goes on. */

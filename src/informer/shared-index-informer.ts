@@ -33,6 +33,7 @@ import {
 import {
   closeListerWatcher,
   newController,
+  processChange,
   processDeltas,
   type DeltaHandler,
   type ReflectorController,
@@ -540,6 +541,14 @@ export class SharedIndexInformer<T> {
           ? this.#processReportingIndexErrors(deltas, isInInitialList, indexerKey)
           : processDeltas(this.#deltaHandler, this.#indexer, deltas, isInInitialList, indexerKey);
       },
+      // A watched change the queue hands over at once (nearly every event of a watch the informer keeps
+      // up with) skips the one-delta list; 'report' applies each delta on its own and keeps `process`.
+      processChange:
+        this.#options.errorPolicy === 'report'
+          ? undefined
+          : this.#options.transform === undefined
+            ? (type, object, key) => processChange(this.#deltaHandler, this.#indexer, type, object, key)
+            : (type, object) => processChange(this.#deltaHandler, this.#indexer, type, object),
       resyncPeriodMs: this.#resyncCheckPeriodMs,
       shouldResync: () => this.#processor.shouldResync(this.#clock.now()),
       clock: this.#clock,
