@@ -165,8 +165,9 @@ export interface ControllerConfig<T> {
   /**
    * Called instead of `process` with a single change the queue hands over at once (an event of a watch
    * the loop keeps up with: see `DeltaFIFO.park`); must do what `process([{ type, object }], false,
-   * key)` would. Give it when your `process` is {@link processDeltas}, as {@link processChange}, and the
-   * watch's common event skips the one-delta list. Default: `process` takes every change.
+   * key)` would. When `process` is `processDeltas(handler, store, ...)`, give `(type, object, key) =>
+   * processChange(handler, store, type, object, key)` (see {@link processChange}): the watch's common
+   * event then skips the one-delta list. Default: `process` takes every change.
    */
   processChange?: ChangeProcessFunc<T>;
   /** Name in errors and diagnostics. Default `'controller'`. */
