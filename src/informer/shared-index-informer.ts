@@ -528,27 +528,24 @@ export class SharedIndexInformer<T> {
         }),
       );
     }
+    // The queue's key is the indexer's when nothing transforms the objects: both key them by
+    // namespace/name (keyFunc above), but the queue keys an object before its transform, as client-go's.
+    const keyed = this.#options.transform === undefined;
     this.#controller = newController<T>({
       queue: fifo,
       listerWatcher: this.#lw,
       closeListerWatcher: false, // the informer closes it below, when it owns it
       name: this.#name,
-      // The queue's key is the indexer's when nothing transforms the objects: both key them by
-      // namespace/name (keyFunc above), but the queue keys an object before its transform, as client-go's.
-      process: (deltas, isInInitialList, key) => {
-        const indexerKey = this.#options.transform === undefined ? key : undefined;
-        return this.#options.errorPolicy === 'report'
-          ? this.#processReportingIndexErrors(deltas, isInInitialList, indexerKey)
-          : processDeltas(this.#deltaHandler, this.#indexer, deltas, isInInitialList, indexerKey);
-      },
+      process: (deltas, isInInitialList, key) =>
+        this.#options.errorPolicy === 'report'
+          ? this.#processReportingIndexErrors(deltas, isInInitialList, keyed ? key : undefined)
+          : processDeltas(this.#deltaHandler, this.#indexer, deltas, isInInitialList, keyed ? key : undefined),
       // A watched change the queue hands over at once (nearly every event of a watch the informer keeps
       // up with) skips the one-delta list; 'report' applies each delta on its own and keeps `process`.
       processChange:
         this.#options.errorPolicy === 'report'
           ? undefined
-          : this.#options.transform === undefined
-            ? (type, object, key) => processChange(this.#deltaHandler, this.#indexer, type, object, key)
-            : (type, object) => processChange(this.#deltaHandler, this.#indexer, type, object),
+          : (type, object, key) => processChange(this.#deltaHandler, this.#indexer, type, object, keyed ? key : undefined),
       resyncPeriodMs: this.#resyncCheckPeriodMs,
       shouldResync: () => this.#processor.shouldResync(this.#clock.now()),
       clock: this.#clock,
