@@ -35,7 +35,7 @@ const log = (msg: string): void => void process.stderr.write(`[bench ${new Date(
 /** Runs one contender to completion (sync, and the burst in mode watch); returns what it printed. */
 async function runOnce(args: BenchArgs, base: Omit<ContenderConfig, 'id' | 'handlers' | 'metadataOnly' | 'strip' | 'watchList'>, id: ContenderId): Promise<ContenderLine[]> {
   const spec = CONTENDERS[id];
-  const cfg: ContenderConfig = { ...base, id, handlers: spec.handlers, metadataOnly: spec.metadataOnly ?? false, strip: spec.strip ?? false, watchList: spec.watchList ?? false };
+  const cfg: ContenderConfig = { ...base, id, handlers: spec.handlers, metadataOnly: spec.metadataOnly ?? false, strip: spec.strip ?? false, watchList: spec.watchList ?? false, coalesceMs: spec.coalesceMs };
   const child = startContender(cfg, args.profile.includes(id));
   const limit = setTimeout(() => void child.stop(), cfg.syncTimeoutMs + 600_000);
   await child.exited;

@@ -51,11 +51,14 @@ const DEFAULT_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'controller']
 const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'real', 'operator', 'controller'];
 
 /** Every contender, in the order tables list them. */
-export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-reflector', 'ki-controller', 'ki-1', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'ki-dist', 'client-go', 'client-go-meta'];
-/** The library's lower floors alone (bench/contenders/kube-informer-stages.ts): only when `--only` names them. */
-const STAGE_CONTENDERS: ContenderId[] = ['ki-reflector', 'ki-controller'];
+export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-reflector', 'ki-controller', 'ki-1', 'ki-coalesce', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'ki-dist', 'client-go', 'client-go-meta'];
+/**
+ * Run only when `--only` names them: the library's lower floors alone (bench/contenders/kube-informer-stages.ts),
+ * and `ki-coalesce` (newListWatch's `watchCoalesceMs: 20`, a trade of latency for CPU measured on the real server).
+ */
+const OPT_IN_CONTENDERS: ContenderId[] = ['ki-reflector', 'ki-controller', 'ki-coalesce'];
 /** The fake-server phases' contenders without `--only` (`ki-dist`, the `dist/` build, is the independent phase's). */
-const FAKE_CONTENDERS: ContenderId[] = ALL_CONTENDERS.filter((id) => id !== 'ki-dist' && !STAGE_CONTENDERS.includes(id));
+const FAKE_CONTENDERS: ContenderId[] = ALL_CONTENDERS.filter((id) => id !== 'ki-dist' && !OPT_IN_CONTENDERS.includes(id));
 /** The independent phase's contenders without `--indep-only`. */
 const INDEP_CONTENDERS: ContenderId[] = ['raw', 'client-node', 'ki-dist'];
 /** The contenders of a `--kubeconfig` run without `--only`. */

@@ -11,7 +11,7 @@ import type { ContenderConfig } from './protocol.js';
 
 /** Pods of `cfg`'s server (its namespace, metadata-only when asked), first listed at `cfg.listRv` when given. */
 export function podSource(cfg: ContenderConfig): ListerWatcher<KubeObject> {
-  const lw = newListWatch<KubeObject>(benchKubeConfig(cfg), { group: '', version: 'v1', resource: 'pods' }, { metadataOnly: cfg.metadataOnly, namespace: cfg.namespace });
+  const lw = newListWatch<KubeObject>(benchKubeConfig(cfg), { group: '', version: 'v1', resource: 'pods' }, { metadataOnly: cfg.metadataOnly, namespace: cfg.namespace, watchCoalesceMs: cfg.coalesceMs });
   if (cfg.listRv === undefined) return lw;
   const rv = cfg.listRv;
   let first = true;

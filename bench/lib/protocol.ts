@@ -16,6 +16,7 @@ export type ContenderId =
   | 'ki-dist'
   | 'ki-reflector'
   | 'ki-controller'
+  | 'ki-coalesce'
   | 'client-go'
   | 'client-go-meta';
 
@@ -43,6 +44,8 @@ export interface ContenderConfig {
   strip: boolean;
   /** Streaming list (`sendInitialEvents`) instead of list + watch. */
   watchList: boolean;
+  /** newListWatch's `watchCoalesceMs` (the kube-informer contenders); default 0. */
+  coalesceMs?: number;
   /** Mode `watch`: list at exactly this resourceVersion, so the watch replays the recorded events. */
   listRv?: string;
   /** Mode `steady`: memory sample period. */

@@ -7,6 +7,7 @@ import type { LoggerOption } from '../core/log.js';
 import { closestOption, InvalidOptionError, omitRules, validateGroupVersionResource, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import type { GroupVersionResourceFor, ResourceDescriptor } from '../core/resources.js';
 import type { GroupVersionResource } from '../core/types.js';
+import { validateCoalesceMs } from '../listwatch/decoder.js';
 import { newListWatch, type KubeConfigLike } from '../listwatch/index.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import { metaNamespaceIndexFunc, NamespaceIndex } from '../store/types.js';
@@ -58,6 +59,13 @@ export interface SharedInformerFactoryOptions {
    * Default: none.
    */
   agent?: http.Agent;
+  /**
+   * Every watch gathers its reads while events keep coming, for up to this many milliseconds: less CPU
+   * per event for up to this much latency per event — see `NewListWatchOptions.watchCoalesceMs` and
+   * docs/operations.md ("Tuning CPU"). Its holds run on the real clock, not `informerOptions.clock`. At
+   * most 1 000. Default `0`: every read as it comes.
+   */
+  watchCoalesceMs?: number;
   /** Builds the ListerWatcher of a resource. Default: `newListWatch(kubeConfig, gvr, { namespace, ... })`. */
   listWatchFor?: (gvr: GroupVersionResource) => ListerWatcher<unknown>;
 }
@@ -74,6 +82,7 @@ const FACTORY_OPTION_SCHEMA = {
   informerOptions: omitRules(INFORMER_OPTION_SCHEMA, 'name', 'resyncPeriodMs', 'indexers', 'transform'),
   onError: 'function',
   agent: 'object',
+  watchCoalesceMs: 'duration',
   listWatchFor: 'function',
 } as const satisfies OptionSchemaFor<SharedInformerFactoryOptions>;
 
@@ -144,6 +153,10 @@ export class SharedInformerFactory {
     validateOptions('SharedInformerFactory', options, FACTORY_OPTION_SCHEMA);
     for (const [key, ms] of Object.entries(options.customResync ?? {})) {
       validateOptions('SharedInformerFactory', { [`customResync['${key}']`]: ms }, { [`customResync['${key}']`]: 'duration' });
+    }
+    validateCoalesceMs('SharedInformerFactory', 'watchCoalesceMs', options.watchCoalesceMs);
+    if (options.watchCoalesceMs !== undefined && options.listWatchFor !== undefined) {
+      throw new InvalidOptionError('SharedInformerFactory: option watchCoalesceMs is passed to newListWatch, which listWatchFor replaces: give it to your own newListWatch instead');
     }
     if (kubeConfig === undefined && options.listWatchFor === undefined) {
       throw new TypeError('SharedInformerFactory needs a kubeConfig unless listWatchFor is given');
@@ -347,7 +360,7 @@ export class SharedInformerFactory {
 
   #listWatch(gvr: GroupVersionResource, shard: ShardSelector | undefined): ListerWatcher<unknown> {
     if (this.#options.listWatchFor !== undefined) return this.#options.listWatchFor(gvr);
-    const { namespace, labelSelector, fieldSelector, logger, agent } = this.#options;
-    return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, { namespace, labelSelector, fieldSelector, shard, logger, agent });
+    const { namespace, labelSelector, fieldSelector, logger, agent, watchCoalesceMs } = this.#options;
+    return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, { namespace, labelSelector, fieldSelector, shard, logger, agent, watchCoalesceMs });
   }
 }

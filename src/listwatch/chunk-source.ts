@@ -1,6 +1,7 @@
 // Pulling byte chunks out of a Node stream or any async iterable, stoppable at once, keeping what arrived.
 
 import { Readable } from 'node:stream';
+import type { Clock, ClockTimer } from '../core/clock.js';
 import { RingBuffer } from '../runtime/ring-buffer.js';
 
 /** A chunk of a watch body. */
@@ -19,6 +20,34 @@ export interface ChunkSource {
   read(onChunk: (result: IteratorResult<Chunk>) => void, onFailed: (error: unknown) => void): void;
   /** Stops reading and destroys the underlying stream; a pending `next()` or `read()` ends done. */
   close(): void;
+  /**
+   * Stops reading the connection for `ms` on `clock`, from the end of the current turn of the event
+   * loop (what the socket holds now is read first), so what arrives meanwhile is read in one go
+   * (see `DecodeWatchStreamOptions.coalesceMs`). Ignored while a hold is on, after `close()`, after a
+   * turn that read {@link HOLD_SKIP_BYTES} or more since the last hold (the reads are large already),
+   * and by a source with no socket: only a Node HTTP response has one.
+   */
+  hold?(ms: number, clock: Clock): void;
+}
+
+/**
+ * What one hold-to-hold stretch may read and still be held: a connection that delivers this much between
+ * two holds is busy enough that its reads are large already, and holding it would only cap its rate.
+ */
+export const HOLD_SKIP_BYTES = 256 * 1024;
+
+/** The part of a socket a hold uses. */
+interface Pausable {
+  pause(): unknown;
+  resume(): unknown;
+}
+
+/** A hold in progress: waiting for its turn to end (`immediate`), then paused until its `timer`. */
+interface Hold {
+  readonly socket: Pausable;
+  readonly clock: Clock;
+  immediate: ReturnType<typeof setImmediate> | undefined;
+  timer: ClockTimer | undefined;
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
@@ -47,6 +76,10 @@ class StreamChunkSource implements ChunkSource {
   #error: unknown;
   #closed = false;
   #waiter: Waiter | undefined;
+  /** The hold in progress (see {@link ChunkSource.hold}): waiting for its turn to end, or paused until its timer. */
+  #hold: Hold | undefined;
+  /** Bytes read since the last hold began (see {@link HOLD_SKIP_BYTES}). */
+  #readSinceHold = 0;
 
   constructor(stream: Readable) {
     this.#stream = stream;
@@ -80,9 +113,55 @@ class StreamChunkSource implements ChunkSource {
     this.#waiter = { resolve: onChunk, reject: onFailed, direct: true };
   }
 
+  hold(ms: number, clock: Clock): void {
+    if (this.#closed || this.#hold !== undefined) return;
+    const socket = (this.#stream as { socket?: Partial<Pausable> | null }).socket;
+    if (typeof socket?.pause !== 'function' || typeof socket.resume !== 'function') return;
+    const hold: Hold = { socket: socket as Pausable, clock, immediate: undefined, timer: undefined };
+    this.#hold = hold;
+    // After this turn: the reads the poll already made are handed out first, and the response's own
+    // read-more (a process.nextTick, which resumes the socket) has run, so the pause holds.
+    hold.immediate = setImmediate(() => {
+      hold.immediate = undefined;
+      const read = this.#readSinceHold;
+      this.#readSinceHold = 0;
+      // A response that ended has given its socket back to the pool: that socket is not ours to pause.
+      if (this.#closed || this.#ended || this.#failed || read >= HOLD_SKIP_BYTES) {
+        this.#hold = undefined;
+        return;
+      }
+      hold.socket.pause();
+      hold.timer = clock.setTimeout(this.#release, ms);
+    });
+  }
+
+  /** The hold's time is up: the socket reads again (what it gathered comes in one go). */
+  readonly #release = (): void => {
+    const hold = this.#hold;
+    if (hold === undefined) return;
+    this.#hold = undefined;
+    if (!this.#closed) hold.socket.resume();
+  };
+
+  /**
+   * Ends a hold early. A socket already paused is resumed when `resume` (the response ended or failed:
+   * its socket may go back to the pool); not when the stream is being destroyed with it.
+   */
+  #dropHold(resume: boolean): void {
+    const hold = this.#hold;
+    if (hold === undefined) return;
+    this.#hold = undefined;
+    if (hold.immediate !== undefined) clearImmediate(hold.immediate);
+    if (hold.timer !== undefined) {
+      hold.clock.clearTimeout(hold.timer);
+      if (resume) hold.socket.resume();
+    }
+  }
+
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#dropHold(false);
     this.#queue.clear();
     const stream = this.#stream;
     stream.off('data', this.#onData);
@@ -110,6 +189,7 @@ class StreamChunkSource implements ChunkSource {
   }
 
   #onData = (chunk: Chunk): void => {
+    this.#readSinceHold += chunk.length;
     const waiter = this.#waiter;
     if (waiter !== undefined) {
       this.#waiter = undefined;
@@ -122,12 +202,14 @@ class StreamChunkSource implements ChunkSource {
 
   #onEnd = (): void => {
     this.#ended = true;
+    this.#dropHold(true);
     this.#wake(undefined);
   };
 
   #onError = (err: unknown): void => {
     if (this.#ended || this.#failed) return;
     this.#failed = true;
+    this.#dropHold(true);
     this.#error = err;
     this.#wake(err);
   };
