@@ -16,7 +16,7 @@ export type ContenderId =
   | 'ki-dist'
   | 'ki-reflector'
   | 'ki-controller'
-  | 'ki-coalesce'
+  | 'ki-nohold'
   | 'client-go'
   | 'client-go-meta';
 

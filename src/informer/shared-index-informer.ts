@@ -8,6 +8,7 @@ import { deletionHandlingMetaNamespaceKeyFunc, keyOf, type KeyFunc } from '../co
 import { channels, publish } from '../observability/channels.js';
 import { DeltaFIFO, setFirstListSink } from '../fifo/delta-fifo.js';
 import type { ListerWatcher } from '../listwatch/types.js';
+import { Hurry, hurriedBy } from '../listwatch/index.js';
 import { newLister, type Lister } from '../store/lister.js';
 import { newIndexer } from '../store/store.js';
 import type { Indexer, Indexers } from '../store/types.js';
@@ -134,6 +135,8 @@ export class SharedIndexInformer<T> {
   #watchRecovered = 0;
   #deltaHandler: DeltaHandler<T>;
   readonly #observed = new ObservedWaiters();
+  /** The waits on this cache, told to the watch: a coalescing watch holds no read during one. */
+  readonly #hurry = new Hurry();
   #fifo: DeltaFIFO<T> | undefined;
   readonly #catchUp = new CatchUpWaiters(() => ({ resourceVersion: this.lastSyncResourceVersion(), drained: this.#fifo?.size === 0 }));
   readonly #cached = (key: string): unknown => this.#indexer.getByKey(key);
@@ -385,7 +388,7 @@ export class SharedIndexInformer<T> {
     if (this.isStopped()) {
       return Promise.reject(new InformerStoppedError(`informer ${this.#name} has stopped: awaitObserved cannot be answered`, { cause: this.#scope?.failure }));
     }
-    return this.#observed.wait(keyOf(written) ?? '', checked, this.#cached, signal);
+    return this.#hurry.track(this.#observed.wait(keyOf(written) ?? '', checked, this.#cached, signal));
   }
 
   /**
@@ -409,7 +412,7 @@ export class SharedIndexInformer<T> {
     if (this.isStopped()) {
       return Promise.reject(new InformerStoppedError(`informer ${this.#name} has stopped: awaitDeleted cannot be answered`, { cause: this.#scope?.failure }));
     }
-    return this.#observed.waitDeleted(keyOf(deleted) ?? '', checked, this.#cached, signal);
+    return this.#hurry.track(this.#observed.waitDeleted(keyOf(deleted) ?? '', checked, this.#cached, signal));
   }
 
   /**
@@ -429,7 +432,7 @@ export class SharedIndexInformer<T> {
     const given: unknown = rv;
     if (!isComparableResourceVersion(given)) throw new InvalidResourceVersionError(String(given), `informer ${this.#name}: awaitResourceVersion needs a comparable resource version, got ${JSON.stringify(given)}`);
     if (this.isStopped()) return Promise.reject(this.#stoppedError('awaitResourceVersion'));
-    return this.#catchUp.waitForVersion(rv, `informer ${this.#name} to reach resource version ${rv}`, signal);
+    return this.#hurry.track(this.#catchUp.waitForVersion(rv, `informer ${this.#name} to reach resource version ${rv}`, signal));
   }
 
   /**
@@ -446,7 +449,7 @@ export class SharedIndexInformer<T> {
    */
   relist(signal?: AbortSignal): Promise<void> {
     if (!this.isStarted() || this.isStopped() || this.#controller === undefined) return Promise.reject(this.#stoppedError('relist'));
-    const done = this.#catchUp.waitForRelist(`informer ${this.#name} to relist`, signal);
+    const done = this.#hurry.track(this.#catchUp.waitForRelist(`informer ${this.#name} to relist`, signal));
     this.#controller.requestRelist();
     return done;
   }
@@ -533,7 +536,7 @@ export class SharedIndexInformer<T> {
     const keyed = this.#options.transform === undefined;
     this.#controller = newController<T>({
       queue: fifo,
-      listerWatcher: this.#lw,
+      listerWatcher: hurriedBy(this.#lw, this.#hurry),
       closeListerWatcher: false, // the informer closes it below, when it owns it
       name: this.#name,
       process: (deltas, isInInitialList, key) =>

@@ -28,6 +28,8 @@ export interface ChunkSource {
    * and by a source with no socket: only a Node HTTP response has one.
    */
   hold?(ms: number, clock: Clock): void;
+  /** Ends the hold in progress, if any: the connection is read again at once. */
+  release?(): void;
 }
 
 /**
@@ -135,6 +137,10 @@ class StreamChunkSource implements ChunkSource {
     });
   }
 
+  release(): void {
+    this.#dropHold(true);
+  }
+
   /** The hold's time is up: the socket reads again (what it gathered comes in one go). */
   readonly #release = (): void => {
     const hold = this.#hold;
@@ -144,8 +150,8 @@ class StreamChunkSource implements ChunkSource {
   };
 
   /**
-   * Ends a hold early. A socket already paused is resumed when `resume` (the response ended or failed:
-   * its socket may go back to the pool); not when the stream is being destroyed with it.
+   * Ends a hold early. A socket already paused is resumed when `resume` (a wait began, or the response
+   * ended or failed: its socket may go back to the pool); not when the stream is being destroyed with it.
    */
   #dropHold(resume: boolean): void {
     const hold = this.#hold;

@@ -6,6 +6,7 @@ import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { KubeInformerError } from '../core/index.js';
 import { chunkSource, type Chunk, type ChunkSource } from './chunk-source.js';
 import { WatchDecodeError, toNetworkError } from './errors.js';
+import { WATCH_HURRY, type Hurry } from './hurry.js';
 import { READ_PUSHED, READ_READY, SETTLED_BY, type ReadyIterator, type WatchEvent } from './types.js';
 
 /** Options of {@link decodeWatchStream}. */
@@ -32,10 +33,13 @@ export interface DecodeWatchStreamOptions {
    * reads are large already. At most 1 000.
    *
    * Measured on kube-apiserver with pods written at 350 per second: 20 ms took 13 % off the informer's CPU
-   * per event (bench/notes.md, issue 29). Default `0`: every read as it comes.
+   * per event (bench/notes.md, issue 29). Default `0` here: every read as it comes (`newListWatch`
+   * gives its watches 20).
    *
-   * Warning: the added wait is latency for whoever waits on an event, such as a read-your-writes wait
-   * after a write, under a steady stream of events.
+   * Warning: the added wait is latency for whoever waits on an event under a steady stream of events.
+   * An informer tells the watches `newListWatch` opens for it when anyone waits on its cache
+   * (`awaitObserved` and the like), and they hold nothing meanwhile; a stream decoded here for your own
+   * reader has no such informer.
    */
   coalesceMs?: number;
   /** The timer of {@link DecodeWatchStreamOptions.coalesceMs}'s holds. Default: the real clock. */
@@ -122,6 +126,9 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
   #clock: Clock;
   /** When the last read that completed an event was decoded (clock ms). */
   #lastEventsAt = -Infinity;
+  /** The informer's waits (see {@link WATCH_HURRY}): while anyone waits, no read is held. */
+  #hurry: Hurry | undefined;
+  #unhurry: (() => void) | undefined;
 
   constructor(source: AsyncIterable<Chunk>, options: DecodeWatchStreamOptions) {
     this.#signal = options.signal;
@@ -148,6 +155,15 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
   get [SETTLED_BY](): AbortSignal | undefined {
     return this.#signal;
   }
+
+  /** Takes the informer's waits: a hold in progress ends when a wait begins, and none starts during one. */
+  [WATCH_HURRY](hurry: Hurry): void {
+    if (this.#coalesceMs === 0 || this.#closed || this.#hurry !== undefined) return;
+    this.#hurry = hurry;
+    this.#unhurry = hurry.subscribe(this.#releaseHold);
+  }
+
+  readonly #releaseHold = (): void => this.#chunks.release?.();
 
   [READ_READY](): WatchEvent<T> | undefined {
     return this.#readyIndex < this.#ready.length ? this.#ready[this.#readyIndex++] : undefined;
@@ -288,7 +304,7 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
     const now = this.#clock.now();
     const busy = this.#ready.length > 1 || now - this.#lastEventsAt < this.#coalesceMs;
     this.#lastEventsAt = now;
-    if (busy) this.#chunks.hold?.(this.#coalesceMs, this.#clock);
+    if (busy && this.#hurry?.urgent !== true) this.#chunks.hold?.(this.#coalesceMs, this.#clock);
   }
 
   readonly #onChunkFailed = (err: unknown): IteratorResult<WatchEvent<T>> => {
@@ -357,6 +373,8 @@ class WatchEventIterator<T> implements AsyncIterableIterator<WatchEvent<T>>, Rea
     if (this.#closed) return;
     this.#closed = true;
     this.#finished = true;
+    this.#unhurry?.();
+    this.#unhurry = undefined;
     this.#ready = [];
     this.#readyIndex = 0;
     this.#partial = '';

@@ -5,6 +5,8 @@ export type { DecodeFailure } from './errors.js';
 export * from './paths.js';
 export { decodeWatchStream } from './decoder.js';
 export type { DecodeWatchStreamOptions } from './decoder.js';
+// Internal (the package's entry points do not name them): the informer's waits, told to its watches.
+export { Hurry, hurriedBy } from './hurry.js';
 export { newListWatch, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from './list-watch.js';
 export type { NewListWatchOptions, KubeListWatch } from './list-watch.js';
 export type { KubeConfigLike } from './transport.js';
