@@ -65,7 +65,7 @@ export const CONTENDERS: Record<ContenderId, { program: 'raw' | 'client-node' | 
   'ki-reflector': { program: 'kube-informer-stages', handlers: 1, stage: 'reflector', label: '(c) kube-informer\'s Reflector into an Indexer (a floor, not an informer)' },
   'ki-controller': { program: 'kube-informer-stages', handlers: 1, stage: 'controller', label: '(c) kube-informer\'s newController: Reflector, DeltaFIFO, Indexer (a floor)' },
   'ki-1': { program: 'kube-informer', handlers: 1, label: '(c) kube-informer, 1 handler' },
-  'ki-nohold': { program: 'kube-informer', handlers: 1, coalesceMs: 0, label: '(c) kube-informer, 1 handler, watchCoalesceMs: 0' },
+  'ki-coalesce': { program: 'kube-informer', handlers: 1, coalesceMs: 20, label: '(c) kube-informer, 1 handler, watchCoalesceMs: 20' },
   'ki-3': { program: 'kube-informer', handlers: 3, label: '(c) kube-informer, 3 handlers' },
   'ki-strip': { program: 'kube-informer', handlers: 1, strip: true, label: '(c) kube-informer + stripManagedFields' },
   'ki-meta': { program: 'kube-informer', handlers: 1, metadataOnly: true, label: '(c) kube-informer, metadata-only' },

@@ -16,7 +16,7 @@ export type ContenderId =
   | 'ki-dist'
   | 'ki-reflector'
   | 'ki-controller'
-  | 'ki-nohold'
+  | 'ki-coalesce'
   | 'client-go'
   | 'client-go-meta';
 

@@ -19,11 +19,11 @@ import { abortAfter, abortOnSignals, connectCluster, exitWhenIdle, isMain, parse
  */
 export async function runPodLogger(kubeConfig: KubeConfig, signal: AbortSignal, log: (line: string) => void = console.log): Promise<void> {
   // 1. A factory hands out one shared informer per resource. stripManagedFields keeps the cache lean.
-  //    By default the factory's watches trade a little latency for CPU: while pods keep changing, a
-  //    watch's reads are gathered for up to 20 ms (watchCoalesceMs; a logger can wait that long, and
-  //    0 reads every chunk as it comes: docs/operations.md, "Tuning CPU").
+  //    watchCoalesceMs: while pods keep changing, the watch's reads are gathered for up to 20 ms (a
+  //    logger can wait that long), which can save CPU on a busy cluster: measure yours first
+  //    (docs/operations.md, "Tuning CPU").
   //    The descriptor types it: a SharedIndexInformer<Pod>, Pod being the JSON the server sends.
-  const factory = new SharedInformerFactory(kubeConfig, { transform: stripManagedFields });
+  const factory = new SharedInformerFactory(kubeConfig, { transform: stripManagedFields, watchCoalesceMs: 20 });
   const pods = factory.forResource(resources.pods);
 
   // 2. A handler. It gets the cache's own objects, typed read-only: read them, never change them

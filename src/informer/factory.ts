@@ -63,7 +63,7 @@ export interface SharedInformerFactoryOptions {
    * Every watch gathers its reads while events keep coming, for up to this many milliseconds: less CPU
    * per event for up to this much latency per event — see `NewListWatchOptions.watchCoalesceMs` and
    * docs/operations.md ("Tuning CPU"). Its holds run on the real clock, not `informerOptions.clock`. At
-   * most 1 000; `0` reads every chunk as it comes. Default: `newListWatch`'s (20).
+   * most 1 000. Default `0`: every read as it comes.
    */
   watchCoalesceMs?: number;
   /** Builds the ListerWatcher of a resource. Default: `newListWatch(kubeConfig, gvr, { namespace, ... })`. */

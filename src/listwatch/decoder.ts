@@ -32,9 +32,9 @@ export interface DecodeWatchStreamOptions {
    * held (any other source reads as usual), and a stretch that read 256 KiB or more is not held: its
    * reads are large already. At most 1 000.
    *
-   * Measured on kube-apiserver with pods written at 350 per second: 20 ms took 13 % off the informer's CPU
-   * per event (bench/notes.md, issue 29). Default `0` here: every read as it comes (`newListWatch`
-   * gives its watches 20).
+   * Measured on kube-apiserver with pods written at 350 per second: 20 ms took 11 % off the informer's CPU
+   * per event in one full run, and added 7 % in another (bench/notes.md, issue 29). Default `0`: every
+   * read as it comes.
    *
    * Warning: the added wait is latency for whoever waits on an event under a steady stream of events.
    * An informer tells the watches `newListWatch` opens for it when anyone waits on its cache

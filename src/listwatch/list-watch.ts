@@ -77,9 +77,11 @@ export interface NewListWatchOptions {
    * less CPU per event, for up to this much latency per event while events keep coming (an event after
    * a quiet spell is read at once, and no read is held while anyone waits on the informer's cache:
    * `awaitObserved`, `awaitDeleted`, `awaitResourceVersion`, `relist`, a controller's read-your-writes).
-   * On kube-apiserver with pods written at 350 per second, 20 took 13 % off the informer's CPU per
-   * event. See `decodeWatchStream`'s `coalesceMs` for the rule and docs/operations.md ("Tuning CPU")
-   * for when it pays. At most 1 000; `0` reads every chunk as it comes. Default `20`.
+   * What it saves depends on the machine: on kube-apiserver with pods written at 350 per second, 20 took
+   * 11 % off the informer's CPU per event in one full run and added 7 % in another, on a slower machine
+   * (bench/notes.md, issue 29). See `decodeWatchStream`'s `coalesceMs` for the rule and
+   * docs/operations.md ("Tuning CPU") for how to tell whether it pays. At most 1 000. Default `0`:
+   * every read as it comes.
    */
   watchCoalesceMs?: number;
   /** The timer of `watchCoalesceMs`. Default: the real clock. */
@@ -98,13 +100,6 @@ export interface KubeListWatch<T> extends ListerWatcher<T> {
 }
 
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
-
-/**
- * {@link NewListWatchOptions.watchCoalesceMs}'s default: on kube-apiserver at 350 pod writes per
- * second it brought the informer's CPU per event to the raw loop's (bench/notes.md, issue 29); the
- * head-to-head operator's write-to-reconcile p99 stayed below controller-runtime's with it.
- */
-const DEFAULT_WATCH_COALESCE_MS = 20;
 
 /**
  * Reads a whole body into one Buffer (never one string: a list may exceed V8's string limit); an abort
@@ -182,7 +177,7 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
     this.#watchAccept = options.metadataOnly === true ? METADATA_WATCH_ACCEPT : 'application/json';
     this.#largeListThreshold = options.largeListThresholdBytes ?? DEFAULT_LARGE_LIST_THRESHOLD_BYTES;
     this.#logger = resolveLogger(options.logger);
-    this.#coalesceMs = options.watchCoalesceMs ?? DEFAULT_WATCH_COALESCE_MS;
+    this.#coalesceMs = options.watchCoalesceMs ?? 0;
     this.#clock = options.clock;
     if (options.shard !== undefined) {
       const selector = shardSelector(options.shard.field, options.shard.ranges); // sorted and merged

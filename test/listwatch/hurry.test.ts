@@ -1,4 +1,4 @@
-// A wait on the cache ends a watch's gathering hold (watchCoalesceMs, on by default): read-your-writes
+// A wait on the cache ends a watch's gathering hold (watchCoalesceMs): read-your-writes
 // costs no gathering window. Incident 5 in small: a wait that stalls for no reason the user can see.
 
 import type http from 'node:http';
@@ -106,7 +106,7 @@ describe('decodeWatchStream with a Hurry', () => {
   });
 });
 
-describe('an informer over newListWatch (watchCoalesceMs 20 by default)', () => {
+describe('an informer over newListWatch with watchCoalesceMs', () => {
   it('holds a busy watch, and awaitObserved of an event the hold kept back resolves without waiting out the window', async () => {
     let watch: http.ServerResponse | undefined;
     const server = await serve((req, res) => {
@@ -120,7 +120,7 @@ describe('an informer over newListWatch (watchCoalesceMs 20 by default)', () => 
     });
     // The holds' clock is never advanced: only a wait can end one.
     const holds = new FakeClock();
-    const lw = newListWatch(kubeConfigFor(server.url, { token: 't' }), PODS, { clock: holds });
+    const lw = newListWatch(kubeConfigFor(server.url, { token: 't' }), PODS, { watchCoalesceMs: 20, clock: holds });
     cleanups.push(() => lw.close());
     const informer = new SharedIndexInformer(lw, { logger: false });
     const stop = new AbortController();
