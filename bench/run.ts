@@ -35,7 +35,7 @@ const log = (msg: string): void => void process.stderr.write(`[bench ${new Date(
 /** Runs one contender to completion (sync, and the burst in mode watch); returns what it printed. */
 async function runOnce(args: BenchArgs, base: Omit<ContenderConfig, 'id' | 'handlers' | 'metadataOnly' | 'strip' | 'watchList'>, id: ContenderId): Promise<ContenderLine[]> {
   const spec = CONTENDERS[id];
-  const cfg: ContenderConfig = { ...base, id, handlers: spec.handlers, metadataOnly: spec.metadataOnly ?? false, strip: spec.strip ?? false, watchList: spec.watchList ?? false, coalesceMs: spec.coalesceMs };
+  const cfg: ContenderConfig = { ...base, id, handlers: spec.handlers, metadataOnly: spec.metadataOnly ?? false, strip: spec.strip ?? false, watchList: spec.watchList ?? false, coalesceMs: spec.coalesceMs, noShare: spec.noShare };
   const child = startContender(cfg, args.profile.includes(id));
   const limit = setTimeout(() => void child.stop(), cfg.syncTimeoutMs + 600_000);
   await child.exited;
@@ -136,7 +136,7 @@ async function main(): Promise<void> {
         .filter((id) => id !== 'ki-watchlist')
         .map((id) => {
           const spec = CONTENDERS[id];
-          const cfg: ContenderConfig = { ...baseFor(load, 'steady', args.steadyPods), id, handlers: spec.handlers, metadataOnly: spec.metadataOnly ?? false, strip: spec.strip ?? false, watchList: false };
+          const cfg: ContenderConfig = { ...baseFor(load, 'steady', args.steadyPods), id, handlers: spec.handlers, metadataOnly: spec.metadataOnly ?? false, strip: spec.strip ?? false, watchList: false, coalesceMs: spec.coalesceMs, noShare: spec.noShare };
           return { id, child: startContender(cfg, false) };
         });
       await server.send({ cmd: 'steady', ratePerSecond: args.steadyRate });

@@ -14,6 +14,7 @@ await runContender((cfg, hooks) => {
     name: cfg.id,
     transform: cfg.strip ? stripManagedFields : undefined,
     onWatchError: (err) => hooks.error(err),
+    shareUnchanged: cfg.noShare === true ? false : undefined,
     reflector: cfg.watchList ? { useWatchList: true } : undefined,
   });
   const registrations = [];

@@ -51,12 +51,13 @@ const DEFAULT_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'controller']
 const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'real', 'operator', 'controller'];
 
 /** Every contender, in the order tables list them. */
-export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-reflector', 'ki-controller', 'ki-1', 'ki-coalesce', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'ki-dist', 'client-go', 'client-go-meta'];
+export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-reflector', 'ki-controller', 'ki-1', 'ki-noshare', 'ki-coalesce', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'ki-dist', 'client-go', 'client-go-meta'];
 /**
  * Run only when `--only` names them: the library's lower floors alone (bench/contenders/kube-informer-stages.ts),
- * and `ki-coalesce` (newListWatch's `watchCoalesceMs: 20`, a trade of latency for CPU measured on the real server).
+ * `ki-coalesce` (newListWatch's `watchCoalesceMs: 20`, a trade of latency for CPU measured on the real server), and
+ * `ki-noshare` (the informer's `shareUnchanged: false`, to measure what sharing an update's unchanged parts saves).
  */
-const OPT_IN_CONTENDERS: ContenderId[] = ['ki-reflector', 'ki-controller', 'ki-coalesce'];
+const OPT_IN_CONTENDERS: ContenderId[] = ['ki-reflector', 'ki-controller', 'ki-coalesce', 'ki-noshare'];
 /** The fake-server phases' contenders without `--only` (`ki-dist`, the `dist/` build, is the independent phase's). */
 const FAKE_CONTENDERS: ContenderId[] = ALL_CONTENDERS.filter((id) => id !== 'ki-dist' && !OPT_IN_CONTENDERS.includes(id));
 /** The independent phase's contenders without `--indep-only`. */

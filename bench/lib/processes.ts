@@ -58,7 +58,7 @@ export function startServer(): ServerProcess {
  * Which program each contender runs, and the config fields that make it that contender. `stage` picks
  * the floor a `kube-informer-stages` contender stops at (bench/contenders/kube-informer-stages.ts).
  */
-export const CONTENDERS: Record<ContenderId, { program: 'raw' | 'client-node' | 'kube-informer' | 'kube-informer-dist' | 'kube-informer-stages' | 'client-go'; handlers: number; metadataOnly?: boolean; strip?: boolean; watchList?: boolean; coalesceMs?: number; stage?: 'reflector' | 'controller'; label: string }> = {
+export const CONTENDERS: Record<ContenderId, { program: 'raw' | 'client-node' | 'kube-informer' | 'kube-informer-dist' | 'kube-informer-stages' | 'client-go'; handlers: number; metadataOnly?: boolean; strip?: boolean; watchList?: boolean; coalesceMs?: number; noShare?: boolean; stage?: 'reflector' | 'controller'; label: string }> = {
   raw: { program: 'raw', handlers: 1, label: '(a) raw baseline' },
   'raw-meta': { program: 'raw', handlers: 1, metadataOnly: true, label: '(a) raw baseline, metadata-only' },
   'client-node': { program: 'client-node', handlers: 1, label: '(b) client-node makeInformer' },
@@ -66,6 +66,7 @@ export const CONTENDERS: Record<ContenderId, { program: 'raw' | 'client-node' | 
   'ki-controller': { program: 'kube-informer-stages', handlers: 1, stage: 'controller', label: '(c) kube-informer\'s newController: Reflector, DeltaFIFO, Indexer (a floor)' },
   'ki-1': { program: 'kube-informer', handlers: 1, label: '(c) kube-informer, 1 handler' },
   'ki-coalesce': { program: 'kube-informer', handlers: 1, coalesceMs: 20, label: '(c) kube-informer, 1 handler, watchCoalesceMs: 20' },
+  'ki-noshare': { program: 'kube-informer', handlers: 1, noShare: true, label: '(c) kube-informer, 1 handler, shareUnchanged: false' },
   'ki-3': { program: 'kube-informer', handlers: 3, label: '(c) kube-informer, 3 handlers' },
   'ki-strip': { program: 'kube-informer', handlers: 1, strip: true, label: '(c) kube-informer + stripManagedFields' },
   'ki-meta': { program: 'kube-informer', handlers: 1, metadataOnly: true, label: '(c) kube-informer, metadata-only' },

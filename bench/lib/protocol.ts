@@ -17,6 +17,7 @@ export type ContenderId =
   | 'ki-reflector'
   | 'ki-controller'
   | 'ki-coalesce'
+  | 'ki-noshare'
   | 'client-go'
   | 'client-go-meta';
 
@@ -46,6 +47,8 @@ export interface ContenderConfig {
   watchList: boolean;
   /** newListWatch's `watchCoalesceMs` (the kube-informer contenders); default 0. */
   coalesceMs?: number;
+  /** The informer's `shareUnchanged: false` (the kube-informer contenders); default: the informer's default. */
+  noShare?: boolean;
   /** Mode `watch`: list at exactly this resourceVersion, so the watch replays the recorded events. */
   listRv?: string;
   /** Mode `steady`: memory sample period. */

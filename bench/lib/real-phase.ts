@@ -150,7 +150,7 @@ export async function runRealPhase(args: BenchArgs, command: string, log: (msg: 
     const spec = CONTENDERS[id];
     return {
       id, url: '', token: '', kubeconfig, namespace, mode, pods, events: mode === 'watch' ? args.events : 0,
-      handlers: spec.handlers, metadataOnly: spec.metadataOnly ?? false, strip: spec.strip ?? false, watchList: spec.watchList ?? false, coalesceMs: spec.coalesceMs,
+      handlers: spec.handlers, metadataOnly: spec.metadataOnly ?? false, strip: spec.strip ?? false, watchList: spec.watchList ?? false, coalesceMs: spec.coalesceMs, noShare: spec.noShare,
       sampleMs: 10_000, syncTimeoutMs: Math.max(120_000, pods * 3),
     };
   };

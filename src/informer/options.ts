@@ -34,6 +34,18 @@ export interface SharedIndexInformerOptions<T> {
    */
   detectMutations?: boolean;
   /**
+   * Whether an update shares its unchanged parts with the cached object it replaces: after a watch event
+   * that changed one annotation, `newObj.spec === oldObj.spec` in `onUpdate`, and the cache keeps only
+   * the parts that changed. The garbage collector then has far less to copy and mark per event: CPU per
+   * event and heap growth under churn fall (docs/operations.md, "Tuning CPU").
+   *
+   * Warning: `oldObj` and `newObj` then share objects, so changing a part of the old object an update
+   * hands you changes the cached one. Cache objects are read-only; copy before changing either (set
+   * `detectMutations` in tests to catch it). Objects a `transform` froze keep their own parts.
+   * Default true.
+   */
+  shareUnchanged?: boolean;
+  /**
    * Tuning of the mutation detector when detection is on (how often it compares, how long it keeps
    * copies, how many changed fields it lists). Defaults: the mutation room's (`periodMs` 1000, as in
    * client-go; `retentionMs` 120 000; `maxChanges` 20). The detector also compares once more
@@ -120,6 +132,7 @@ export const INFORMER_OPTION_SCHEMA = {
   indexers: 'object',
   transform: 'function',
   detectMutations: 'boolean',
+  shareUnchanged: 'boolean',
   mutationDetection: { periodMs: 'positiveDuration', retentionMs: 'duration', maxChanges: 'positiveCount' } satisfies OptionSchemaFor<SharedIndexInformerOptions<unknown>['mutationDetection']>,
   errorPolicy: ['stop', 'report'],
   onError: 'function',

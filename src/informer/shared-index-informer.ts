@@ -45,6 +45,7 @@ import { failureReason, SyncFailureTracker } from './sync-failure.js';
 import { checkDeleted, checkWritten, ObservedWaiters, type Observed } from './observed.js';
 import { CatchUpWaiters } from './catch-up.js';
 import { FirstList } from './first-list.js';
+import { shareUnchanged } from './share-unchanged.js';
 import type { ReflectorErrorContext } from '../reflector/types.js';
 import { reportHookFailure, type ReflectorEvents } from '../reflector/events.js';
 
@@ -165,6 +166,7 @@ export class SharedIndexInformer<T> {
     this.#defaultHandlerResyncMs = options.resyncPeriodMs ?? 0;
     this.#resyncCheckPeriodMs = this.#defaultHandlerResyncMs;
     const at = (): number => this.#clock.now();
+    const share = options.shareUnchanged ?? true;
     this.#deltaHandler = {
       onAdd: (obj, isInInitialList) => {
         this.#observed.applied(obj, keyOf, this.#cached);
@@ -173,6 +175,8 @@ export class SharedIndexInformer<T> {
         if (this.#processor.wants('add', false)) this.#processor.distribute({ kind: 'add', obj, isInInitialList, at: at() }, false);
       },
       onUpdate: (oldObj, newObj, isSync) => {
+        // Before anyone sees newObj (the detector's copy, waiters, handlers): see share-unchanged.ts.
+        if (share) shareUnchanged(oldObj, newObj);
         this.#observed.applied(newObj, keyOf, this.#cached);
         this.#detector?.addObject(keyOf(newObj) ?? '', newObj);
         this.#catchUp.check();
