@@ -12,6 +12,7 @@
 // CPU µs per event (process.cpuUsage) and events per second, each side's ratio to raw, and the time
 // in GC. The `-pre` sides read the same events already parsed: compare `ki-1-pre` with `raw-pre` for
 // the informer's own cost per event (reflector, DeltaFIFO, indexer, processor, listener).
+// `ki-noshare` is `ki-1` with the informer's `shareUnchanged: false`.
 // The fifth argument picks sides: `node … pipeline.bench.js 50000 10000 7 raw-pre,ki-1-pre`. Flags: `--chunk event`
 // (one event per chunk), `--chunk split` (each event in two chunks, as kube-apiserver's watch arrives over
 // TLS), `--pod indep` (the independent phase's ~4.6 KB pods), `--paced` (one chunk per macrotask: a
@@ -203,7 +204,7 @@ async function rawPreparsed(events: Array<WatchEvent<KubeObject>>, list: string)
   return done(cpu, start);
 }
 
-async function informer(chunks: Buffer[], list: string, handlers: number, strip: boolean, events?: Array<WatchEvent<KubeObject>>): Promise<Sample> {
+async function informer(chunks: Buffer[], list: string, handlers: number, strip: boolean, events?: Array<WatchEvent<KubeObject>>, shareUnchanged = true): Promise<Sample> {
   let opened = 0;
   let cpu: NodeJS.CpuUsage = process.cpuUsage();
   let start = 0;
@@ -219,7 +220,7 @@ async function informer(chunks: Buffer[], list: string, handlers: number, strip:
       return decodeWatchStream<KubeObject>(source(chunks), { signal }) as AsyncIterable<WatchEvent<KubeObject>>;
     },
   };
-  const inf = new SharedIndexInformer<KubeObject>(lw, { name: 'pipeline', transform: strip ? stripManagedFields : undefined, logger: QUIET });
+  const inf = new SharedIndexInformer<KubeObject>(lw, { name: 'pipeline', transform: strip ? stripManagedFields : undefined, logger: QUIET, shareUnchanged });
   const stop = new AbortController();
   let finished: ((s: Sample) => void) | undefined;
   const result = new Promise<Sample>((resolve) => (finished = resolve));
@@ -254,6 +255,7 @@ async function main(): Promise<void> {
     ['raw', () => raw(chunks, list)],
     ['decoder', () => decoderOnly(chunks, list)],
     ['ki-1', () => informer(chunks, list, 1, false)],
+    ['ki-noshare', () => informer(chunks, list, 1, false, undefined, false)],
     ['ki-3', () => informer(chunks, list, 3, false)],
     ['ki-strip', () => informer(chunks, list, 1, true)],
     ['raw-pre', () => rawPreparsed(events, list)],

@@ -34,7 +34,8 @@ export async function runPodLogger(kubeConfig: KubeConfig, signal: AbortSignal, 
       if (!isInInitialList) log(`added    ${describe(pod)}`);
     },
     onUpdate: (oldPod, pod) => {
-      // A resync or relist re-delivers unchanged objects: skip those.
+      // A resync or relist re-delivers unchanged objects: skip those. (The parts an update did not
+      // change are the old object's own, so `oldPod.spec === pod.spec` is a cheap "spec unchanged".)
       if (oldPod.metadata?.resourceVersion !== pod.metadata?.resourceVersion) log(`updated  ${describe(pod)}`);
     },
     onDelete: (obj) => log(`deleted  ${deletionHandlingMetaNamespaceKeyFunc(obj)}`),

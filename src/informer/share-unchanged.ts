@@ -22,14 +22,25 @@
  * Objects from an informer's cache are read-only already; this is why that matters more.
  */
 export function shareUnchanged(prev: unknown, next: unknown): boolean {
-  if (prev === next) return true;
-  if (typeof next !== 'object' || next === null || typeof prev !== 'object' || prev === null) return false;
-  if (Array.isArray(next)) return Array.isArray(prev) && shareArray(prev as unknown[], next as unknown[]);
-  if (Array.isArray(prev)) return false;
-  return shareRecord(prev as Record<string, unknown>, next as Record<string, unknown>);
+  return share(prev, next, 0);
 }
 
-function shareArray(prev: unknown[], next: unknown[]): boolean {
+/**
+ * How deep the walk goes. A part nested deeper counts as changed, and so do the parts that hold it:
+ * nothing is shared there, and the walk cannot overflow the stack on an object nested thousands deep
+ * (JSON.parse takes one; kube-apiserver allows 10 000 levels in a custom resource).
+ */
+const MAX_DEPTH = 100;
+
+function share(prev: unknown, next: unknown, depth: number): boolean {
+  if (prev === next) return true;
+  if (typeof next !== 'object' || next === null || typeof prev !== 'object' || prev === null || depth === MAX_DEPTH) return false;
+  if (Array.isArray(next)) return Array.isArray(prev) && shareArray(prev as unknown[], next as unknown[], depth + 1);
+  if (Array.isArray(prev)) return false;
+  return shareRecord(prev as Record<string, unknown>, next as Record<string, unknown>, depth + 1);
+}
+
+function shareArray(prev: unknown[], next: unknown[], depth: number): boolean {
   const writable = Object.isExtensible(next);
   const common = Math.min(prev.length, next.length);
   let equal = prev.length === next.length;
@@ -37,14 +48,14 @@ function shareArray(prev: unknown[], next: unknown[]): boolean {
     const p = prev[i];
     const n = next[i];
     if (p === n) continue;
-    if (shareUnchanged(p, n)) {
+    if (share(p, n, depth)) {
       if (writable) next[i] = p;
     } else equal = false;
   }
   return equal;
 }
 
-function shareRecord(prev: Record<string, unknown>, next: Record<string, unknown>): boolean {
+function shareRecord(prev: Record<string, unknown>, next: Record<string, unknown>, depth: number): boolean {
   const writable = Object.isExtensible(next);
   let equal = true;
   let keys = 0;
@@ -54,7 +65,7 @@ function shareRecord(prev: Record<string, unknown>, next: Record<string, unknown
     const p = prev[k];
     if (p === n) continue;
     // A key `prev` lacks reads as undefined, or as an inherited function: never equal to a JSON value.
-    if (k !== '__proto__' && shareUnchanged(p, n)) {
+    if (k !== '__proto__' && share(p, n, depth)) {
       if (writable) next[k] = p;
     } else equal = false;
   }

@@ -57,6 +57,20 @@ describe('shareUnchanged', () => {
     expect(({} as any).polluted).toBeUndefined();
   });
 
+  it('walks no deeper than 100 levels: an object nested 20 000 deep shares nothing below, and does not overflow the stack', () => {
+    const nest = (depth: number, leaf: unknown): unknown => {
+      let v = leaf;
+      for (let i = 0; i < depth; i++) v = { v };
+      return v;
+    };
+    const prev = { deep: nest(20_000, 'x'), shallow: nest(99, 'y') } as any;
+    const next = { deep: nest(20_000, 'x'), shallow: nest(99, 'y') } as any;
+    expect(shareUnchanged(prev, next)).toBe(false);
+    // Compared as booleans: a failing toBe would print the 20 000-deep objects.
+    expect(next.deep === prev.deep).toBe(false);
+    expect(next.shallow === prev.shallow).toBe(true);
+  });
+
   it('leaves the parts of an object it may not change (frozen by its source) as they are', () => {
     const prev = parsed({ spec: { a: { b: 1 } }, status: { c: 2 } });
     const next = Object.freeze(parsed({ spec: { a: { b: 1 } }, status: { c: 3 } }));
