@@ -7,8 +7,8 @@
 // marks it in the old one, while the replaced object becomes old garbage — for every event. After
 // `shareUnchanged(old, new)` each part of `new` that equals the same part of `old` is `old`'s: the
 // fresh copies die young (which costs the collector nothing), and what the cache keeps per event is
-// only what changed. On kube-apiserver's one-event-per-read watch this is most of the informer's
-// cost over the raw loop (bench/notes.md, issue 29, sixteenth session).
+// only what changed. The walk costs less than the collector's work it saves: on kube-apiserver under a
+// writer, 15 % less CPU per event (bench/notes.md, issue 29, sixteenth session).
 
 /**
  * Makes every part of `next` that is deep-equal to the same part of `prev` (same path, same JSON value)
@@ -19,7 +19,7 @@
  * its parts; an object with an own `__proto__` key (JSON can carry one) is never equal to another.
  *
  * Warning: afterwards `prev` and `next` share objects, so changing a part of one changes the other.
- * Objects from an informer's cache are read-only already; this is why that matters more.
+ * Objects from an informer's cache must not be changed anyway; sharing makes such a change reach further.
  */
 export function shareUnchanged(prev: unknown, next: unknown): boolean {
   return share(prev, next, 0);
@@ -28,7 +28,7 @@ export function shareUnchanged(prev: unknown, next: unknown): boolean {
 /**
  * How deep the walk goes. A part nested deeper counts as changed, and so do the parts that hold it:
  * nothing is shared there, and the walk cannot overflow the stack on an object nested thousands deep
- * (JSON.parse takes one; kube-apiserver allows 10 000 levels in a custom resource).
+ * (JSON.parse takes one, and a custom resource may be one).
  */
 const MAX_DEPTH = 100;
 
