@@ -35,7 +35,8 @@ export async function runPodLogger(kubeConfig: KubeConfig, signal: AbortSignal, 
     },
     onUpdate: (oldPod, pod) => {
       // A resync or relist re-delivers unchanged objects: skip those. (The parts an update did not
-      // change are the old object's own, so `oldPod.spec === pod.spec` is a cheap "spec unchanged".)
+      // change are the old object's own — the informer's shareUnchanged, on by default — so
+      // `oldPod.spec === pod.spec` is a cheap "spec unchanged".)
       if (oldPod.metadata?.resourceVersion !== pod.metadata?.resourceVersion) log(`updated  ${describe(pod)}`);
     },
     onDelete: (obj) => log(`deleted  ${deletionHandlingMetaNamespaceKeyFunc(obj)}`),
