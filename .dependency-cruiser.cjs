@@ -43,23 +43,32 @@ const ROWS = {
   // kube-informer/envtest: etcd and kube-apiserver for a test (child processes, a reaper); the root does not import it.
   envtest: ['core'],
   testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
+  // The `kube-informer` command (bin): parses the arguments and loads the work of crd/, webhook/ or envtest/ (their command files only, CONTRACTS) when asked for.
+  cli: ['core', 'crd', 'webhook', 'envtest'],
 };
 
 /**
  * Files another room may import although the room's index.ts does not re-export them (the index of
  * some rooms is a public entry point, which must not grow internals).
  */
-const SHARED_INTERNALS = {};
+const SHARED_INTERNALS = {
+  // The work behind the command's subcommands: not part of the public entry points (kube-informer/crd, /webhook, /envtest).
+  crd: ['cli.ts'],
+  webhook: ['cli.ts'],
+  envtest: ['command.ts'],
+};
 
 /**
  * Narrower doors for some pairs of rooms: room -> (imported room -> the only files it may import
  * there). The reflector depends on the ListerWatcher contract, never on the transport or the decoder.
  * The manager installs CRDs through crd/ensure.ts alone, so kube-informer/operations never loads
- * TypeBox, YAML or the command.
+ * TypeBox, YAML or the command. The command reaches each room through its command file alone.
  */
 const CONTRACTS = {
   reflector: { listwatch: ['index.ts', 'types.ts', 'errors.ts'] },
   operations: { crd: ['ensure.ts'] },
+  // The command reaches each room through its command file alone, so `kube-informer envtest` loads neither TypeBox nor the webhook server.
+  cli: { crd: ['cli.ts'], webhook: ['cli.ts'], envtest: ['command.ts'] },
 };
 
 /** The package's entry points at the top of src/ (they import room barrels only). */

@@ -27,4 +27,3 @@ export {
   type CustomResourceDefinitionClient,
 } from './ensure.js';
 export { crdTypes, type GeneratedTypes } from './types-gen.js';
-export { runCrdCommand, generateYaml, parseCrds, type CommandIo } from './cli.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { AbortedError } from '../core/errors.js';
 import { TestEnvironmentError } from './errors.js';
 
-/** The Kubernetes release this package's build recipe (`npx kube-informer-envtest use`) is pinned to. */
+/** The Kubernetes release this package's build recipe (`npx kube-informer envtest use`) is pinned to. */
 export const PINNED_KUBERNETES_VERSION = '1.37.2';
 
 /** Where a set of binaries was found. */
@@ -100,8 +100,8 @@ export function noBinariesMessage(wanted: string | undefined, searched: readonly
     `Looked at: the binaryAssetsDir option (not given), KUBEBUILDER_ASSETS (not set), ${searched.join(', ')}.`,
     'Get them with one of:',
     ...(buildable
-      ? [`  export KUBEBUILDER_ASSETS=$(npx kube-informer-envtest use ${PINNED_KUBERNETES_VERSION} -p path)   # builds from the Go module proxy (Go >= 1.25, bash, flock; minutes, once per machine)`]
-      : [`  (npx kube-informer-envtest use builds only ${PINNED_KUBERNETES_VERSION}, the release this package pins)`]),
+      ? [`  export KUBEBUILDER_ASSETS=$(npx kube-informer envtest use ${PINNED_KUBERNETES_VERSION} -p path)   # builds from the Go module proxy (Go >= 1.25, bash, flock; minutes, once per machine)`]
+      : [`  (npx kube-informer envtest use builds only ${PINNED_KUBERNETES_VERSION}, the release this package pins)`]),
     `  export KUBEBUILDER_ASSETS=$(go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use ${exact} -p path)   # downloads a prebuilt set`,
     'or pass binaryAssetsDir: a directory holding etcd and kube-apiserver.',
   ].join('\n');
@@ -121,7 +121,7 @@ export async function checkApiServerVersion(assets: BinaryAssets, wanted: string
     if (signal?.aborted) throw new AbortedError('envtest: the start was aborted', { cause: signal.reason });
     throw new TestEnvironmentError(
       'ENVTEST_NO_BINARIES',
-      `envtest: ${assets.kubeApiServer} --version failed (${(err as Error).message}): it is not a kube-apiserver that runs on this machine. Fix: point ${describeSource(assets)} at a setup-envtest or kube-informer-envtest directory for this OS and architecture.`,
+      `envtest: ${assets.kubeApiServer} --version failed (${(err as Error).message}): it is not a kube-apiserver that runs on this machine. Fix: point ${describeSource(assets)} at a directory that setup-envtest or npx kube-informer envtest use prints on this OS and architecture.`,
       { cause: err },
     );
   }
@@ -133,7 +133,7 @@ export async function checkApiServerVersion(assets: BinaryAssets, wanted: string
     throw new TestEnvironmentError(
       'ENVTEST_WRONG_VERSION',
       `envtest: kubernetesVersion ${wanted} was asked for, but ${assets.kubeApiServer} (from ${describeSource(assets)}) is v${actual}. ` +
-        `Fix: point it at a ${wanted} set (\`npx kube-informer-envtest use ${wanted} -p path\` prints one), or leave kubernetesVersion out to take v${actual}.`,
+        `Fix: point it at a ${wanted} set (\`npx kube-informer envtest use ${wanted} -p path\` prints one), or leave kubernetesVersion out to take v${actual}.`,
     );
   }
   return actual;
@@ -158,7 +158,7 @@ function named(dir: string, source: BinaryAssetsSource, what: string): BinaryAss
     throw new TestEnvironmentError(
       'ENVTEST_NO_BINARIES',
       `envtest: ${what} names a directory without an executable ${missing.join(' or ')} (setup-envtest's layout: etcd, kube-apiserver, kubectl in one directory). ` +
-        `Fix: point it at the path \`npx kube-informer-envtest use ${PINNED_KUBERNETES_VERSION} -p path\` or \`setup-envtest use -p path\` prints.`,
+        `Fix: point it at the path \`npx kube-informer envtest use ${PINNED_KUBERNETES_VERSION} -p path\` or \`setup-envtest use -p path\` prints.`,
     );
   }
   return assetsIn(dir, source, parseKubernetesVersion(dir.split('/').at(-1) ?? ''));

@@ -99,7 +99,7 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
   const assets = resolveBinaryAssets({ binaryAssetsDir: options.binaryAssetsDir, kubernetesVersion: options.kubernetesVersion });
   const kcmBinary = join(assets.dir, 'kube-controller-manager');
   if (options.controllerManager && !existsSync(kcmBinary)) {
-    throw new TestEnvironmentError('ENVTEST_NO_BINARIES', `envtest: controllerManager was asked for, but ${assets.dir} holds no kube-controller-manager (setup-envtest's sets do not). Fix: use the set \`npx kube-informer-envtest use -p path\` builds, or leave controllerManager out.`);
+    throw new TestEnvironmentError('ENVTEST_NO_BINARIES', `envtest: controllerManager was asked for, but ${assets.dir} holds no kube-controller-manager (setup-envtest's sets do not). Fix: use the set \`npx kube-informer envtest use -p path\` builds, or leave controllerManager out.`);
   }
   const [version, etcdVersion] = await Promise.all([checkApiServerVersion(assets, options.kubernetesVersion, signal), binaryVersion(assets.etcd, signal)]);
   for (const [name, port] of [['apiServerPort', options.apiServerPort], ['etcdPort', options.etcdPort]] as const) {

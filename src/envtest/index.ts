@@ -4,7 +4,7 @@
  * `kube-informer/envtest`: starts a real etcd and kube-apiserver for a test, installs CRDs and waits
  * until they are `Established`, like controller-runtime's envtest. The binaries come from
  * `KUBEBUILDER_ASSETS` (setup-envtest's layout), the `binaryAssetsDir` option, or a cache filled by
- * `npx kube-informer-envtest use 1.37.2`. Nothing in the package root imports this entry point, so
+ * `npx kube-informer envtest use 1.37.2`. Nothing in the package root imports this entry point, so
  * it costs an application nothing. See docs/testing.md.
  *
  * @packageDocumentation

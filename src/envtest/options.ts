@@ -21,7 +21,7 @@ export interface TestEnvironmentOptions {
   /**
    * A directory holding `etcd` and `kube-apiserver` (setup-envtest's layout). Default: the
    * `KUBEBUILDER_ASSETS` environment variable, else the newest set in kube-informer's build cache
-   * (`~/.cache/kube-informer/bin`, filled by `npx kube-informer-envtest use`), else setup-envtest's
+   * (`~/.cache/kube-informer/bin`, filled by `npx kube-informer envtest use`), else setup-envtest's
    * store (`~/.local/share/kubebuilder-envtest/k8s`).
    */
   binaryAssetsDir?: string;
@@ -35,7 +35,7 @@ export interface TestEnvironmentOptions {
   /**
    * Also run kube-controller-manager (its default `*` controllers: namespace deletion, garbage
    * collection, deployments, service accounts, …) from the same directory, with extra flags if given.
-   * setup-envtest's sets do not hold it; `npx kube-informer-envtest use` builds it. Default: not run
+   * setup-envtest's sets do not hold it; `npx kube-informer envtest use` builds it. Default: not run
    * (like controller-runtime's envtest: nothing deletes namespaces or collects garbage).
    */
   controllerManager?:

@@ -1,27 +1,7 @@
-// The `kube-informer-webhook` command: `manifests` prints, as YAML, the webhook configurations a module exports.
+// The work behind `kube-informer webhook manifests` (the command itself is src/cli/webhook.ts): the webhook configurations modules export, as YAML.
 
-import { readFile } from 'node:fs/promises';
-import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { withCaBundle } from './apply.js';
 import { manifestYaml } from './manifests.js';
-
-/** Where the command writes, and where it resolves relative paths from. */
-export interface WebhookCommandIo {
-  /** Receives the output (YAML). */
-  stdout: (text: string) => void;
-  /** Receives errors and the usage. */
-  stderr: (text: string) => void;
-  /** The directory relative paths are resolved from. */
-  cwd: string;
-}
-
-const USAGE = `usage:
-  kube-informer-webhook manifests <module>... [--ca-file <ca.pem>]
-      YAML of every ValidatingWebhookConfiguration and MutatingWebhookConfiguration each module exports
-      (an object, or a list of them), in export order; --ca-file sets the caBundle of every webhook
-      that has none (omit it when cert-manager's CA injector fills it in)
-`;
 
 const KINDS = new Set(['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']);
 
@@ -32,35 +12,16 @@ function configurationsIn(value: unknown): object[] {
 }
 
 /**
- * Runs `kube-informer-webhook <command> ...` with `argv` (the words after the program); resolves with
- * the exit code: 0, 1 for a failure (the reason on stderr), 2 for a usage error.
+ * YAML of every ValidatingWebhookConfiguration and MutatingWebhookConfiguration the modules export (an
+ * object, or a list of them), in export order, with `caBundle` (base64) set on every webhook that has
+ * none; throws naming a module that exports none.
  */
-export async function runWebhookCommand(argv: readonly string[], io: WebhookCommandIo): Promise<number> {
-  const args = [...argv];
-  const command = args.shift();
-  if (command !== 'manifests') {
-    io.stderr(`kube-informer-webhook: ${command === undefined ? 'no command' : `unknown command ${command}`}\n${USAGE}`);
-    return 2;
+export function webhookManifests(modules: ReadonlyArray<{ path: string; exports: Record<string, unknown> }>, caBundle: string | undefined): string {
+  const objects: object[] = [];
+  for (const { path, exports } of modules) {
+    const found = Object.values(exports).flatMap(configurationsIn);
+    if (found.length === 0) throw new Error(`${path} exports no ValidatingWebhookConfiguration or MutatingWebhookConfiguration`);
+    objects.push(...found);
   }
-  const at = args.indexOf('--ca-file');
-  const caFile = at < 0 ? undefined : args.splice(at, 2)[1];
-  if ((at >= 0 && (caFile === undefined || caFile.startsWith('--'))) || args.length === 0 || args.some((a) => a.startsWith('--'))) {
-    io.stderr(`kube-informer-webhook manifests: ${args.length === 0 ? 'needs at least one module' : 'bad arguments'}\n${USAGE}`);
-    return 2;
-  }
-  try {
-    const caBundle = caFile === undefined ? undefined : (await readFile(resolve(io.cwd, caFile))).toString('base64');
-    const objects: object[] = [];
-    for (const path of args) {
-      const mod = (await import(pathToFileURL(isAbsolute(path) ? path : resolve(io.cwd, path)).href)) as Record<string, unknown>;
-      const found = Object.values(mod).flatMap(configurationsIn);
-      if (found.length === 0) throw new Error(`${path} exports no ValidatingWebhookConfiguration or MutatingWebhookConfiguration`);
-      objects.push(...found);
-    }
-    io.stdout(manifestYaml(objects.map((o) => withCaBundle(o as Parameters<typeof withCaBundle>[0], caBundle))));
-    return 0;
-  } catch (err) {
-    io.stderr(`kube-informer-webhook manifests: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
-  }
+  return manifestYaml(objects.map((o) => withCaBundle(o as Parameters<typeof withCaBundle>[0], caBundle)));
 }

@@ -1,5 +1,5 @@
 // The webhook entry point (`kube-informer/webhook`): the HTTPS webhook server, admission and conversion webhooks, registration manifests.
-export { WebhookServer, parseGoDuration } from './server.js';
+export { WebhookServer } from './server.js';
 export type { WebhookServerOptions } from './server.js';
 export type { WebhookTlsOptions, WebhookTlsFiles, WebhookTlsSelfSigned } from './tls.js';
 export { generateSelfSignedCertificates, issueServingCertificate } from './x509.js';
@@ -31,5 +31,3 @@ export type { AdmissionRule, WebhookEndpoint, WebhookUrlEndpoint, WebhookService
 export { defaultingWebhook, validationWebhook } from './definition.js';
 export type { AnyVersionObject, DefinitionWebhook, DefinitionWebhookOptions, DefinitionDefaulter, DefinitionValidator } from './definition.js';
 export type { WebhookConfigurationsOptions } from './apply.js';
-export { runWebhookCommand } from './cli.js';
-export type { WebhookCommandIo } from './cli.js';

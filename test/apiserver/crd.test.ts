@@ -10,7 +10,9 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { ApiStatusError, newResourceClient, resources, SharedInformerFactory } from '../../src/index.js';
 import { Manager } from '../../src/operations/index.js';
 import { ApplyConflictError } from '../../src/objects.js';
-import { CustomResourceDefinitionError, Type, defineCustomResource, ensureCustomResourceDefinitions, parseCrds, runCrdCommand, validateObject } from '../../src/crd/index.js';
+import { CustomResourceDefinitionError, Type, defineCustomResource, ensureCustomResourceDefinitions, validateObject } from '../../src/crd/index.js';
+import { parseCrds } from '../../src/crd/cli.js';
+import { runCommand } from '../../src/cli/index.js';
 import { fixtures, sets } from '../crd/examples-gen.js';
 import { gadgets, objectOf, rows, widgets } from '../crd/definitions.js';
 import { startRealApiServer, type RealApiServer } from './harness.js';
@@ -48,7 +50,7 @@ describe('custom resources defined once, on the real kube-apiserver', () => {
     expect(installed[0].spec.versions.map((v) => v.name)).toEqual(['v1', 'v1beta1']);
     // `kube-informer crd types --name` reads the installed CRD back and types it.
     let out = '';
-    const code = await runCrdCommand(['types', '--name', 'widgets.crdtest.kube-informer.dev', '--kubeconfig', server.kubeConfigPath], { stdout: (t) => (out += t), stderr: () => undefined, cwd: process.cwd() });
+    const code = await runCommand(['crd', 'types', '--name', 'widgets.crdtest.kube-informer.dev', '--kubeconfig', server.kubeConfigPath], { stdout: (t) => (out += t), stderr: () => undefined, cwd: process.cwd(), env: process.env });
     expect(code).toBe(0);
     expect(out).toContain('export interface WidgetV1 {');
     expect(out).toContain('color: "red" | "green" | "blue";');

@@ -1,14 +1,13 @@
-// `kube-informer crd types` and `crd generate`: types from real CRDs (golden files that tsc compiles under strict), honest loose types, YAML round trips.
+// `kube-informer crd types`: types from real CRDs (golden files that tsc compiles under strict), honest loose types. The command's own cases: test/cli/crd.test.ts.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { parse, parseAllDocuments } from 'yaml';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
-import { crdTypes, runCrdCommand } from '../../src/crd/index.js';
+import { runCommand } from '../../src/cli/index.js';
+import { crdTypes } from '../../src/crd/index.js';
 import { examplesSource, fixtures, sets } from './examples-gen.js';
-import { gadgets, widgets } from './definitions.js';
 import type { HTTPRoute, HTTPRouteV1, ReferenceGrantV1beta1, gatewaysV1 } from './generated/gateway-api.js';
 import type { ServiceMonitor } from './generated/prometheus-operator.js';
 import type { Certificate } from './generated/cert-manager.js';
@@ -16,7 +15,7 @@ import type { Certificate } from './generated/cert-manager.js';
 async function run(argv: string[], cwd = process.cwd()): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runCrdCommand(argv, { stdout: (t) => (out += t), stderr: (t) => (err += t), cwd });
+  const code = await runCommand(['crd', ...argv], { stdout: (t) => (out += t), stderr: (t) => (err += t), cwd, env: {} });
   return { code, out, err };
 }
 
@@ -117,31 +116,5 @@ describe('crd types', () => {
     expect(inner.source).toContain('raw?: {\n      [key: string]: unknown;\n    };');
     expect(inner.source).toContain('n?: number | string;');
     expect(inner.source).toContain('c?: "a" | "b" | null;');
-  });
-
-  it('writes the notes on stderr and exits 0; refuses a file with no CRD (1) and a missing argument (2)', async () => {
-    const noCrd = await run(['types', join(fixtures, 'gateway-api', 'gateway.yaml')]);
-    expect(noCrd.code).toBe(1);
-    expect(noCrd.err).toContain('no CustomResourceDefinition found');
-    const usage = await run(['types']);
-    expect(usage.code).toBe(2);
-    expect(usage.err).toContain('usage:');
-    expect((await run(['nope'])).code).toBe(2);
-  });
-});
-
-describe('crd generate', () => {
-  it('writes one YAML document per exported definition, equal to the definition\'s CRD', async () => {
-    const { code, out, err } = await run(['generate', join(import.meta.dirname, 'definitions.ts')]);
-    expect(code, err).toBe(0);
-    const docs = parseAllDocuments(out).map((d) => d.toJS() as unknown);
-    expect(docs).toEqual([widgets.crd, gadgets.crd]);
-    expect(parse(out.split('---\n')[0])).toEqual(widgets.crd);
-  });
-
-  it('fails with the reason for a module that exports no definition', async () => {
-    const { code, err } = await run(['generate', join(import.meta.dirname, 'examples-gen.ts')]);
-    expect(code).toBe(1);
-    expect(err).toContain('exports no custom resource definition');
   });
 });

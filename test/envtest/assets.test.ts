@@ -64,7 +64,7 @@ describe('resolveBinaryAssets', () => {
       expect(err).toMatchObject({ code: 'ENVTEST_NO_BINARIES' });
       message = (err as Error).message;
     }
-    expect(message).toContain(`export KUBEBUILDER_ASSETS=$(npx kube-informer-envtest use ${PINNED_KUBERNETES_VERSION} -p path)`);
+    expect(message).toContain(`export KUBEBUILDER_ASSETS=$(npx kube-informer envtest use ${PINNED_KUBERNETES_VERSION} -p path)`);
     expect(message).toContain(`setup-envtest@latest use ${PINNED_KUBERNETES_VERSION} -p path`);
     expect(message).toContain(join(s.root, 'none', 'bin'));
     // A release this package cannot build: setup-envtest only, and no build command that would fail.
@@ -77,7 +77,7 @@ describe('resolveBinaryAssets', () => {
       return '';
     })();
     expect(other).toContain('setup-envtest@latest use 1.30.x -p path');
-    expect(other).not.toContain('$(npx kube-informer-envtest use');
+    expect(other).not.toContain('$(npx kube-informer envtest use');
   });
 
   it('names a kube-apiserver of another release than kubernetesVersion, with where it came from and the fix', async () => {
@@ -85,7 +85,7 @@ describe('resolveBinaryAssets', () => {
     const assets = resolveBinaryAssets({ env: { KUBEBUILDER_ASSETS: dir }, home: s.root });
     await expect(checkApiServerVersion(assets, '1.37')).rejects.toMatchObject({
       code: 'ENVTEST_WRONG_VERSION',
-      message: expect.stringMatching(/kubernetesVersion 1\.37 was asked for, but .*kube-apiserver \(from KUBEBUILDER_ASSETS\) is v1\.30\.4\. Fix: .*npx kube-informer-envtest use 1\.37 -p path/),
+      message: expect.stringMatching(/kubernetesVersion 1\.37 was asked for, but .*kube-apiserver \(from KUBEBUILDER_ASSETS\) is v1\.30\.4\. Fix: .*npx kube-informer envtest use 1\.37 -p path/),
     });
     await expect(checkApiServerVersion(assets, undefined)).resolves.toBe('1.30.4');
   });

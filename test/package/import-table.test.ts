@@ -96,6 +96,29 @@ describe('the import table check', () => {
     expect(bad.violations).toEqual(['import-table-runtime: src/runtime/index.ts -> src/store/index.ts']);
     expect(bad.status).not.toBe(0);
   });
+
+  it('lets the command reach crd/, webhook/ and envtest/ through their command files alone, and no other room reach envtest/', () => {
+    const dir = project({
+      'core/index.ts': barrel('core'),
+      'crd/index.ts': "export { define } from './define.js';\n",
+      'crd/define.ts': barrel('define'),
+      'crd/cli.ts': "import { define } from './define.js';\nexport const generate = define;\n",
+      'envtest/index.ts': barrel('envtest'),
+      'envtest/command.ts': barrel('use'),
+      'webhook/index.ts': barrel('webhook'),
+      'webhook/cli.ts': barrel('manifests'),
+      'informer/index.ts': "import { use } from '../envtest/command.js';\nexport const informer = use;\n",
+      // Allowed: the command files, listed as shared internals of their rooms.
+      'cli/main.ts': "export const load = [() => import('../crd/cli.js'), () => import('../webhook/cli.js'), () => import('../envtest/command.js')];\n",
+      // Refused: the public barrel would load TypeBox (crd) for every subcommand.
+      'cli/crd.ts': "import { define } from '../crd/index.js';\nexport const c = define;\n",
+    });
+    const { status, violations } = check(dir);
+    expect(status).not.toBe(0);
+    expect(violations.filter((v) => v.includes('src/cli/main.ts'))).toEqual([]);
+    expect(violations).toContain('contract-cli-crd: src/cli/crd.ts -> src/crd/index.ts');
+    expect(violations).toContain('import-table-informer: src/informer/index.ts -> src/envtest/command.ts');
+  });
 });
 
 describe('entry points name what they export', () => {

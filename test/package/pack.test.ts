@@ -1,7 +1,7 @@
 // Packs the package as npm would publish it, installs the tarball into a scratch project and imports
 // every entry point, so a broken `exports` map or a file missing from `files` fails the suite; the
 // guides ship too, and every relative link of a shipped page must resolve inside the package.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix, resolve } from 'node:path';
@@ -63,8 +63,8 @@ describe('the published package', () => {
     expect(files).toContain('docs/README.md');
     expect(files).toContain('docs/getting-started.md');
     expect(files).toContain('docs/architecture.svg');
-    // The build recipe behind `npx kube-informer-envtest use`: build.sh and the Go module it builds.
-    expect(files).toEqual(expect.arrayContaining(['dist/envtest/index.js', 'dist/envtest/cli.js', 'scripts/apiserver/build.sh', 'test/apiserver/go.mod', 'test/apiserver/go.sum', 'test/apiserver/cmd/kube-apiserver/main.go', 'test/apiserver/cmd/etcd/main.go', 'test/apiserver/cmd/kube-controller-manager/main.go']));
+    // The build recipe behind `npx kube-informer envtest use`: build.sh and the Go module it builds.
+    expect(files).toEqual(expect.arrayContaining(['dist/envtest/index.js', 'dist/cli/bin.js', 'scripts/apiserver/build.sh', 'test/apiserver/go.mod', 'test/apiserver/go.sum', 'test/apiserver/cmd/kube-apiserver/main.go', 'test/apiserver/cmd/etcd/main.go', 'test/apiserver/cmd/kube-controller-manager/main.go']));
     const recipe = /^(scripts\/apiserver\/build\.sh|test\/apiserver\/(go\.mod|go\.sum|cmd\/[a-z-]+\/main\.go))$/;
     expect(files.filter((f) => !recipe.test(f) && !/^(dist\/|docs\/[^/]+\.(md|svg)$|README\.md$|CONTRIBUTING\.md$|LICENSE$|package\.json$)/.test(f))).toEqual([]);
   });
@@ -120,17 +120,53 @@ describe('the published package', () => {
     expect(counts.testing).toBeGreaterThan(0);
   });
 
-  it('kube-informer-envtest runs from the installed package: `use -i -p path` prints a cached set', () => {
+  it('`kube-informer envtest use` runs from the installed package: `use -i -p path` prints a cached set; the old bin names are gone', () => {
     const project = join(scratch, 'app');
     const cacheBin = join(scratch, 'cache', 'bin', 'k8s-v1.37.2-etcd-v3.7.0-00000000');
     mkdirSync(cacheBin, { recursive: true });
     for (const name of ['etcd', 'kube-apiserver']) writeFileSync(join(cacheBin, name), '#!/bin/sh\n', { mode: 0o755 });
-    const out = execFileSync(join(project, 'node_modules/.bin/kube-informer-envtest'), ['use', '1.37.2', '-i', '-p', 'path'], {
+    const out = execFileSync(join(project, 'node_modules/.bin/kube-informer'), ['envtest', 'use', '1.37.2', '-i', '-p', 'path'], {
       cwd: project,
       encoding: 'utf8',
       env: { ...process.env, KUBE_INFORMER_CACHE: join(scratch, 'cache'), XDG_DATA_HOME: join(scratch, 'xdg') },
     });
     expect(out).toBe(`${cacheBin}\n`);
+    expect(readdirSync(join(project, 'node_modules/.bin')).filter((f) => f.startsWith('kube-informer'))).toEqual(['kube-informer']);
+  });
+
+  it('`kube-informer crd generate` of a .ts definition: without a loader, says what to run; with the project\'s tsx, loads it; warns of two schemas without a conversion webhook', () => {
+    const project = join(scratch, 'app');
+    const definition = [
+      "import { Type, defineCustomResource } from 'kube-informer/crd';",
+      "export const backups = defineCustomResource({ group: 'example.com', names: { kind: 'Backup' }, versions: {",
+      '  v1: { storage: true, spec: Type.Object({ target: Type.String() }) },',
+      '  v2: { spec: Type.Object({ targets: Type.Array(Type.String()) }) },',
+      '} });',
+      '',
+    ].join('\n');
+    writeFileSync(join(project, 'backup.ts'), definition);
+    const generate = (): { status: number | null; stdout: string; stderr: string } => {
+      const r = spawnSync(join(project, 'node_modules/.bin/kube-informer'), ['crd', 'generate', './backup.ts'], { cwd: project, encoding: 'utf8' });
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    const nativeTypeScript = Boolean((process.features as { typescript?: unknown }).typescript);
+    if (!nativeTypeScript) {
+      const without = generate();
+      expect(without.status, without.stderr).toBe(1);
+      expect(without.stderr).toContain(`./backup.ts is TypeScript: Node ${process.versions.node} cannot import TypeScript by itself`);
+      expect(without.stderr).toContain('npm install --save-dev tsx   and run `npx kube-informer crd generate ./backup.ts` again');
+      expect(without.stderr).toContain('`npx kube-informer crd generate ./backup.js`');
+    }
+    // tsx installed in the project (linked from ours, no network): the same command works.
+    symlinkSync(join(repo, 'node_modules/tsx'), join(project, 'node_modules/tsx'));
+    try {
+      const withTsx = generate();
+      expect(withTsx.status, withTsx.stderr).toBe(0);
+      expect(withTsx.stdout).toContain('name: backups.example.com');
+      expect(withTsx.stderr).toContain('warning: CustomResourceDefinition backups.example.com serves 2 versions with different schemas (v2, v1) under conversion strategy None');
+    } finally {
+      rmSync(join(project, 'node_modules/tsx'));
+    }
   });
 
   it('the package root never loads kube-informer/envtest', () => {

@@ -11,11 +11,11 @@ import {
   allow,
   generateSelfSignedCertificates,
   issueServingCertificate,
-  parseGoDuration,
   prometheusWebhookMetricsProvider,
   validatingWebhook,
   type WebhookMetricsProvider,
 } from '../../src/webhook/index.js';
+import { parseGoDuration } from '../../src/webhook/server.js';
 import { admissionReview, post, startServer } from './helpers.js';
 
 const allowAll = () => validatingWebhook({ name: 'v.example.com' }, () => allow());

@@ -1,9 +1,11 @@
+// `kube-informer webhook manifests`: the webhook configurations modules export, as YAML; flags and exit codes.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { manifestYaml, mutatingWebhookConfiguration, runWebhookCommand, validatingWebhookConfiguration } from '../../src/webhook/index.js';
+import { runCommand } from '../../src/cli/index.js';
+import { manifestYaml, mutatingWebhookConfiguration, validatingWebhookConfiguration } from '../../src/webhook/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ki-webhook-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,11 +21,11 @@ writeFileSync(join(dir, 'ca.pem'), 'CA PEM');
 async function run(...argv: string[]) {
   let stdout = '';
   let stderr = '';
-  const code = await runWebhookCommand(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), cwd: dir });
+  const code = await runCommand(['webhook', ...argv], { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), cwd: dir, env: {} });
   return { code, stdout, stderr };
 }
 
-describe('kube-informer-webhook manifests', () => {
+describe('kube-informer webhook manifests', () => {
   it('prints every webhook configuration a module exports as YAML documents, in export order', async () => {
     const r = await run('manifests', 'hooks.mjs');
     expect(r).toMatchObject({ code: 0, stderr: '' });
@@ -39,9 +41,18 @@ describe('kube-informer-webhook manifests', () => {
   });
 
   it('fails with the reason for a module without configurations (1), and prints the usage for bad arguments (2)', async () => {
-    expect(await run('manifests', 'none.mjs')).toMatchObject({ code: 1, stdout: '', stderr: 'kube-informer-webhook manifests: none.mjs exports no ValidatingWebhookConfiguration or MutatingWebhookConfiguration\n' });
-    expect(await run('manifests')).toMatchObject({ code: 2, stderr: expect.stringContaining('needs at least one module') });
-    expect(await run('manifests', 'hooks.mjs', '--ca-file')).toMatchObject({ code: 2, stderr: expect.stringContaining('usage:') });
-    expect(await run('generate')).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown command generate') });
+    expect(await run('manifests', 'none.mjs')).toMatchObject({ code: 1, stdout: '', stderr: 'kube-informer webhook manifests: none.mjs exports no ValidatingWebhookConfiguration or MutatingWebhookConfiguration\n' });
+    expect(await run('manifests')).toMatchObject({ code: 2, stderr: expect.stringContaining('kube-informer webhook manifests: needs <module>... (got nothing)') });
+    expect(await run('manifests', 'hooks.mjs', '--ca-file')).toMatchObject({ code: 2, stderr: expect.stringContaining('flag --ca-file needs a value (<ca.pem>)') });
+    expect(await run('manifests', 'hooks.mjs', '--ca')).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown flag --ca (did you mean --ca-file?)') });
+    expect(await run('manifests', 'hooks.mjs', '--ca-file', 'missing.pem')).toMatchObject({ code: 1, stderr: expect.stringContaining('missing.pem') });
+    expect(await run('generate')).toMatchObject({ code: 2, stderr: expect.stringContaining('kube-informer webhook: unknown command "generate"') });
+  });
+
+  it('prints its help on stdout (0)', async () => {
+    const help = await run('manifests', '--help');
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toContain('Usage: kube-informer webhook manifests <module>... [--ca-file <ca.pem>]');
+    expect((await run('--help')).stdout).toContain('manifests  YAML of every webhook configuration each module exports');
   });
 });
