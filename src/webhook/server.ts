@@ -1,9 +1,10 @@
-// The webhook server: HTTPS only, webhooks by path, a deadline per review, metrics, graceful stop; a runnable (`run(signal)`).
+// The webhook server: HTTPS only, webhooks by path, a deadline per review, metrics, graceful stop; a runnable (`run(signal)`) whose parts run as one RunGroup.
 
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AlreadyStartedError, ErrorCodes, InvalidOptionError, KubeInformerError, realClock, resolveLogger, validateOptions, type Clock, type ClockTimer, type Logger, type LoggerOption } from '../core/index.js';
+import { ABORTED, AlreadyStartedError, ErrorCodes, InvalidOptionError, KubeInformerError, raceAbort, realClock, resolveLogger, validateOptions, type Clock, type ClockTimer, type Logger, type LoggerOption } from '../core/index.js';
+import { RunGroup } from '../runtime/index.js';
 import type { CounterMetric, GaugeMetric, HistogramMetric } from '../workqueue/index.js';
 import type { WebhookMetricsProvider } from './metrics.js';
 import { applyConfigurations, checkConfigurations, type WebhookConfigurationsOptions } from './apply.js';
@@ -42,7 +43,7 @@ export interface WebhookServerOptions {
   /**
    * Webhook configurations to apply (server-side apply) once the server listens and before it reports
    * ready, with its `caBundle` filled in where a webhook has none; `run` rejects with `WEBHOOK_CONFIG`
-   * when the API server refuses one. Default: none (apply them yourself: `kube-informer-webhook manifests`).
+   * when the API server refuses one. Default: none (apply them yourself: `kube-informer webhook manifests`).
    */
   configurations?: WebhookConfigurationsOptions;
 }
@@ -198,35 +199,46 @@ export class WebhookServer {
       });
     });
     this.#port = (server.address() as AddressInfo).port;
-    if (this.#options.configurations !== undefined) {
-      try {
-        await applyConfigurations(this.#options.configurations, this.caBundle(), signal);
-      } catch (err) {
-        await this.#stop(server);
-        throw err;
-      }
-    }
+    // The parts of a listening server share one lifetime (the runnable group): the first to fail stops
+    // the others, and run rejects with it once the listener has closed.
+    await RunGroup.run(
+      [
+        { name: 'listener', run: (s) => this.#listen(server, s) },
+        { name: 'certificate', run: (s) => this.#watchCertificate(server, s) },
+        { name: 'readiness', run: (s) => this.#becomeReady(s) },
+      ],
+      signal,
+      { name: 'WebhookServer', clock: this.#clock, logger: this.#logger },
+    );
+  }
+
+  /** Serves until `signal` aborts or the server fails; then stops gracefully, and rejects with the failure (`WEBHOOK_SERVE`). */
+  async #listen(server: Server, signal: AbortSignal): Promise<void> {
+    let onError!: (err: Error) => void;
+    const failed = new Promise<KubeInformerError>((resolve) => {
+      onError = (err) => resolve(new KubeInformerError(ErrorCodes.WEBHOOK_SERVE, `WebhookServer: the server failed: ${err.message}`, { cause: err }));
+    });
+    server.once('error', onError);
+    const outcome = await raceAbort(failed, signal);
+    server.off('error', onError);
+    this.#ready = false;
+    await this.#stop(server);
+    if (outcome !== ABORTED) throw outcome;
+  }
+
+  /** Polls the certificate files (files only) until `signal` aborts. */
+  async #watchCertificate(server: Server, signal: AbortSignal): Promise<void> {
+    const stopPolling = this.#tls.watch(server);
+    await raceAbort(new Promise<never>(() => undefined), signal);
+    stopPolling();
+  }
+
+  /** Applies the configurations (when given), then reports ready; rejects with `WEBHOOK_CONFIG` when the API server refuses one. */
+  async #becomeReady(signal: AbortSignal): Promise<void> {
+    if (this.#options.configurations !== undefined) await applyConfigurations(this.#options.configurations, this.caBundle(), signal);
+    if (signal.aborted) return;
     this.#ready = true;
     this.#settleWaiters(true);
-    const stopPolling = this.#tls.watch(server);
-    let failure: Error | undefined;
-    let wake!: () => void;
-    const woken = new Promise<void>((resolve) => (wake = resolve));
-    const onError = (err: Error): void => {
-      failure = new KubeInformerError(ErrorCodes.WEBHOOK_SERVE, `WebhookServer: the server failed: ${err.message}`, { cause: err });
-      wake();
-    };
-    server.once('error', onError);
-    // The signal may have aborted while the certificate loaded or the port was bound.
-    if (signal.aborted) wake();
-    else signal.addEventListener('abort', wake, { once: true });
-    await woken;
-    server.off('error', onError);
-    signal.removeEventListener('abort', wake);
-    this.#ready = false;
-    stopPolling();
-    await this.#stop(server);
-    if (failure) throw failure;
   }
 
   async #stop(server: Server): Promise<void> {

@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
-import { mutatingWebhookConfiguration, validatingWebhookConfiguration, WebhookServer } from '../../src/webhook/index.js';
+import { FakeClock, startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
+import { generateSelfSignedCertificates, mutatingWebhookConfiguration, validatingWebhookConfiguration, WebhookServer } from '../../src/webhook/index.js';
 
 const admissionregistration = (kind: string) => ({ group: 'admissionregistration.k8s.io', version: 'v1', resource: `${kind.toLowerCase()}s`, kind, namespaced: false });
 const validatingConfigs = admissionregistration('ValidatingWebhookConfiguration');
@@ -45,6 +49,43 @@ describe('WebhookServer configurations: applied at start', () => {
     expect(await server.whenReady(stop.signal)).toBe(false);
     await expect(running).rejects.toMatchObject({ code: 'WEBHOOK_CONFIG', message: expect.stringContaining('cannot apply ValidatingWebhookConfiguration widgets') });
     expect(server.ready()).toBe(false);
+  });
+
+  it('a failing part stops the others: run rejects at once, the listener closed and the certificate poller stopped (no timer left)', async () => {
+    api.injectFault({ verb: 'patch', resource: 'validatingwebhookconfigurations', type: 'status', code: 403, message: 'forbidden' });
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-parts-'));
+    try {
+      const ca = generateSelfSignedCertificates({ hosts: ['127.0.0.1'] });
+      writeFileSync(join(dir, 'tls.crt'), ca.cert);
+      writeFileSync(join(dir, 'tls.key'), ca.key);
+      // The fake clock never advances: a stop that waited for stopGraceMs or a poll would never end.
+      const clock = new FakeClock();
+      const validating = validatingWebhookConfiguration({ name: 'widgets', endpoint, webhooks: [{ name: 'v.example.com', path: '/validate', rules }] });
+      const server = new WebhookServer({
+        tls: { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), pollIntervalMs: 1_000 },
+        host: '127.0.0.1',
+        port: 0,
+        clock,
+        logger: false,
+        configurations: { objects: [validating], kubeConfig: api.kubeConfig },
+      });
+      await expect(server.run(new AbortController().signal)).rejects.toMatchObject({ code: 'WEBHOOK_CONFIG' });
+      expect(clock.pendingTimers()).toBe(0);
+      expect(server.ready()).toBe(false);
+      const port = server.port();
+      expect(port).toBeGreaterThan(0);
+      const refused = await new Promise<string>((resolve) => {
+        const socket = connect(port!, '127.0.0.1');
+        socket.once('connect', () => {
+          socket.destroy();
+          resolve('connected');
+        });
+        socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+      });
+      expect(refused).toBe('ECONNREFUSED');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses what is not a webhook configuration at construction', () => {
