@@ -121,8 +121,9 @@ function describeParseError(err: Error & { code?: string }, flags: Record<string
     return `unknown flag ${flag} (${hint})`;
   }
   if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-    const flag = /'(-[^' ]+)/.exec(err.message)?.[1] ?? '';
-    const name = Object.entries(flags).find(([long, f]) => flag === `--${long}` || flag === `-${f.short}` || flag.startsWith(`-${f.short} `))?.[0];
+    // "Option '-p, --print <value>' argument missing", "Option '--help' does not take an argument".
+    const flag = /'(-[^', ]+)/.exec(err.message)?.[1] ?? '';
+    const name = Object.entries(flags).find(([long, f]) => flag === `--${long}` || (f.short !== undefined && flag === `-${f.short}`))?.[0];
     const spec = name === undefined ? undefined : flags[name];
     return spec?.type === 'string' ? `flag ${flag} needs a value (${spec.value ?? '<value>'})` : `flag ${flag} takes no value`;
   }

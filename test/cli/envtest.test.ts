@@ -78,6 +78,7 @@ describe('kube-informer envtest use', () => {
     expect(await run(['use', '-p', 'json'])).toMatchObject({ code: 2, err: expect.stringContaining('--print must be overview, path or env, got "json"') });
     expect(await run(['use', 'latest'])).toMatchObject({ code: 2, err: expect.stringContaining('"latest" is not a Kubernetes release') });
     expect(await run(['use', '1.37.2', '1.36'])).toMatchObject({ code: 2, err: expect.stringContaining('unexpected argument "1.36"') });
+    expect(await run(['use', '-p'])).toMatchObject({ code: 2, err: expect.stringContaining('kube-informer envtest use: flag -p needs a value (<overview|path|env>)') });
     expect(await run(['use', '--installed-only=yes'])).toMatchObject({ code: 2, err: expect.stringContaining('takes no value') });
     expect(await run(['fetch'])).toMatchObject({ code: 2, err: expect.stringContaining('unknown command "fetch"') });
     expect(await run([])).toMatchObject({ code: 2, err: expect.stringContaining('no command given') });
