@@ -11,6 +11,7 @@ import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
 import { InvalidObjectError } from '../core/errors.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
+import { defaultPlural } from './plural.js';
 import { toStructural, type StructuralSchema, type ValidationRule } from './schema.js';
 import { applyDefaults, fieldError, pruneObject, validateObject, validateValue, type FieldError, type ValidationResult } from './validate.js';
 
@@ -82,7 +83,7 @@ export interface VersionOptions {
 export interface CustomResourceNames {
   /** The kind, UpperCamelCase: `Widget`. */
   readonly kind: string;
-  /** The plural resource name, lowercase: `widgets`. Default: the kind lowercased plus `s`. */
+  /** The plural resource name, lowercase: `widgets`. Default: controller-gen's plural of the kind, {@link defaultPlural} (`NetworkPolicy` → `networkpolicies`). */
   readonly plural?: string;
   /** The singular name, lowercase. Default: the kind lowercased. */
   readonly singular?: string;
@@ -211,7 +212,7 @@ function checkNames(options: CustomResourceOptions<Readonly<Record<string, Versi
   if (!KIND_RE.test(names.kind)) throw new InvalidOptionError(`${OWNER}: names.kind: must be UpperCamelCase (Widget), got ${JSON.stringify(names.kind)}`);
   const full = {
     ...names,
-    plural: names.plural ?? `${names.kind.toLowerCase()}s`,
+    plural: names.plural ?? defaultPlural(names.kind),
     singular: names.singular ?? names.kind.toLowerCase(),
     listKind: names.listKind ?? `${names.kind}List`,
   };
