@@ -215,7 +215,6 @@ function decodeURIComponentSafe(s: string): string {
 
 /** Go's `url.ParseRequestURI`: an absolute URI (`https://host/path`, `mailto:x`) or an absolute path (`/x`). */
 function isRequestURI(s: string): boolean {
-  // eslint-disable-next-line no-control-regex
   if (s === '' || /[\u0000-\u001f\u007f]/.test(s)) return false;
   if (s === '*') return true;
   const sm = /^([A-Za-z][A-Za-z0-9+\-.]*):/.exec(s);

@@ -35,7 +35,7 @@ function isObjectList(v: unknown): boolean {
 function empty(v: unknown): boolean {
   if (v === null || v === '' || v === 0) return true;
   if (Array.isArray(v)) return v.length === 0;
-  return typeof v === 'object' && Object.keys(v as object).length === 0;
+  return typeof v === 'object' && Object.keys(v).length === 0;
 }
 
 /**
