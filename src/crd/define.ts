@@ -11,8 +11,10 @@ import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
 import { InvalidObjectError } from '../core/errors.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
+import { defaultPlural } from './plural.js';
 import { toStructural, type StructuralSchema, type ValidationRule } from './schema.js';
-import { applyDefaults, fieldError, pruneObject, validateObject, validateValue, type FieldError, type ValidationResult } from './validate.js';
+import { checkSchemaDefaults } from './defaults.js';
+import { fieldError, sortedJson, validateObject, type FieldError, type ValidationResult } from './validate.js';
 
 /** One printer column (`kubectl get` output): `additionalPrinterColumns` of the version. */
 export interface PrinterColumn {
@@ -82,7 +84,7 @@ export interface VersionOptions {
 export interface CustomResourceNames {
   /** The kind, UpperCamelCase: `Widget`. */
   readonly kind: string;
-  /** The plural resource name, lowercase: `widgets`. Default: the kind lowercased plus `s`. */
+  /** The plural resource name, lowercase: `widgets`. Default: controller-gen's plural of the kind, {@link defaultPlural} (`NetworkPolicy` → `networkpolicies`). */
   readonly plural?: string;
   /** The singular name, lowercase. Default: the kind lowercased. */
   readonly singular?: string;
@@ -190,17 +192,18 @@ function rootSchema(name: string, v: VersionOptions): StructuralSchema {
   return root;
 }
 
-/** Checks every `default` in a structural schema against its own node (the server refuses a CRD whose default does not validate). */
-function checkDefaults(schema: StructuralSchema, path: string): void {
-  if (schema.default !== undefined) {
-    const errors: FieldError[] = [];
-    const value = applyDefaults(schema, pruneObject(schema, structuredClone(schema.default), false));
-    validateValue(schema, value, 'default', errors, []);
-    if (errors.length > 0) throw new InvalidOptionError(`${OWNER}: ${path}.default: does not validate against its schema: ${errors.map((e) => e.message).join('; ')}`);
-  }
-  for (const [name, sub] of Object.entries(schema.properties ?? {})) checkDefaults(sub, `${path}.properties.${name}`);
-  if (schema.items !== undefined) checkDefaults(schema.items, `${path}.items`);
-  if (typeof schema.additionalProperties === 'object') checkDefaults(schema.additionalProperties, `${path}.additionalProperties`);
+/**
+ * Refuses a version schema whose defaults kube-apiserver would refuse (see `checkSchemaDefaults`): the
+ * message names the default by its option path and lists the server's own errors, with its paths
+ * (`serverPath` is where the server keeps the schema).
+ */
+function checkDefaults(schema: StructuralSchema, name: string, serverPath: string): void {
+  const errors = checkSchemaDefaults(schema, serverPath);
+  if (errors.length === 0) return;
+  const first = errors[0].field;
+  const node = first.slice(0, first.indexOf('.default') + '.default'.length);
+  const optionPath = `versions.${name}.schema${node.slice(serverPath.length).replace(/\[([^\]]*)\]/g, '.$1')}`;
+  throw new InvalidOptionError(`${OWNER}: ${optionPath}: does not validate against its schema (kube-apiserver refuses the CRD): ${errors.map((e) => e.message).join('; ')}`);
 }
 
 function checkNames(options: CustomResourceOptions<Readonly<Record<string, VersionOptions>>>): Required<Omit<CustomResourceNames, 'shortNames' | 'categories'>> & CustomResourceNames {
@@ -211,7 +214,7 @@ function checkNames(options: CustomResourceOptions<Readonly<Record<string, Versi
   if (!KIND_RE.test(names.kind)) throw new InvalidOptionError(`${OWNER}: names.kind: must be UpperCamelCase (Widget), got ${JSON.stringify(names.kind)}`);
   const full = {
     ...names,
-    plural: names.plural ?? `${names.kind.toLowerCase()}s`,
+    plural: names.plural ?? defaultPlural(names.kind),
     singular: names.singular ?? names.kind.toLowerCase(),
     listKind: names.listKind ?? `${names.kind}List`,
   };
@@ -274,7 +277,6 @@ function checkVersion(name: string, v: VersionOptions, schema: StructuralSchema)
       if (node?.type !== 'integer') throw new InvalidOptionError(`${OWNER}: ${path}.subresources.scale.${key}: must be the JSON path of an integer field, got ${JSON.stringify(scale[key])}`);
     }
   }
-  checkDefaults(schema, `${path}.schema`);
 }
 
 /** Go's `%v` of a JSON value in an unstructured object (`map[a:1]`, `[x y]`). */
@@ -363,6 +365,12 @@ export function defineCustomResource<const V extends Readonly<Record<string, Ver
     checkVersion(name, v, schema);
     schemas[name] = schema;
     entries.push(versionEntry(name, v, schema, name === storageVersion));
+  }
+  // The server keeps a schema that every version shares once, as spec.validation, and names its errors there.
+  const shared = versionNames.every((n) => sortedJson(schemas[n]) === sortedJson(schemas[versionNames[0]]));
+  for (const [index, name] of versionNames.entries()) {
+    checkDefaults(schemas[name], name, shared ? 'spec.validation.openAPIV3Schema' : `spec.versions[${index}].schema.openAPIV3Schema`);
+    if (shared) break;
   }
   if (!entries.some((e) => e.served)) throw new InvalidOptionError(`${OWNER}: versions: no version is served`);
   const namespaced = (options.scope ?? 'Namespaced') === 'Namespaced';

@@ -17,6 +17,7 @@ export {
   type Subresources,
   type StorageFlag,
 } from './define.js';
+export { defaultPlural } from './plural.js';
 export { validateObject, pruneObject, applyDefaults, type FieldError, type FieldErrorType, type ValidationResult } from './validate.js';
 export {
   ensureCustomResourceDefinitions,

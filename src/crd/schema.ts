@@ -1,7 +1,8 @@
 // Kubernetes' structural OpenAPI subset: the TypeBox helpers for its extensions, and the conversion of a TypeBox schema into it.
 
 import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
-import { InvalidOptionError } from '../core/options.js';
+import { closestOption, InvalidOptionError } from '../core/options.js';
+import { isKnownFormat, KNOWN_FORMATS } from './formats.js';
 
 /** One CEL rule of `x-kubernetes-validations`, evaluated by the API server (not by {@link validateObject}). */
 export interface ValidationRule {
@@ -230,6 +231,7 @@ function checkNode(owner: string, path: string, node: Record<string, unknown>): 
   if (type === 'array' && node.items === undefined) fail(owner, `${path}.items`, 'must be given for an array');
   if (node.items !== undefined && type !== 'array') fail(owner, `${path}.type`, 'must be array with items');
   if (node['x-kubernetes-embedded-resource'] === true && type !== 'object') fail(owner, `${path}.type`, 'must be object with x-kubernetes-embedded-resource');
+  if (node.format !== undefined) checkFormat(owner, path, type as string | undefined, node.format);
   const listType = node['x-kubernetes-list-type'];
   if (listType !== undefined) {
     if (type !== 'array') fail(owner, `${path}.x-kubernetes-list-type`, 'is allowed on arrays only');
@@ -254,4 +256,17 @@ function checkNode(owner: string, path: string, node: Record<string, unknown>): 
       if (!preserve) fail(owner, `${path}.required`, `names ${key}, which is not a property`);
     }
   }
+}
+
+/**
+ * A format the server does not know on this type is dropped without a word (only a warning on the CRD):
+ * refused here, naming the closest known format.
+ */
+function checkFormat(owner: string, path: string, type: string | undefined, format: unknown): void {
+  if (typeof format === 'string' && isKnownFormat(type, format)) return;
+  const known = type === 'integer' || type === 'number' ? KNOWN_FORMATS[type] : type === undefined || type === 'string' ? KNOWN_FORMATS.string : [];
+  const close = typeof format === 'string' ? closestOption(format, known) : undefined;
+  const meant = close === undefined ? '' : ` (did you mean ${JSON.stringify(close)}?)`;
+  const formats = known.length === 0 ? `no format on ${type}` : `on ${type ?? 'a string'}: ${known.join(', ')}`;
+  fail(owner, `${path}.format`, `unknown format ${JSON.stringify(format)}${meant}; kube-apiserver ignores a format it does not validate (it validates ${formats})`);
 }

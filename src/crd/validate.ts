@@ -1,5 +1,7 @@
 // The client-side validator of a structural schema: prunes, defaults and validates as the API server does, with its field paths and messages.
 
+import { isKnownFormat, stringFormatRule } from './formats.js';
+import { coerceObjectMeta } from './object-meta.js';
 import type { StructuralSchema } from './schema.js';
 
 /** The kinds of field error the API server reports (`reason` in a Status cause). */
@@ -48,12 +50,19 @@ const TYPE_NAMES: Record<string, string> = {
   FieldValueTooMany: 'Too many',
 };
 
-/** Go's `%#v`/`%q` rendering of a bad value, as `field.Error` prints it. */
+/** Go's `%#v`/`%q` rendering of a bad value, as `field.Error` prints it (an object as JSON with its keys sorted, as Go writes a map). */
 function goValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (value === null) return 'null';
-  return JSON.stringify(value);
+  return sortedJson(value);
+}
+
+/** JSON with every object's keys in sorted order: Go's encoding of a map, and a comparison that ignores key order. */
+export function sortedJson(value: unknown): string {
+  return JSON.stringify(value, (_, v: unknown) =>
+    typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
 }
 
 /** A field error in the server's words (`field.Error` of apimachinery); `field` `''` is the object itself (`<nil>`). */
@@ -94,9 +103,10 @@ export function pruneObject(schema: StructuralSchema, value: unknown, root = tru
   const extra = schema.additionalProperties;
   const embedded = schema['x-kubernetes-embedded-resource'] === true;
   for (const [key, v] of Object.entries(value)) {
-    // The object's own apiVersion, kind and metadata are not the schema's to prune: the server keeps ObjectMeta whole.
+    // The object's own apiVersion, kind and metadata are not the schema's to prune: the server reads the
+    // metadata into ObjectMeta (dropping what ObjectMeta has not).
     if ((root || embedded) && (key === 'apiVersion' || key === 'kind' || key === 'metadata')) {
-      out[key] = v;
+      out[key] = key === 'metadata' ? coerceObjectMeta(v) : v;
       continue;
     }
     const sub = props?.[key] ?? (typeof extra === 'object' ? extra : undefined);
@@ -132,8 +142,9 @@ export function applyDefaults(schema: StructuralSchema, value: unknown): unknown
 /**
  * Validates `value` against a structural schema exactly as far as the API server's schema validation
  * goes (types, enums, limits, patterns, required fields, list-type set/map uniqueness), collecting every
- * failing path. `x-kubernetes-validations` rules are listed in `unchecked`, not evaluated. `format` is
- * not checked. Prune and default first ({@link validateObject} does all three).
+ * failing path. `x-kubernetes-validations` rules are listed in `unchecked`, not evaluated. The formats
+ * the server knows are checked (`date-time`, `uuid`, …), as are the `apiVersion` and `kind` of an
+ * embedded resource (not of the object itself, at path `''`). Prune and default first ({@link validateObject} does all three).
  */
 export function validateValue(schema: StructuralSchema, value: unknown, path: string, errors: FieldError[], unchecked: string[]): void {
   if (schema['x-kubernetes-validations'] !== undefined && schema['x-kubernetes-validations'].length > 0 && value !== null) unchecked.push(path === '' ? '<nil>' : path);
@@ -147,14 +158,23 @@ export function validateValue(schema: StructuralSchema, value: unknown, path: st
     return;
   }
   const actual = jsonType(value);
+  const format = schema.format !== undefined && isKnownFormat(schema.type, schema.format) ? schema.format : undefined;
   let typeOk = true;
   if (schema['x-kubernetes-int-or-string'] === true) {
     if (actual !== 'integer' && actual !== 'string') {
       errors.push(fieldError(path, 'FieldValueTypeInvalid', actual, `${path} in body must be of type integer,string: ${JSON.stringify(actual)}`));
       typeOk = false;
     }
+  } else if (format !== undefined && actual !== 'string' && actual !== 'array' && !matchesType(schema.type, actual)) {
+    // With a format the server keeps, a value of another type is named by the format (kube-openapi's type validator).
+    const inferred = actual === 'integer' ? 'int64' : actual === 'number' ? 'float64' : '';
+    errors.push(fieldError(path, 'FieldValueTypeInvalid', inferred, `${path} in body must be of type ${format}: ${JSON.stringify(inferred)}`));
+    typeOk = false;
+  } else if (format !== undefined && schema.type !== 'integer' && schema.type !== 'number' && (actual === 'string' || actual === 'array')) {
+    // The same validator lets a string or an array through unchecked on a formatted non-numeric field (an array then meets no string rule).
+    typeOk = true;
   } else if (schema.type !== undefined) {
-    typeOk = schema.type === actual || (schema.type === 'number' && actual === 'integer');
+    typeOk = matchesType(schema.type, actual);
     if (!typeOk) {
       errors.push(fieldError(path, 'FieldValueTypeInvalid', actual, `${path} in body must be of type ${schema.type}: ${JSON.stringify(actual)}`));
       // The server's format check of an integer reports a fraction a second time, on the object.
@@ -165,11 +185,58 @@ export function validateValue(schema: StructuralSchema, value: unknown, path: st
   if (schema.enum !== undefined && !schema.enum.some((e) => deepEqual(e, value))) {
     errors.push(fieldError(path, 'FieldValueNotSupported', value, `supported values: ${schema.enum.map((e) => goValue(e)).join(', ')}`));
   }
+  if (format !== undefined && typeof value === 'number') checkNumberFormat(schema.type, format, value, path, errors);
   if (!typeOk) return;
   if (typeof value === 'number') checkNumber(schema, value, path, errors);
-  else if (typeof value === 'string') checkString(schema, value, path, errors);
-  else if (Array.isArray(value)) checkArray(schema, value, path, errors, unchecked);
-  else if (isObject(value)) checkObject(schema, value, path, errors, unchecked);
+  else if (typeof value === 'string') {
+    checkString(schema, value, path, errors);
+    const rule = format === undefined ? undefined : stringFormatRule(format);
+    if (rule !== undefined && !rule(value)) errors.push(fieldError(path, 'FieldValueTypeInvalid', value, `${path} in body must be of type ${format}: ${JSON.stringify(value)}`));
+  } else if (Array.isArray(value)) checkArray(schema, value, path, errors, unchecked);
+  else if (isObject(value)) {
+    if (schema['x-kubernetes-embedded-resource'] === true && path !== '') errors.push(...embeddedErrors(value, path));
+    checkObject(schema, value, path, errors, unchecked);
+  }
+}
+
+/** Whether a JSON value's type meets the schema's (an integer is a number). */
+function matchesType(type: string | undefined, actual: string): boolean {
+  return type === actual || (type === 'number' && actual === 'integer');
+}
+
+/** The range of an `int32` integer or a `float` number (kube-openapi's range check, reported on the object). */
+function checkNumberFormat(type: string | undefined, format: string, value: number, path: string, errors: FieldError[]): void {
+  const fits = format === 'int32' ? Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31 : format === 'float' ? Math.abs(value) <= 3.4028234663852886e38 : format !== 'int64' || Number.isInteger(value);
+  if (!fits) errors.push(fieldError('', 'FieldValueInvalid', '', `Checked value must be of type ${type ?? 'number'} with format ${format} in ${path}`));
+}
+
+const DNS1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * The `apiVersion` and `kind` of an embedded object (`x-kubernetes-embedded-resource`), as the server
+ * checks them: both required, strings, not empty; a group/version with at most one slash; a kind that is
+ * a DNS-1035 label once lower-cased. (A value that is not a string the server refuses while it decodes
+ * the request: 400 BadRequest `… cannot be handled as a <Kind>: <this error>`, not 422.)
+ */
+export function embeddedErrors(value: Record<string, unknown>, path: string): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const key of ['apiVersion', 'kind']) {
+    const field = child(path, key);
+    const v = value[key];
+    if (!(key in value)) errors.push(fieldError(field, 'FieldValueRequired', undefined, ''));
+    else if (typeof v !== 'string') errors.push(fieldError(field, 'FieldValueInvalid', v, 'must be a string'));
+    else if (v === '') errors.push(fieldError(field, 'FieldValueInvalid', v, 'must not be empty'));
+    else if (key === 'apiVersion' && v.split('/').length > 2) errors.push(fieldError(field, 'FieldValueInvalid', v, `unexpected GroupVersion string: ${v}`));
+    else if (key === 'kind') {
+      const problems: string[] = [];
+      if (v.length > 63) problems.push('must be no more than 63 characters');
+      if (!DNS1035.test(v.toLowerCase())) {
+        problems.push("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')");
+      }
+      if (problems.length > 0) errors.push(fieldError(field, 'FieldValueInvalid', v, `may have mixed case, but should otherwise match: ${problems.join(',')}`));
+    }
+  }
+  return errors;
 }
 
 /** Numbers: like the server (kube-openapi), the first failing limit only, in the order multipleOf, maximum, minimum. */
@@ -263,8 +330,9 @@ function deepEqual(a: unknown, b: unknown): boolean {
  * prunes unknown fields, drops `null`s of non-nullable fields, applies defaults, then checks every
  * field and returns every failure at once, with the server's field paths and messages
  * (`spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0`).
- * CEL rules (`x-kubernetes-validations`) and `format` are not evaluated: their paths are in `unchecked`.
- * The object's `metadata` is not checked beyond being an object.
+ * CEL rules (`x-kubernetes-validations`) are not evaluated: their paths are in `unchecked`. The formats
+ * kube-apiserver validates are checked with its rules and words (`spec.when in body must be of type date-time: "yesterday"`).
+ * The object's `metadata` is kept as ObjectMeta (fields it has not are dropped) and not checked further.
  */
 export function validateObject(schema: StructuralSchema, obj: unknown): ValidationResult {
   const object = applyDefaults(schema, pruneObject(schema, structuredClone(obj)));

@@ -17,7 +17,7 @@ const widgets = defineCustomResource({
         owner: Type.Optional(Type.String()),
       }),
     },
-    v2: { spec: Type.Object({ dimensions: Type.Object({ size: Type.Integer({ minimum: 2, default: 2 }) }, { default: {} }) }) },
+    v2: { spec: Type.Object({ dimensions: Type.Object({ size: Type.Integer({ minimum: 2, default: 2 }) }, { default: { size: 2 } }) }) },
   },
 });
 

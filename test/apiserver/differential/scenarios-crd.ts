@@ -22,6 +22,8 @@ const widgetSchema = {
         replicas: { type: 'integer' },
         tags: { type: 'array', items: { type: 'string' } },
         free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+        when: { type: 'string', format: 'date-time' },
+        template: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true },
       },
     },
     status: {
@@ -77,6 +79,8 @@ export const crdScenarios: Scenario[] = [
       await w.req('list the CRDs of the group', { path: CRDS, query: { fieldSelector: `metadata.name=widgets.${GROUP}` } });
       await w.req('create the CRD again', { method: 'POST', path: CRDS, body: crd('widgets', 'Widget', 'Namespaced', undefined) });
       await w.req('a CRD whose name is not plural.group', { method: 'POST', path: CRDS, query: { dryRun: 'All' }, body: { ...crd('things', 'Thing', 'Namespaced', undefined), metadata: { name: 'wrong.example.com' } } });
+      const settings = { type: 'object', required: ['compress'], properties: { compress: { type: 'boolean', default: true } }, default: {} };
+      await w.req('a CRD whose object default lacks a required member', { method: 'POST', path: CRDS, query: { dryRun: 'All' }, body: crd('archives', 'Archive', 'Namespaced', undefined, { type: 'object', properties: { spec: { type: 'object', properties: { settings } } } }) });
       await w.req('a CRD with a non-structural schema', { method: 'POST', path: CRDS, query: { dryRun: 'All' }, body: crd('loose', 'Loose', 'Namespaced', undefined, { type: 'object', properties: { spec: { properties: { a: { type: 'string' } } } } }) });
 
       await w.req('create', { method: 'POST', path: widgets(ns), body: widget(ns, 'w1', { spec: { size: 1, replicas: 2, free: { kept: true } } }) });
@@ -109,6 +113,9 @@ export const crdScenarios: Scenario[] = [
       await w.req('a value of the wrong type', { method: 'POST', path: widgets(ns), query: { dryRun: 'All' }, body: widget(ns, 'bad1', { spec: { size: 'big' } }) });
       await w.req('a value outside the enum', { method: 'POST', path: widgets(ns), query: { dryRun: 'All' }, body: widget(ns, 'bad2', { spec: { size: 1, color: 'green' } }) });
       await w.req('a value below the minimum', { method: 'POST', path: widgets(ns), query: { dryRun: 'All' }, body: widget(ns, 'bad3', { spec: { size: -1 } }) });
+      await w.req('a date-time that is not one', { method: 'POST', path: widgets(ns), query: { dryRun: 'All' }, body: widget(ns, 'bad4', { spec: { size: 1, when: 'yesterday' } }) });
+      await w.req('an embedded object without kind', { method: 'POST', path: widgets(ns), query: { dryRun: 'All' }, body: widget(ns, 'bad5', { spec: { size: 1, template: { apiVersion: 'v1' } } }) });
+      await w.req('an embedded object whose metadata has an unknown field', { method: 'POST', path: widgets(ns), query: { dryRun: 'All' }, body: widget(ns, 'e1', { spec: { size: 1, when: '2024-01-02T03:04:05Z', template: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', bogus: 1 } } } }) });
       await w.req('a patch to an invalid value', { method: 'PATCH', path: widgets(ns, 'w1'), query: { dryRun: 'All' }, contentType: MERGE, body: { spec: { size: 'big' } } });
       await w.req('get scale', { path: widgets(ns, 'w1', 'scale') });
       const scale = await w.raw({ path: widgets(ns, 'w1', 'scale') });
