@@ -1,0 +1,64 @@
+// Plain JSON values: the one plain-object test, the one deep equality and the one safe member write — own keys only.
+
+/**
+ * True for a plain object: not `null`, not an array, made by an object literal, `JSON.parse`,
+ * `structuredClone` or `Object.create(null)` (its prototype is `null` or a realm's `Object.prototype`).
+ * A `Date`, a `Buffer`, a `Map` or a class instance is not one. Every JSON object is.
+ */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as object | null;
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+/**
+ * Deep equality of JSON values, by own enumerable keys only: two plain objects are equal when they
+ * have the same keys (in any order) with equal values — whatever the keys are called, so members
+ * named `constructor`, `toString`, `valueOf` or `__proto__` are compared like any other (where
+ * `fast-deep-equal` throws or answers wrongly for them). Arrays are equal element by element, and
+ * two byte arrays (`Buffer`, `Uint8Array`, any typed array of the same type) byte by byte; anything
+ * else — numbers, strings, booleans, `null`, a `Date`, a class instance — only when it is the same
+ * value (`===`).
+ */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  if (ArrayBuffer.isView(a) || ArrayBuffer.isView(b)) return sameBytes(a, b);
+  if (!isObject(a) || !isObject(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) {
+    if (!Object.hasOwn(b, key) || !deepEqual(a[key], b[key])) return false;
+  }
+  return true;
+}
+
+function sameBytes(a: object, b: object): boolean {
+  if (!ArrayBuffer.isView(a) || !ArrayBuffer.isView(b) || Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  if (a.byteLength !== b.byteLength) return false;
+  const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+/**
+ * Sets the own member `key` of `target` to `value`. Plain assignment would do for every key but
+ * `__proto__`, where it changes the object's prototype (and drops the member) instead of writing
+ * one: that key is defined as an own data property, as `JSON.parse` makes it.
+ */
+export function setMember(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  else target[key] = value;
+}
+
+/** The own member `key` of `target`, or `undefined` when `target` has no such own member (an inherited one does not count). */
+export function getMember(target: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(target, key) ? target[key] : undefined;
+}
