@@ -15,14 +15,19 @@ export function isObject(value: unknown): value is Record<string, unknown> {
  * Deep equality of JSON values, by own enumerable keys only: two plain objects are equal when they
  * have the same keys (in any order) with equal values — whatever the keys are called, so members
  * named `constructor`, `toString`, `valueOf` or `__proto__` are compared like any other (where
- * `fast-deep-equal` throws or answers wrongly for them). Arrays are equal element by element, and
- * two byte arrays (`Buffer`, `Uint8Array`, any typed array of the same type) byte by byte; anything
- * else — numbers, strings, booleans, `null`, a `Date`, a class instance — only when it is the same
- * value (`===`).
+ * `fast-deep-equal` throws or answers wrongly for them). Arrays are equal element by element. For
+ * what a transform may put into a cached object: two byte arrays (`Buffer`, `Uint8Array`, any typed
+ * array of the same type) byte by byte, two `Date`s by their time, two `Map`s by their keys (`===`)
+ * and deeply equal values, two `Set`s by their members (`===`). Anything else — numbers, strings,
+ * booleans, `null`, a class instance — only when it is the same value (`===`).
  */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  // The common case first (objects of this realm): one prototype read each.
+  if (Object.getPrototypeOf(a) === Object.prototype && Object.getPrototypeOf(b) === Object.prototype) {
+    return sameMembers(a as Record<string, unknown>, b as Record<string, unknown>);
+  }
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
@@ -30,12 +35,24 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   }
   if (Array.isArray(b)) return false;
   if (ArrayBuffer.isView(a) || ArrayBuffer.isView(b)) return sameBytes(a, b);
-  if (!isObject(a) || !isObject(b)) return false;
+  if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
+  if (a instanceof Map || b instanceof Map) return a instanceof Map && b instanceof Map && sameMap(a, b);
+  if (a instanceof Set || b instanceof Set) return a instanceof Set && b instanceof Set && a.size === b.size && [...a].every((v) => b.has(v));
+  return isObject(a) && isObject(b) && sameMembers(a, b);
+}
+
+function sameMembers(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
   for (const key of keys) {
     if (!Object.hasOwn(b, key) || !deepEqual(a[key], b[key])) return false;
   }
+  return true;
+}
+
+function sameMap(a: Map<unknown, unknown>, b: Map<unknown, unknown>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (!b.has(k) || !deepEqual(v, b.get(k))) return false;
   return true;
 }
 

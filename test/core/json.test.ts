@@ -59,17 +59,24 @@ describe('deepEqual', () => {
     expect(deepEqual({ toString: Object.prototype.toString }, {})).toBe(false);
   });
 
-  it('compares byte arrays byte by byte and anything else that is not plain by identity', () => {
+  it('compares byte arrays byte by byte, dates by their time, maps and sets by their entries, and anything else that is not plain by identity', () => {
     expect(deepEqual(Buffer.from('pem'), Buffer.from('pem'))).toBe(true);
     expect(deepEqual([Buffer.from('a'), 'b'], [Buffer.from('a'), 'b'])).toBe(true);
     expect(deepEqual(Buffer.from('pem'), Buffer.from('pam'))).toBe(false);
     expect(deepEqual(Buffer.from('pem'), 'pem')).toBe(false);
     expect(deepEqual(Buffer.from('pem'), new Uint8Array(Buffer.from('pem')))).toBe(false);
-    const when = new Date(0);
-    expect(deepEqual(when, when)).toBe(true);
-    expect(deepEqual(new Date(0), new Date(0))).toBe(false);
+    expect(deepEqual(new Date(0), new Date(0))).toBe(true);
+    expect(deepEqual(new Date(0), new Date(1))).toBe(false);
+    expect(deepEqual(new Date(0), 0)).toBe(false);
     class Key {}
+    const key = new Key();
+    expect(deepEqual(key, key)).toBe(true);
     expect(deepEqual(new Key(), new Key())).toBe(false);
+    expect(deepEqual(new Map([['k', { v: [1] }]]), new Map([['k', { v: [1] }]]))).toBe(true);
+    expect(deepEqual(new Map([['k', 1]]), new Map([['k', 2]]))).toBe(false);
+    expect(deepEqual(new Set(['a', 1]), new Set([1, 'a']))).toBe(true);
+    expect(deepEqual(new Set(['a']), new Set(['b']))).toBe(false);
+    expect(deepEqual(new Map(), new Set())).toBe(false);
   });
 });
 
