@@ -3,6 +3,7 @@
 import { ErrorCodes, KubeInformerError, type ErrorCode } from './errors.js';
 import { deepEqual, isObject, setMember } from './json.js';
 import { arrayIndexOf, escapeJsonPointerToken, JsonPointerError, parseJsonPointer } from './json-pointer.js';
+import { validateOptions, type OptionSchemaFor } from './options.js';
 import { preview } from './preview.js';
 
 /** A JSON Patch (RFC 6902) operation. */
@@ -71,8 +72,23 @@ function diffInto(before: unknown, after: unknown, path: string, ops: JsonPatchO
   }
 }
 
+/** Options of {@link applyJsonPatch}. */
+export interface ApplyJsonPatchOptions {
+  /**
+   * Whose reading of RFC 6902 to follow. `'rfc6902'` (the default): the RFC's, strictly.
+   * `'kube-apiserver'`: as kube-apiserver (evanphx/json-patch v4) applies a PATCH and a mutating
+   * webhook's patch — each difference measured on v1.37.2: an array index may have leading zeros
+   * or be negative (counted from the end; `-1` in an `add` appends), a `replace` of a missing object
+   * member adds it, and an `add`, `replace` or `test` without `value` uses `null`.
+   */
+  dialect?: 'rfc6902' | 'kube-apiserver';
+}
+
+const APPLY_OPTION_SCHEMA: OptionSchemaFor<ApplyJsonPatchOptions> = { dialect: ['rfc6902', 'kube-apiserver'] };
+
 /** One checked operation, with the index it had in the patch. */
 interface Step {
+  readonly apiServer: boolean;
   readonly index: number;
   readonly op: JsonPatchOperation['op'];
   readonly path: string;
@@ -93,21 +109,23 @@ interface Step {
  * Throws a {@link JsonPatchError}: `INVALID_JSON_PATCH` when `patch` is not an array of operations
  * (an unknown `op`, a missing `path`, `from` or `value`), `JSON_PATCH_FAILED` naming the operation's
  * index and pointer when a path does not exist, an index is out of range, `-` names no element, a
- * `test` fails or a `move` goes into its own child. Array indexes are RFC 6901's: digits without
- * a leading zero (kube-apiserver also takes negative ones, counted from the end; this does not).
+ * `test` fails or a `move` goes into its own child. Array indexes are RFC 6901's (digits without a
+ * leading zero) unless `options.dialect` is `'kube-apiserver'` (see {@link ApplyJsonPatchOptions}).
  */
-export function applyJsonPatch(document: unknown, patch: readonly JsonPatchOperation[]): unknown {
+export function applyJsonPatch(document: unknown, patch: readonly JsonPatchOperation[], options: ApplyJsonPatchOptions = {}): unknown {
+  validateOptions('applyJsonPatch', options, APPLY_OPTION_SCHEMA);
+  const apiServer = options.dialect === 'kube-apiserver';
   const raw: unknown = patch;
   if (!Array.isArray(raw)) {
     throw new JsonPatchError(ErrorCodes.INVALID_JSON_PATCH, `a JSON patch must be an array of operations, got ${preview(raw, 60)}`);
   }
-  const steps = raw.map(checkOperation);
+  const steps = raw.map((op: unknown, index) => checkOperation(op, index, apiServer));
   let doc = structuredClone(document);
   for (const step of steps) doc = applyStep(doc, step);
   return doc;
 }
 
-function checkOperation(raw: unknown, index: number): Step {
+function checkOperation(raw: unknown, index: number, apiServer: boolean): Step {
   const malformed = (what: string): JsonPatchError =>
     new JsonPatchError(ErrorCodes.INVALID_JSON_PATCH, `JSON patch operation ${index}: ${what}`, { operationIndex: index });
   if (!isObject(raw)) throw malformed(`must be an object, got ${preview(raw, 60)}`);
@@ -116,8 +134,9 @@ function checkOperation(raw: unknown, index: number): Step {
   if (typeof raw.path !== 'string') throw malformed(`${op} needs a string "path"`);
   const needsFrom = op === 'move' || op === 'copy';
   if (needsFrom && typeof raw.from !== 'string') throw malformed(`${op} needs a string "from"`);
-  if ((op === 'add' || op === 'replace' || op === 'test') && !Object.hasOwn(raw, 'value')) throw malformed(`${op} needs a "value"`);
-  return { index, op: op as Step['op'], path: raw.path, from: needsFrom ? (raw.from as string) : '', value: raw.value };
+  const hasValue = Object.hasOwn(raw, 'value');
+  if ((op === 'add' || op === 'replace' || op === 'test') && !hasValue && !apiServer) throw malformed(`${op} needs a "value"`);
+  return { apiServer, index, op: op as Step['op'], path: raw.path, from: needsFrom ? (raw.from as string) : '', value: hasValue ? raw.value : null };
 }
 
 function applyStep(doc: unknown, step: Step): unknown {
@@ -174,8 +193,8 @@ function parentOf(doc: unknown, step: Step, pointer: string): { parent: unknown[
 /** The member or element `token` names in `value`; a missing one fails the step. */
 function childOf(value: unknown, token: string, step: Step, pointer: string): unknown {
   if (Array.isArray(value)) {
-    const i = arrayIndexOf(token);
-    if (i === undefined || i >= value.length) missing(step, pointer);
+    const i = indexToken(token, step, value.length);
+    if (i === undefined || i < 0 || i >= value.length) missing(step, pointer);
     return value[i];
   }
   if (isObject(value) && Object.hasOwn(value, token)) return value[token];
@@ -188,12 +207,25 @@ function valueAt(doc: unknown, step: Step, pointer: string): unknown {
   return cur;
 }
 
+/**
+ * The number an array token names: RFC 6901's digits, or — in kube-apiserver's dialect — what Go's
+ * `strconv.Atoi` reads (leading zeros and a sign allowed), a negative one counted back from `length`.
+ */
+function indexToken(token: string, step: Step, length: number): number | undefined {
+  if (!step.apiServer) return arrayIndexOf(token);
+  if (!/^[+-]?[0-9]+$/.test(token)) return undefined;
+  const i = Number(token);
+  if (!Number.isSafeInteger(i)) return undefined;
+  return i < 0 && i >= -length ? i + length : i;
+}
+
 /** The index `key` names in `array` for an insertion (`-`: the end) or, with `existing`, for an element. */
 function indexIn(array: unknown[], key: string, step: Step, pointer: string, existing: boolean): number {
   if (key === '-' && !existing) return array.length;
-  const i = arrayIndexOf(key);
+  // An insertion counts a negative index from one past the end (kube-apiserver: `-1` appends).
+  const i = indexToken(key, step, existing ? array.length : array.length + 1);
   if (i === undefined) fail(step, pointer, `${JSON.stringify(key)} is not an array index${key === '-' ? ' here: "-" names no element' : ''}`);
-  if (existing ? i >= array.length : i > array.length) fail(step, pointer, `index ${i} is out of range (the array at it has ${array.length} elements)`);
+  if (i < 0 || (existing ? i >= array.length : i > array.length)) fail(step, pointer, `index ${key} is out of range (the array at it has ${array.length} elements)`);
   return i;
 }
 
@@ -209,7 +241,7 @@ function replaceAt(doc: unknown, step: Step, value: unknown): unknown {
   if (step.path === '') return value;
   const { parent, key } = parentOf(doc, step, step.path);
   if (Array.isArray(parent)) parent[indexIn(parent, key, step, step.path, true)] = value;
-  else if (Object.hasOwn(parent, key)) setMember(parent, key, value);
+  else if (Object.hasOwn(parent, key) || step.apiServer) setMember(parent, key, value);
   else missing(step, step.path);
   return doc;
 }

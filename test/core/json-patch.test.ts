@@ -1,11 +1,11 @@
 // The core JSON Patch (RFC 6902): the diff, every operation of the applier, and each error path with its code, index and pointer.
 
 import { describe, expect, it } from 'vitest';
-import { applyJsonPatch, ErrorCodes, JsonPatchError, jsonPatchDiff, type JsonPatchOperation } from '../../src/core/index.js';
+import { applyJsonPatch, ErrorCodes, JsonPatchError, jsonPatchDiff, type ApplyJsonPatchOptions, type JsonPatchOperation } from '../../src/core/index.js';
 
-function failure(doc: unknown, patch: unknown): JsonPatchError {
+function failure(doc: unknown, patch: unknown, options?: ApplyJsonPatchOptions): JsonPatchError {
   try {
-    applyJsonPatch(doc, patch as JsonPatchOperation[]);
+    applyJsonPatch(doc, patch as JsonPatchOperation[], options);
   } catch (err) {
     if (err instanceof JsonPatchError) return err;
     throw err;
@@ -130,6 +130,28 @@ describe('applyJsonPatch: own keys only, and nothing shared or changed', () => {
     result.c.n.push(9);
     expect(patch[0].value).toEqual({ n: [1] });
     expect(doc).toEqual({ a: { list: [1] }, b: 'x' });
+  });
+});
+
+describe("applyJsonPatch: kube-apiserver's dialect", () => {
+  const apiServer = { dialect: 'kube-apiserver' } as const;
+
+  it('reads indexes as Go does: leading zeros, a sign, negative ones from the end (-1 in an add appends)', () => {
+    expect(applyJsonPatch({ a: [1, 2, 3] }, [{ op: 'remove', path: '/a/-1' }, { op: 'replace', path: '/a/01', value: 9 }], apiServer)).toEqual({ a: [1, 9] });
+    expect(applyJsonPatch({ a: [1, 2] }, [{ op: 'add', path: '/a/-1', value: 3 }, { op: 'add', path: '/a/+0', value: 0 }], apiServer)).toEqual({ a: [0, 1, 2, 3] });
+    expect(applyJsonPatch({ a: [[1], [2]] }, [{ op: 'add', path: '/a/-1/-', value: 3 }], apiServer)).toEqual({ a: [[1], [2, 3]] });
+    expect(failure({ a: [1] }, [{ op: 'remove', path: '/a/-2' }], apiServer).code).toBe(ErrorCodes.JSON_PATCH_FAILED);
+    expect(failure({ a: [1] }, [{ op: 'remove', path: '/a/-1' }]).code).toBe(ErrorCodes.JSON_PATCH_FAILED); // the RFC's reading
+  });
+
+  it('adds on a replace of a missing member, and takes a missing value as null', () => {
+    expect(applyJsonPatch({ data: {} }, [{ op: 'replace', path: '/data/x', value: 1 }, { op: 'add', path: '/data/y' }] as JsonPatchOperation[], apiServer)).toEqual({ data: { x: 1, y: null } });
+    expect(failure({ data: {} }, [{ op: 'replace', path: '/data/x', value: 1 }]).message).toContain('"/data/x" does not exist');
+  });
+
+  it('refuses an unknown dialect or option with INVALID_OPTION', () => {
+    expect(() => applyJsonPatch({}, [], { dialect: 'evanphx' as never })).toThrow(/applyJsonPatch: option dialect/);
+    expect(() => applyJsonPatch({}, [], { dialekt: 'rfc6902' } as never)).toThrow('applyJsonPatch: unknown option dialekt (did you mean dialect?)');
   });
 });
 

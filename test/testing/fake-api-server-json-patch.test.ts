@@ -58,15 +58,30 @@ describe('fake API server: JSON patch and merge patch over the JSON toolkit', ()
     expect(res.body.metadata.finalizers).toEqual(['x/first', 'a/b', 'c/d', 'x/last']);
   });
 
-  it('answers 422 for a path that does not exist, naming the operation and the path, and 400 for a body that is no list', async () => {
+  it('answers 422 for a path that does not exist, naming the operation and the path, and for an unknown op; 400 for a body that is no list', async () => {
     server.create('configmaps', { metadata: { name: 'cm' }, data: {} } as any);
     const missing = await send('PATCH', CM, [{ op: 'add', path: '/data/k', value: 'v' }, { op: 'add', path: '/spec/x/y', value: 1 }], JSON_PATCH);
     expect(missing.status).toBe(422);
     expect(missing.body.message).toContain('operation 1');
     expect(missing.body.message).toContain('/spec/x/y');
     expect((await send('PATCH', CM, { op: 'add' }, JSON_PATCH)).status).toBe(400);
-    expect((await send('PATCH', CM, [{ op: 'frobnicate', path: '/data' }], JSON_PATCH)).status).toBe(400);
+    expect((await send('PATCH', CM, ['add'], JSON_PATCH)).status).toBe(400);
+    expect((await send('PATCH', CM, [{ op: 'frobnicate', path: '/data' }], JSON_PATCH)).status).toBe(422);
     expect(stored().data).toEqual({});
+  });
+
+  it('reads a patch as kube-apiserver v1.37.2 does: negative and zero-padded indexes, replace of a missing member, add without value', async () => {
+    server.create('configmaps', { metadata: { name: 'cm', finalizers: ['a/1', 'b/2', 'c/3'] }, data: {} } as any);
+    const res = await send('PATCH', CM, [
+      { op: 'remove', path: '/metadata/finalizers/-1' },
+      { op: 'remove', path: '/metadata/finalizers/01' },
+      { op: 'replace', path: '/data/absent', value: 'r' },
+      { op: 'add', path: '/data/novalue' },
+    ], JSON_PATCH);
+    expect(res.status).toBe(200);
+    expect(res.body.metadata.finalizers).toEqual(['a/1']);
+    expect(res.body.data.absent).toBe('r');
+    expect(Object.keys(res.body.data)).toEqual(['absent', 'novalue']); // kube-apiserver then decodes the null as "" (a string map); the fake keeps null
   });
 });
 

@@ -1,6 +1,6 @@
 // PATCH bodies: JSON merge patch (RFC 7386) and JSON patch (RFC 6902), applied to plain JSON values.
 
-import { applyJsonPatch, ErrorCodes, isObject, JsonPatchError, setMember, type JsonPatchOperation } from '../../core/index.js';
+import { applyJsonPatch, isObject, JsonPatchError, setMember, type JsonPatchOperation } from '../../core/index.js';
 import { statusError } from '../resource-state.js';
 
 /**
@@ -19,18 +19,18 @@ function applyMergePatch(target: unknown, patch: unknown): unknown {
 }
 
 /**
- * Applies an RFC 6902 JSON patch with the core applier, answering as kube-apiserver does: 422 Invalid
- * for an operation that does not apply (a missing path, an index out of range, a failed test), and —
- * the fake's choice, where kube-apiserver also says 422 — 400 BadRequest for a body that is no list of
- * operations or an unknown op.
+ * Applies an RFC 6902 JSON patch with the core applier in kube-apiserver's dialect, answering as
+ * kube-apiserver v1.37.2 does: 400 BadRequest for a body that is no list of objects (it does not
+ * decode), 422 Invalid for everything the applier refuses (an unknown op, a missing path, an index
+ * out of range, a failed test).
  */
 function applyJsonPatchBody(target: unknown, ops: unknown): unknown {
+  if (!Array.isArray(ops) || !ops.every(isObject)) throw statusError(400, 'BadRequest', 'a JSON patch must be an array of operations (objects)');
   try {
-    return applyJsonPatch(target, ops as readonly JsonPatchOperation[]);
+    return applyJsonPatch(target, ops as unknown as readonly JsonPatchOperation[], { dialect: 'kube-apiserver' });
   } catch (err) {
-    if (!(err instanceof JsonPatchError)) throw err;
-    if (err.code === ErrorCodes.INVALID_JSON_PATCH) throw statusError(400, 'BadRequest', err.message);
-    throw statusError(422, 'Invalid', err.message);
+    if (err instanceof JsonPatchError) throw statusError(422, 'Invalid', err.message);
+    throw err;
   }
 }
 
