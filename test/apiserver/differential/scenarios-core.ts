@@ -1,5 +1,6 @@
 // Differential scenarios over built-in resources (configmaps, namespaces): CRUD, patches, apply, finalizers, selectors, paging, watches, error answers.
 
+import { jsonPatchDiff } from '../../../src/core/index.js';
 import type { Scenario } from './scenario.js';
 
 const cms = (ns: string, name?: string): string => `/api/v1/namespaces/${ns}/configmaps${name === undefined ? '' : `/${name}`}`;
@@ -107,6 +108,10 @@ export const coreScenarios: Scenario[] = [
       await patch('move into its own child', [{ op: 'move', from: '/metadata/labels', path: '/metadata/labels/x' }]);
       await patch('copy and move', [{ op: 'copy', from: '/data/toString', path: '/data/copied' }, { op: 'move', from: '/data/n', path: '/data/moved' }]);
       await patch('merge patch of a key named __proto__', JSON.parse('{"data":{"__proto__":"merged","m":"1"}}'), MERGE);
+      // What a mutating webhook sends: the diff of the data it changed (remove, replace, add of prototype-named keys).
+      const before = JSON.parse('{"data":{"toString":"t","__proto__":"merged"}}') as unknown;
+      const after = JSON.parse('{"data":{"__proto__":"diffed","valueOf":"v","constructor":"c2"}}') as unknown;
+      await patch('the webhook diff of keys named like Object.prototype members', jsonPatchDiff(before, after));
       await w.req('get', { path: cms(ns, 'j') });
     },
   },
