@@ -19,5 +19,4 @@ export * from './conditions.js';
 export * from './owner-references.js';
 export * from './managed-fields.js';
 export * from './json.js';
-export * from './json-pointer.js';
 export * from './json-patch.js';

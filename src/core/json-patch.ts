@@ -1,8 +1,7 @@
 // JSON Patch (RFC 6902): the diff between two JSON values and the one complete applier, over own keys only.
 
 import { ErrorCodes, KubeInformerError, type ErrorCode } from './errors.js';
-import { deepEqual, isObject, setMember } from './json.js';
-import { arrayIndexOf, escapeJsonPointerToken, JsonPointerError, parseJsonPointer } from './json-pointer.js';
+import { arrayIndexOf, deepEqual, escapeJsonPointerToken, isObject, JsonPointerError, parseJsonPointer, setMember } from './json.js';
 import { validateOptions, type OptionSchemaFor } from './options.js';
 import { preview } from './preview.js';
 

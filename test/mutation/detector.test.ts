@@ -128,7 +128,7 @@ describe('CacheMutationDetector', () => {
     detector.addObject('default/cm', cm);
     detector.addObject('default/t', transformed);
     expect(detector.compareObjects()).toEqual([]);
-    cm.data.valueOf = 'changed';
+    Reflect.set(cm.data, 'valueOf', 'changed'); // (TypeScript types .valueOf as the method)
     transformed.seen.setTime(1);
     expect(detector.compareObjects().map((e) => e.diff)).toEqual(['data.valueOf: "v" → "changed"', 'seen: "1970-01-01T00:00:00.000Z" → "1970-01-01T00:00:00.001Z"']);
   });
