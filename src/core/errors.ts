@@ -92,6 +92,18 @@ export const ErrorCodes = {
   WEBHOOK_SERVE: 'WEBHOOK_SERVE',
   /** A webhook is configured wrongly: e.g. a served version no converter reaches from the hub. */
   WEBHOOK_CONFIG: 'WEBHOOK_CONFIG',
+  /** A string that is not a JSON Pointer (RFC 6901): neither empty nor starting with `/`, or a bad `~` escape. */
+  INVALID_JSON_POINTER: 'INVALID_JSON_POINTER',
+  /**
+   * A JSON Patch (RFC 6902) that is not one: not an array of operations, an operation that is not an
+   * object, an unknown `op`, or a `path`, `from` or `value` missing where the operation needs it.
+   */
+  INVALID_JSON_PATCH: 'INVALID_JSON_PATCH',
+  /**
+   * A JSON Patch operation that does not apply to the document: its path (or `from`) does not exist, an
+   * array index is out of range, a `test` found another value, or a `move` into its own child.
+   */
+  JSON_PATCH_FAILED: 'JSON_PATCH_FAILED',
   /** envtest found no etcd and kube-apiserver binaries (or a directory it was pointed at lacks one). */
   ENVTEST_NO_BINARIES: 'ENVTEST_NO_BINARIES',
   /** envtest's kube-apiserver is not the `kubernetesVersion` that was asked for. */

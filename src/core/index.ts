@@ -18,3 +18,5 @@ export * from './api-errors.js';
 export * from './conditions.js';
 export * from './owner-references.js';
 export * from './managed-fields.js';
+export * from './json.js';
+export * from './json-patch.js';

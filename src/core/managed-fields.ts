@@ -1,5 +1,6 @@
 // Field ownership as the API server records it (managedFields, FieldsV1), and extract: the fields one manager owns.
 
+import { deepEqual, isObject } from './json.js';
 import { InvalidOptionError } from './options.js';
 
 /** Every field optional, at every depth (arrays hold deep-partial elements). */
@@ -69,24 +70,10 @@ export interface ExtractOptions {
   subresource?: string;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function isDeepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => isDeepEqual(x, b[i]));
-  if (isObject(a) && isObject(b)) {
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && isDeepEqual(a[k], b[k]));
-  }
-  return false;
-}
-
 /** The element of `list` a `k:` step names: every key field equal. */
 function elementByKey(list: unknown[], keyJson: string): unknown {
   const key = JSON.parse(keyJson) as Record<string, unknown>;
-  return list.find((e) => isObject(e) && Object.entries(key).every(([k, v]) => isDeepEqual(e[k], v)));
+  return list.find((e) => isObject(e) && Object.entries(key).every(([k, v]) => deepEqual(e[k], v)));
 }
 
 /** The part of `value` that `fields` names (a deep copy), or `undefined` when none of it is there. */
@@ -122,7 +109,7 @@ function pick(value: unknown, fields: FieldsV1): unknown {
       }
       if (step.startsWith('v:')) {
         const v = JSON.parse(step.slice(2)) as unknown;
-        if (value.some((e) => isDeepEqual(e, v))) out.push(v);
+        if (value.some((e) => deepEqual(e, v))) out.push(v);
         continue;
       }
       if (step.startsWith('i:')) {

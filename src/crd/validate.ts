@@ -1,5 +1,6 @@
 // The client-side validator of a structural schema: prunes, defaults and validates as the API server does, with its field paths and messages.
 
+import { deepEqual, isObject } from '../core/index.js';
 import { isKnownFormat, stringFormatRule } from './formats.js';
 import { coerceObjectMeta } from './object-meta.js';
 import type { StructuralSchema } from './schema.js';
@@ -79,10 +80,6 @@ function jsonType(value: unknown): string {
   if (Array.isArray(value)) return 'array';
   if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
   return typeof value;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The path of a property: `spec.x`; the server writes a map entry the same way. */
@@ -313,16 +310,6 @@ function checkObject(schema: StructuralSchema, value: Record<string, unknown>, p
     const sub = schema.properties?.[key] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
     if (sub !== undefined) validateValue(sub, v, child(path, key), errors, unchecked);
   }
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (isObject(a) && isObject(b)) {
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => k in b && deepEqual(a[k], b[k]));
-  }
-  return false;
 }
 
 /**

@@ -1,6 +1,7 @@
 // The request and answer types of ResourceClient: options of each verb, Status, the delete result, Scale, apply configurations.
 
 export type { ApplyConfiguration, ApplyIdentity, ApplyMetadata, DeepPartial } from '../core/managed-fields.js';
+export type { JsonPatchOperation } from '../core/json-patch.js';
 
 /** The details of a `Status`: what it is about. On a DELETE's success, `kind` is the plural resource name. */
 export interface StatusDetails {
@@ -126,18 +127,6 @@ export interface ClientListOptions {
 export interface ReadOptions {
   /** Cancels the request. Default none. */
   signal?: AbortSignal;
-}
-
-/** A JSON Patch (RFC 6902) operation. */
-export interface JsonPatchOperation {
-  /** `add`, `remove`, `replace`, `move`, `copy` or `test`. */
-  op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';
-  /** A JSON pointer: `/metadata/finalizers/0`. */
-  path: string;
-  /** The value of `add`, `replace` and `test`. */
-  value?: unknown;
-  /** The source pointer of `move` and `copy`. */
-  from?: string;
 }
 
 /**

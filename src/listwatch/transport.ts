@@ -3,7 +3,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
-import { AbortedError, KubeInformerError } from '../core/index.js';
+import { AbortedError, deepEqual, KubeInformerError } from '../core/index.js';
 import { channels, publish } from '../observability/channels.js';
 import { KubeConfigError, toNetworkError } from './errors.js';
 
@@ -17,15 +17,9 @@ export type KubeConfigLike = Pick<KubeConfig, 'getCurrentCluster' | 'getCurrentU
 const TLS_FIELDS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
 type TlsSettings = Pick<https.AgentOptions, (typeof TLS_FIELDS)[number]>;
 
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
-  return false;
-}
-
+/** Same settings: strings and flags by value, Buffers byte by byte, lists and `{ pem, passphrase }` objects deeply, a `KeyObject` by identity. */
 function sameTls(a: TlsSettings, b: TlsSettings): boolean {
-  return TLS_FIELDS.every((f) => sameValue(a[f], b[f]));
+  return TLS_FIELDS.every((f) => deepEqual(a[f], b[f]));
 }
 
 /** Everything needed to send one request, resolved from the KubeConfig just before sending. */

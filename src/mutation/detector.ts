@@ -1,9 +1,9 @@
 // The cache-mutation detector: keeps a deep copy of each object handed out and checks it was not changed.
 
-import equal from 'fast-deep-equal/es6/index.js';
 import rfdc from 'rfdc';
 import { type Clock, realClock, sleep } from '../core/clock.js';
 import { AlreadyStartedError } from '../core/errors.js';
+import { deepEqual } from '../core/json.js';
 import { validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { DeletedFinalStateUnknown } from '../core/keys.js';
 import { channels, publish } from '../observability/channels.js';
@@ -80,7 +80,8 @@ interface Entry {
  * Catches code that changes objects it got from the cache. Every object given to `addObject` is
  * deep-copied (rfdc) together with the live reference; `compareObjects` — run every `periodMs`
  * (default 1 s) by `run`, and once more when `run`'s signal aborts — deep-compares each live object
- * with its copy (fast-deep-equal) and reports a difference as a {@link CacheMutationError} naming the
+ * with its copy (`deepEqual`: own keys, whatever they are called; dates, maps, sets and byte arrays by
+ * value) and reports a difference as a {@link CacheMutationError} naming the
  * key and the changed field paths, through `onMutation` and the `cacheMutation` diagnostics channel. A reported object's copy is refreshed, so one
  * mutation is reported once.
  *
@@ -185,7 +186,7 @@ export class CacheMutationDetector implements MutationDetector {
 
   #check(entries: Entry[], found: CacheMutationError[]): void {
     for (const entry of entries) {
-      if (equal(entry.live, entry.copy)) continue;
+      if (deepEqual(entry.live, entry.copy)) continue;
       const changes = diffObjects(entry.copy, entry.live, this.#maxChanges + 1);
       const truncated = changes.length > this.#maxChanges;
       found.push(new CacheMutationError(this.#name, entry.key, truncated ? changes.slice(0, this.#maxChanges) : changes, truncated));

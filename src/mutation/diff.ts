@@ -1,7 +1,7 @@
 // Field-level differences between a cached object and its snapshot, and the error that reports them.
 
-import equal from 'fast-deep-equal/es6/index.js';
 import { ErrorCodes, KubeInformerError } from '../core/errors.js';
+import { deepEqual, isObject } from '../core/json.js';
 import { preview } from '../core/preview.js';
 
 /** One changed field: its path (`metadata.labels.team`, `spec.containers[0].image`) and both values. */
@@ -24,12 +24,6 @@ const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 function child(path: string, key: string): string {
   if (IDENTIFIER.test(key)) return path === '' ? key : `${path}.${key}`;
   return `${path}[${JSON.stringify(key)}]`;
-}
-
-function isPlainRecord(v: unknown): v is Record<string, unknown> {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
 }
 
 /**
@@ -55,7 +49,7 @@ function walk(a: unknown, b: unknown, path: string, out: MutationChange[], max: 
     }
     return;
   }
-  if (isPlainRecord(a) && isPlainRecord(b)) {
+  if (isObject(a) && isObject(b)) {
     for (const key of Object.keys(a)) {
       if (out.length >= max) return;
       const p = child(path, key);
@@ -68,7 +62,7 @@ function walk(a: unknown, b: unknown, path: string, out: MutationChange[], max: 
     }
     return;
   }
-  if (!equal(a, b)) out.push({ path, kind: 'changed', before: a, after: b });
+  if (!deepEqual(a, b)) out.push({ path, kind: 'changed', before: a, after: b });
 }
 
 /** Renders one change as `path: before → after`, with `(absent)` for a missing side; values are cut short. */

@@ -1,7 +1,6 @@
 // Admission webhooks (admission.k8s.io/v1 AdmissionReview): typed validating and mutating handlers, allow() and deny().
 
-import { InvalidOptionError, validateOptions } from '../core/index.js';
-import { jsonPatchDiff } from './json-patch.js';
+import { InvalidOptionError, jsonPatchDiff, validateOptions } from '../core/index.js';
 import { reviewRequest, type Webhook, type WebhookContext } from './review.js';
 
 /** The operation under review. */

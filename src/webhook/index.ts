@@ -20,8 +20,8 @@ export type {
 } from './admission.js';
 export { BadReviewError } from './review.js';
 export type { Webhook, WebhookContext } from './review.js';
-export { jsonPatchDiff, applyJsonPatch } from './json-patch.js';
-export type { JsonPatchOperation, JsonPatchSet, JsonPatchRemove } from './json-patch.js';
+export { jsonPatchDiff } from '../core/index.js';
+export type { JsonPatchOperation } from '../core/index.js';
 export { prometheusWebhookMetricsProvider, webhookMetricNames } from './metrics.js';
 export type { WebhookMetricsProvider, PrometheusWebhookMetricsOptions } from './metrics.js';
 export { conversionWebhook } from './conversion.js';

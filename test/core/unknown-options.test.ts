@@ -18,6 +18,7 @@ import { newCacheMutationDetector } from '../../src/mutation/detector.js';
 import { Reflector } from '../../src/reflector/reflector.js';
 import { newStore } from '../../src/store/store.js';
 import { metaNamespaceKeyFunc } from '../../src/core/keys.js';
+import { applyJsonPatch } from '../../src/core/json-patch.js';
 import { DelayingQueue, RateLimitingQueue, WorkQueue, BucketRateLimiter, defaultControllerRateLimiter, prometheusWorkQueueMetricsProvider } from '../../src/workqueue/index.js';
 import { Controller } from '../../src/controller/controller.js';
 import { exponentialBackoff, ReconcileScheduler } from '../../src/controller/scheduler.js';
@@ -48,6 +49,8 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['SharedInformerFactory.forResource', () => (factory().forResource as (...args: unknown[]) => unknown).call(factory(), resources.pods, { labelselector: 'app=web' }), /^SharedInformerFactory\.forResource: takes no options, got labelselector \(did you mean the factory's labelSelector\?\)/],
   ['WorkQueue', () => new WorkQueue(js({ nmae: 'q' })), 'WorkQueue: unknown option nmae (did you mean name?)'],
   ['DeltaFIFO', () => new DeltaFIFO(js({ transformer: (o: unknown) => o })), 'DeltaFIFO: unknown option transformer (did you mean transform?)'],
+  // the JSON toolkit
+  ['applyJsonPatch', () => applyJsonPatch({}, [], js({ dialekt: 'kube-apiserver' })), 'applyJsonPatch: unknown option dialekt (did you mean dialect?)'],
   // informers
   ['SharedInformerFactory informerOptions', () => new SharedInformerFactory(kc, js({ informerOptions: { stopGrace: 1 } })), 'SharedInformerFactory: unknown option informerOptions.stopGrace (did you mean informerOptions.stopGraceMs?)'],
   ['SharedInformerFactory.newInformer', () => factory().newInformer(resources.pods, js({ nam: 'x' })), 'SharedInformerFactory.newInformer: unknown option nam (did you mean name?)'],

@@ -121,6 +121,18 @@ describe('CacheMutationDetector', () => {
     expect(detector.compareObjects()).toEqual([]);
   });
 
+  it('compares ConfigMap keys named toString, valueOf and constructor like any other, and dates by their time', () => {
+    const detector = new CacheMutationDetector({ clock: new FakeClock() });
+    const cm = JSON.parse('{"metadata":{"name":"cm"},"data":{"toString":"t","valueOf":"v","constructor":"c"}}') as { data: Record<string, string> };
+    const transformed = { metadata: { name: 't' }, seen: new Date(0) };
+    detector.addObject('default/cm', cm);
+    detector.addObject('default/t', transformed);
+    expect(detector.compareObjects()).toEqual([]);
+    Reflect.set(cm.data, 'valueOf', 'changed'); // (TypeScript types .valueOf as the method)
+    transformed.seen.setTime(1);
+    expect(detector.compareObjects().map((e) => e.diff)).toEqual(['data.valueOf: "v" → "changed"', 'seen: "1970-01-01T00:00:00.000Z" → "1970-01-01T00:00:00.001Z"']);
+  });
+
   it('keeps copies between one and two retention windows, then drops them', async () => {
     const clock = new FakeClock();
     const detector = new CacheMutationDetector({ clock, retentionMs: 120_000 });

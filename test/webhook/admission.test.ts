@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { allow, applyJsonPatch, deny, mutatingWebhook, validatingWebhook, type AdmissionRequest, type Webhook } from '../../src/webhook/index.js';
+import { allow, deny, mutatingWebhook, validatingWebhook, type AdmissionRequest, type Webhook } from '../../src/webhook/index.js';
+import { applyJsonPatch } from '../../src/core/index.js';
 import { admissionReview, post, startServer } from './helpers.js';
 
 type ConfigMap = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; data?: Record<string, string> };

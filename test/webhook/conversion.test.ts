@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/testing/random.js';
-import { applyJsonPatch, conversionWebhook, jsonPatchDiff } from '../../src/webhook/index.js';
+import { conversionWebhook, jsonPatchDiff } from '../../src/webhook/index.js';
+import { applyJsonPatch } from '../../src/core/index.js';
 import { post, startServer } from './helpers.js';
 
 // A widget whose v1 has `spec.size` and `spec.color`; v2 (the hub) has `spec.dimensions.size`, `spec.colors[]`

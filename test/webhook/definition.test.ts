@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineCustomResource, Type } from '../../src/crd/index.js';
-import { applyJsonPatch, defaultingWebhook, deny, validationWebhook, type Webhook } from '../../src/webhook/index.js';
+import { defaultingWebhook, deny, validationWebhook, type Webhook } from '../../src/webhook/index.js';
+import { applyJsonPatch } from '../../src/core/index.js';
 import { admissionReview, post, startServer } from './helpers.js';
 
 const widgets = defineCustomResource({

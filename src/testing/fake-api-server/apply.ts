@@ -8,7 +8,8 @@ import { ApiStatusError } from '../../core/errors.js';
 import { statusError, type ResourceState } from '../resource-state.js';
 import { metaTime } from './finalizers.js';
 import { normalizeObject, withGeneration } from './paths.js';
-import { entryWith, identityOf, leafPaths, overlaps, ownedPaths, pathKey, sameValue, startingEntries, valueAt, type Path } from './ownership.js';
+import { deepEqual, getMember, isObject, setMember } from '../../core/index.js';
+import { entryWith, identityOf, leafPaths, overlaps, ownedPaths, pathKey, startingEntries, valueAt, type Path } from './ownership.js';
 import { answer, keepServerFields, keepsStatusApart, storeWrite, withStatusOf, type ObjectRequest } from './writes.js';
 import { CRD_STATE_KEY, isBuiltInResource } from './registry.js';
 import { establish, initialCrdStatus } from './crd-status.js';
@@ -16,10 +17,6 @@ import { establish, initialCrdStatus } from './crd-status.js';
 /** True for the media type of a server-side apply patch. */
 export function isApplyPatch(contentType: string): boolean {
   return contentType.split(';')[0].trim().toLowerCase() === 'application/apply-patch+yaml';
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function notImplemented(message: string): ApiStatusError {
@@ -30,7 +27,7 @@ function notImplemented(message: string): ApiStatusError {
 function mergeInto(target: unknown, patch: unknown): unknown {
   if (!isObject(patch) || !isObject(target)) return structuredClone(patch);
   const out: Record<string, unknown> = { ...target };
-  for (const [k, v] of Object.entries(patch)) out[k] = mergeInto(out[k], v);
+  for (const [k, v] of Object.entries(patch)) setMember(out, k, mergeInto(getMember(out, k), v));
   return out;
 }
 
@@ -43,7 +40,7 @@ function removeAt(obj: Record<string, unknown>, path: Path): void {
   if (isObject(node) && Object.keys(node).length > 0) return;
   const parents: Array<Record<string, unknown>> = [obj];
   for (const step of path.slice(0, -1)) {
-    const next = parents[parents.length - 1][step.slice(2)];
+    const next = getMember(parents[parents.length - 1], step.slice(2));
     if (!isObject(next)) return;
     parents.push(next);
   }
@@ -152,7 +149,7 @@ export function serveApply(res: ServerResponse, state: ResourceState, r: ObjectR
         // As structured-merge-diff: a conflict is a field in both sets (the same path) whose value changes.
         if (pathKey(p) !== pathKey(q)) continue;
         if (isGranularList(r, p, valueAt(config, p))) throw notImplemented(`the list ${formatFieldPath(p)} is merged per element by kube-apiserver and is also owned by ${managerText(e)}`);
-        if (sameValue(valueAt(config, p), valueAt(live, p))) continue;
+        if (deepEqual(valueAt(config, p), valueAt(live, p))) continue;
         conflicts.push({ entry: e, path: p });
         taken.set(e, (taken.get(e) ?? new Set()).add(pathKey(q)));
       }

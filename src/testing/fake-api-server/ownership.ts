@@ -2,6 +2,7 @@
 
 import type { KubeObject } from '../../core/types.js';
 import { fieldPaths, toFieldsV1, type ManagedFieldsEntry } from '../../core/managed-fields.js';
+import { deepEqual, getMember, isObject } from '../../core/index.js';
 import { metaTime } from './finalizers.js';
 
 /** A field path: `f:` steps only (the fake treats lists as atomic values). */
@@ -22,10 +23,6 @@ const IGNORED = new Set([
   'f:metadata/f:deletionTimestamp',
   'f:metadata/f:deletionGracePeriodSeconds',
 ]);
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /** The key a path is compared by. */
 export function pathKey(path: Path): string {
@@ -56,7 +53,7 @@ export function valueAt(obj: unknown, path: Path): unknown {
   for (const step of path) {
     if (step === '.') break;
     if (!isObject(cur)) return undefined;
-    cur = cur[step.slice(2)];
+    cur = getMember(cur, step.slice(2));
   }
   return cur;
 }
@@ -83,11 +80,6 @@ export function entryWith(e: ManagedFieldsEntry, paths: readonly Path[]): Manage
   return { ...e, fieldsType: 'FieldsV1', fieldsV1: toFieldsV1(paths) };
 }
 
-/** Deep equality of JSON values. */
-export function sameValue(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
 /**
  * The managedFields after a create, update or patch (operation `Update`) by `manager`: the fields
  * whose value the write changed (or added) move to the manager's Update entry; fields the write
@@ -98,7 +90,7 @@ export function recordUpdate(prev: KubeObject | undefined, next: KubeObject, man
   const before = new Map((prev === undefined ? [] : leafPaths(prev)).map((p) => [pathKey(p), p]));
   const after = leafPaths(next);
   const afterKeys = new Set(after.map(pathKey));
-  const changed = after.filter((p) => !before.has(pathKey(p)) || !sameValue(valueAt(prev, p), valueAt(next, p)));
+  const changed = after.filter((p) => !before.has(pathKey(p)) || !deepEqual(valueAt(prev, p), valueAt(next, p)));
   const changedKeys = new Set(changed.map(pathKey));
   const me: ManagedFieldsEntry = { manager, operation: 'Update', apiVersion, time: metaTime(now), ...(subresource ? { subresource } : {}) };
   const myId = identityOf(me);

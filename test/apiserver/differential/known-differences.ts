@@ -184,6 +184,12 @@ export const knownDifferences: KnownDifference[] = [
     reason: 'Status wording: the fake says which JSON patch operation failed; kube-apiserver answers "the server rejected our request due to an error in our request" or Go decoder messages.',
   },
   {
+    scenario: 'json patch in detail',
+    keys: ['remove of a member only Object.prototype has', 'a path whose parent does not exist', 'an index past the end', 'remove at -', 'an unknown op', 'a list of strings', 'move into its own child'],
+    fields: ['.body.message', '.body.details'],
+    reason: 'Status wording: the fake names the failing JSON patch operation, its index and path; kube-apiserver answers "the server rejected our request due to an error in our request" or a Go decoder message.',
+  },
+  {
     keys: ['patch with an unsupported content type'],
     scenario: 'patches',
     fields: ['.body.message', '.body.details'],

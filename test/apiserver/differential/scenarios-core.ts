@@ -1,5 +1,6 @@
 // Differential scenarios over built-in resources (configmaps, namespaces): CRUD, patches, apply, finalizers, selectors, paging, watches, error answers.
 
+import { jsonPatchDiff } from '../../../src/core/index.js';
 import type { Scenario } from './scenario.js';
 
 const cms = (ns: string, name?: string): string => `/api/v1/namespaces/${ns}/configmaps${name === undefined ? '' : `/${name}`}`;
@@ -83,6 +84,35 @@ export const coreScenarios: Scenario[] = [
       await w.req('merge patch that is not JSON', { method: 'PATCH', path: cms(ns, 'p'), contentType: MERGE, body: '{nope' });
       await w.req('dry-run merge patch', { method: 'PATCH', path: cms(ns, 'p'), query: { dryRun: 'All' }, contentType: MERGE, body: { data: { dry: 'yes' } } });
       await w.req('get', { path: cms(ns, 'p') });
+    },
+  },
+  {
+    // Issue 47, defect 2: the JSON toolkit's applier in kube-apiserver's dialect, key names Object.prototype has, list indexes.
+    name: 'json patch in detail',
+    run: async (w, ns) => {
+      const patch = (label: string, body: unknown, contentType = JSON_PATCH) => w.req(label, { method: 'PATCH', path: cms(ns, 'j'), contentType, body });
+      await w.req('create', { method: 'POST', path: cms(ns), body: cm(ns, 'j', { metadata: { finalizers: ['a.io/b', 'c.io/d'], labels: { a: '1', b: '2' } }, data: { constructor: 'c' } }) });
+      await patch('keys named like Object.prototype members', [{ op: 'add', path: '/data/toString', value: 't' }, { op: 'add', path: '/data/__proto__', value: 'p' }, { op: 'remove', path: '/data/constructor' }]);
+      await patch('remove of a member only Object.prototype has', [{ op: 'remove', path: '/data/hasOwnProperty' }]);
+      await patch('add at a list index inserts, at - appends', [{ op: 'add', path: '/metadata/finalizers/0', value: 'x.io/first' }, { op: 'add', path: '/metadata/finalizers/-', value: 'x.io/last' }]);
+      await patch('test of an object in another key order', [{ op: 'test', path: '/metadata/labels', value: { b: '2', a: '1' } }, { op: 'add', path: '/data/ordered', value: 'y' }]);
+      await patch('test of a missing member against null', [{ op: 'test', path: '/data/none', value: null }, { op: 'add', path: '/data/n', value: 'y' }]);
+      await patch('replace of a missing member', [{ op: 'replace', path: '/data/absent', value: 'r' }]);
+      await patch('a path whose parent does not exist', [{ op: 'add', path: '/data/k', value: 'v' }, { op: 'add', path: '/spec/x/y', value: 1 }]);
+      await patch('an index past the end', [{ op: 'add', path: '/metadata/finalizers/9', value: 'x.io/far' }]);
+      await patch('remove at -', [{ op: 'remove', path: '/metadata/finalizers/-' }]);
+      await patch('a negative index', [{ op: 'remove', path: '/metadata/finalizers/-1' }]);
+      await patch('an index with a leading zero', [{ op: 'remove', path: '/metadata/finalizers/01' }]);
+      await patch('an unknown op', [{ op: 'frobnicate', path: '/data' }]);
+      await patch('a list of strings', ['add']);
+      await patch('move into its own child', [{ op: 'move', from: '/metadata/labels', path: '/metadata/labels/x' }]);
+      await patch('copy and move', [{ op: 'copy', from: '/data/toString', path: '/data/copied' }, { op: 'move', from: '/data/n', path: '/data/moved' }]);
+      await patch('merge patch of a key named __proto__', JSON.parse('{"data":{"__proto__":"merged","m":"1"}}'), MERGE);
+      // What a mutating webhook sends: the diff of the data it changed (remove, replace, add of prototype-named keys).
+      const before = JSON.parse('{"data":{"toString":"t","__proto__":"merged"}}') as unknown;
+      const after = JSON.parse('{"data":{"__proto__":"diffed","valueOf":"v","constructor":"c2"}}') as unknown;
+      await patch('the webhook diff of keys named like Object.prototype members', jsonPatchDiff(before, after));
+      await w.req('get', { path: cms(ns, 'j') });
     },
   },
   {
