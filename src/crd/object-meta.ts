@@ -1,5 +1,7 @@
 // The metadata of an object (the root or an x-kubernetes-embedded-resource) as kube-apiserver stores it: read into ObjectMeta and written back.
 
+import { getMember, isObject } from '../core/index.js';
+
 /** How each ObjectMeta field is read: a value of another shape is dropped, as the server drops a malformed field. */
 const FIELDS: Readonly<Record<string, (v: unknown) => boolean>> = {
   name: isString,
@@ -24,11 +26,11 @@ function isString(v: unknown): boolean {
 }
 
 function isStringMap(v: unknown): boolean {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every(isString);
+  return isObject(v) && Object.values(v).every(isString);
 }
 
 function isObjectList(v: unknown): boolean {
-  return Array.isArray(v) && v.every((x) => typeof x === 'object' && x !== null && !Array.isArray(x));
+  return Array.isArray(v) && v.every(isObject);
 }
 
 /** Go's `omitempty`: what writing ObjectMeta back leaves out. */
@@ -45,10 +47,10 @@ function empty(v: unknown): boolean {
  * server then refuses it). Returns a copy.
  */
 export function coerceObjectMeta(metadata: unknown): unknown {
-  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return metadata;
+  if (!isObject(metadata)) return metadata;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(metadata)) {
-    const shape = FIELDS[key];
+    const shape = getMember(FIELDS, key) as ((v: unknown) => boolean) | undefined;
     if (shape === undefined || empty(value) || !shape(value)) continue;
     out[key] = structuredClone(value);
   }

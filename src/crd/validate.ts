@@ -1,6 +1,6 @@
 // The client-side validator of a structural schema: prunes, defaults and validates as the API server does, with its field paths and messages.
 
-import { deepEqual, isObject } from '../core/index.js';
+import { deepEqual, getMember, isObject, setMember } from '../core/index.js';
 import { isKnownFormat, stringFormatRule } from './formats.js';
 import { coerceObjectMeta } from './object-meta.js';
 import type { StructuralSchema } from './schema.js';
@@ -87,6 +87,12 @@ function child(path: string, name: string): string {
   return path === '' ? name : `${path}.${name}`;
 }
 
+/** The schema of member `key`: its own entry in `properties`, else `additionalProperties` when that is a schema. */
+function propertyOf(schema: StructuralSchema, key: string): StructuralSchema | undefined {
+  const own = schema.properties === undefined ? undefined : (getMember(schema.properties, key) as StructuralSchema | undefined);
+  return own ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+}
+
 /**
  * Removes what the server removes before it validates: fields the schema does not name (unless
  * `x-kubernetes-preserve-unknown-fields`), and `null` values of non-nullable properties that have no
@@ -96,24 +102,23 @@ export function pruneObject(schema: StructuralSchema, value: unknown, root = tru
   if (Array.isArray(value)) return schema.items === undefined ? value : value.map((v) => pruneObject(schema.items as StructuralSchema, v, false));
   if (!isObject(value)) return value;
   const out: Record<string, unknown> = {};
-  const props = schema.properties;
   const extra = schema.additionalProperties;
   const embedded = schema['x-kubernetes-embedded-resource'] === true;
   for (const [key, v] of Object.entries(value)) {
     // The object's own apiVersion, kind and metadata are not the schema's to prune: the server reads the
     // metadata into ObjectMeta (dropping what ObjectMeta has not).
     if ((root || embedded) && (key === 'apiVersion' || key === 'kind' || key === 'metadata')) {
-      out[key] = key === 'metadata' ? coerceObjectMeta(v) : v;
+      setMember(out, key, key === 'metadata' ? coerceObjectMeta(v) : v);
       continue;
     }
-    const sub = props?.[key] ?? (typeof extra === 'object' ? extra : undefined);
+    const sub = propertyOf(schema, key);
     if (sub === undefined) {
       const keep = schema['x-kubernetes-preserve-unknown-fields'] === true || extra === true;
-      if (keep) out[key] = v;
+      if (keep) setMember(out, key, v);
       continue;
     }
     if (v === null && sub.nullable !== true && sub.default === undefined) continue;
-    out[key] = pruneObject(sub, v, false);
+    setMember(out, key, pruneObject(sub, v, false));
   }
   return out;
 }
@@ -126,12 +131,12 @@ export function applyDefaults(schema: StructuralSchema, value: unknown): unknown
   }
   if (!isObject(value)) return value;
   for (const [key, sub] of Object.entries(schema.properties ?? {})) {
-    const missing = !(key in value) || (value[key] === null && sub.nullable !== true);
-    if (missing && sub.default !== undefined) value[key] = structuredClone(sub.default);
-    if (key in value) value[key] = applyDefaults(sub, value[key]);
+    const missing = !Object.hasOwn(value, key) || (value[key] === null && sub.nullable !== true);
+    if (missing && sub.default !== undefined) setMember(value, key, structuredClone(sub.default));
+    if (Object.hasOwn(value, key)) setMember(value, key, applyDefaults(sub, value[key]));
   }
   if (typeof schema.additionalProperties === 'object') {
-    for (const key of Object.keys(value)) value[key] = applyDefaults(schema.additionalProperties, value[key]);
+    for (const key of Object.keys(value)) setMember(value, key, applyDefaults(schema.additionalProperties, value[key]));
   }
   return value;
 }
@@ -219,8 +224,8 @@ export function embeddedErrors(value: Record<string, unknown>, path: string): Fi
   const errors: FieldError[] = [];
   for (const key of ['apiVersion', 'kind']) {
     const field = child(path, key);
-    const v = value[key];
-    if (!(key in value)) errors.push(fieldError(field, 'FieldValueRequired', undefined, ''));
+    const v = getMember(value, key);
+    if (!Object.hasOwn(value, key)) errors.push(fieldError(field, 'FieldValueRequired', undefined, ''));
     else if (typeof v !== 'string') errors.push(fieldError(field, 'FieldValueInvalid', v, 'must be a string'));
     else if (v === '') errors.push(fieldError(field, 'FieldValueInvalid', v, 'must not be empty'));
     else if (key === 'apiVersion' && v.split('/').length > 2) errors.push(fieldError(field, 'FieldValueInvalid', v, `unexpected GroupVersion string: ${v}`));
@@ -304,10 +309,10 @@ function checkObject(schema: StructuralSchema, value: Record<string, unknown>, p
     errors.push(fieldError(path, 'FieldValueInvalid', count, `${path} in body should have at least ${schema.minProperties} properties`));
   }
   for (const key of schema.required ?? []) {
-    if (!(key in value)) errors.push(fieldError(child(path, key), 'FieldValueRequired', undefined, ''));
+    if (!Object.hasOwn(value, key)) errors.push(fieldError(child(path, key), 'FieldValueRequired', undefined, ''));
   }
   for (const [key, v] of Object.entries(value)) {
-    const sub = schema.properties?.[key] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    const sub = propertyOf(schema, key);
     if (sub !== undefined) validateValue(sub, v, child(path, key), errors, unchecked);
   }
 }
