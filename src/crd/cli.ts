@@ -1,8 +1,8 @@
 // The work behind `kube-informer crd` (the command itself is src/cli/crd.ts): CRD YAML from the definitions a module exports, CRDs read from YAML files or a cluster.
 
-import isEqual from 'fast-deep-equal';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
+import { deepEqual } from '../core/index.js';
 import { resources } from '../core/resources.js';
 import { newResourceClient } from '../listwatch/index.js';
 
@@ -60,7 +60,7 @@ export function conversionWarning(crd: CustomResourceDefinition): string | undef
   const served = crd.spec.versions.filter((v) => v.served);
   if (served.length < 2) return undefined;
   const first = served[0].schema?.openAPIV3Schema;
-  if (served.every((v) => isEqual(v.schema?.openAPIV3Schema, first))) return undefined;
+  if (served.every((v) => deepEqual(v.schema?.openAPIV3Schema, first))) return undefined;
   return (
     `CustomResourceDefinition ${crd.metadata?.name ?? crd.spec.names.plural} serves ${served.length} versions with different schemas ` +
     `(${served.map((v) => v.name).join(', ')}) under conversion strategy None: the API server converts between them by rewriting apiVersion only. ` +
