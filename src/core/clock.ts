@@ -18,8 +18,8 @@ export interface Clock {
   /** Cancels a timer; harmless when it already fired or was cleared. */
   clearTimeout(timer: ClockTimer): void;
   /**
-   * The wall-clock time now, in ms since the Unix epoch: what a message prints as a date (see
-   * {@link wallTime}). Optional; without it, `performance.timeOrigin + now()`.
+   * The wall-clock time now, in ms since the Unix epoch: what a log line or message prints as a date.
+   * Optional; without it, `performance.timeOrigin + now()`.
    */
   wallNow?(): number;
 }
