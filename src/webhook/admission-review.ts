@@ -11,7 +11,10 @@ export interface AdmissionReviewInput<T = Record<string, unknown>> {
    * The resource under review: a descriptor (`resources.configmaps`, a definition's `descriptor`) or
    * `{ group, version, resource, kind? }`. Required: a webhook with `resources` answers only its own.
    */
-  resource: GroupVersionResource & { readonly kind?: string };
+  resource: GroupVersionResource & {
+    /** The kind (a descriptor has it). Default: the object's `kind`. */
+    readonly kind?: string;
+  };
   /** The new object (CREATE, UPDATE). Default: none. */
   object?: T;
   /** The object before (UPDATE, DELETE). Default: none. */
