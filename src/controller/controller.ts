@@ -2,7 +2,7 @@
 
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
 import { AbortedError, AlreadyStartedError, toError } from '../core/errors.js';
-import { errorFields, resolveLogger, withFields, type Logger, type LoggerOption } from '../core/log.js';
+import { errorFields, formatDuration, resolveLogger, withFields, type Logger, type LoggerOption } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { DeepReadonly } from '../core/types.js';
@@ -488,6 +488,8 @@ export class Controller<T> {
     this.#counts.failed++;
     const fields = { key, reconcileID: this.#runs.get(key)?.id, attempt, ...errorFields(error) };
     this.#runs.delete(key);
+    // The stack at debug level, the message (below) at its own: one line each, the stack not repeated at warn.
+    if (!(error instanceof ReconcileTimeoutError)) this.#log.debug(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.stack ?? String(error)}`, fields);
     if (isTerminal(error)) {
       this.#counts.terminal++;
       this.#log.error(`controller ${this.#name}: reconcile of ${key} failed terminally (attempt ${attempt}): ${error.message}; not retrying until the next change`, fields);
@@ -502,7 +504,7 @@ export class Controller<T> {
       action = this.#defaultPolicy(key, error, attempt);
     }
     if (!(error instanceof ReconcileTimeoutError)) {
-      const next = action.kind === 'requeueAfter' ? `retrying in ${action.ms} ms` : 'not retrying until the next change';
+      const next = action.kind === 'requeueAfter' ? `retrying in ${formatDuration(action.ms)}` : 'not retrying until the next change';
       this.#log.warn(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.message}; ${next}`, fields);
     }
     if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'retry', error }, this.#clock.now() + action.ms, false);

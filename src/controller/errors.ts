@@ -1,6 +1,7 @@
 // Errors of the controller runtime.
 
 import { ErrorCodes, KubeInformerError, type KubeInformerErrorOptions } from '../core/errors.js';
+import { formatDuration } from '../core/log.js';
 
 /**
  * A reconcile ran longer than the controller's `reconcileTimeoutMs` (code `RECONCILE_TIMEOUT`). It is
@@ -18,7 +19,7 @@ export class ReconcileTimeoutError extends KubeInformerError {
   constructor(controller: string, key: string, timeoutMs: number) {
     super(
       ErrorCodes.RECONCILE_TIMEOUT,
-      `controller ${controller}: the reconcile of ${key} ran past its deadline of ${timeoutMs} ms; its signal was aborted and it counts as failed`,
+      `controller ${controller}: the reconcile of ${key} ran past its deadline of ${formatDuration(timeoutMs)}; its signal was aborted and it counts as failed`,
     );
     this.name = 'ReconcileTimeoutError';
     this.key = key;

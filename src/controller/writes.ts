@@ -4,7 +4,7 @@ import { setMaxListeners } from 'node:events';
 import type { Clock } from '../core/clock.js';
 import { splitMetaNamespaceKey } from '../core/keys.js';
 import { AbortedError } from '../core/errors.js';
-import type { Logger } from '../core/log.js';
+import { formatDuration, type Logger } from '../core/log.js';
 import { InvalidOptionError } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import { groupOf } from '../core/types.js';
@@ -259,7 +259,7 @@ export class ObservedWrites {
             if (signal.aborted) throw err;
             const ref = `${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name}`;
             const what = deletion ? `deletion of ${informer.name} ${ref}` : `${obj.kind} ${ref} at resourceVersion ${obj.metadata?.resourceVersion}`;
-            const why = deadline.signal.aborted && err instanceof AbortedError ? `not in the cache after ${timeoutMs} ms` : String(err);
+            const why = deadline.signal.aborted && err instanceof AbortedError ? `not in the cache after ${formatDuration(timeoutMs)}` : String(err);
             logger.warn(`${this.#owner}: reconciling ${key} without waiting for its write of ${what} to be observed: ${why}`, { key, resource: deletion ? informer.name : obj.kind, error: why });
           }
         }),

@@ -17,11 +17,28 @@ export interface Clock {
   setTimeout(callback: () => void, delayMs: number): ClockTimer;
   /** Cancels a timer; harmless when it already fired or was cleared. */
   clearTimeout(timer: ClockTimer): void;
+  /**
+   * The wall-clock time now, in ms since the Unix epoch: what a log line or message prints as a date.
+   * Optional; without it, `performance.timeOrigin + now()`.
+   */
+  wallNow?(): number;
 }
 
-/** The wall clock: `performance.now()` and the host's timers. */
+/**
+ * The wall-clock time (ms since the Unix epoch) of the reading `at` of `clock` (default: now), for
+ * dates in messages: `now()` has an arbitrary origin and is never printed as a date.
+ */
+export function wallTime(clock: Clock, at?: number): number {
+  const now = clock.now();
+  const wallNow = clock.wallNow?.() ?? performance.timeOrigin + now;
+  return wallNow + ((at ?? now) - now);
+}
+
+/** The host's clock: `performance.now()`, the host's timers, and `Date.now()` as the wall clock. */
 export const realClock: Clock = {
   now: () => performance.now(),
+  // eslint-disable-next-line no-restricted-properties -- the one place the host's wall clock is read: this is the Clock.
+  wallNow: () => Date.now(),
   // eslint-disable-next-line no-restricted-globals -- the one place the host's timer is used: this is the Clock.
   setTimeout: (callback, delayMs) => setTimeout(callback, Math.max(0, delayMs)),
   clearTimeout: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
@@ -66,16 +83,27 @@ export function flushPromises(turns = 2): Promise<void> {
  */
 export class FakeClock implements Clock {
   #now: number;
+  readonly #wallAtZero: number;
   #nextId = 1;
   #timers = new Map<number, FakeTimer>();
   #waiters: Array<{ count: number; resolve: () => void }> = [];
 
-  constructor(startMs = 0) {
+  /**
+   * `startMs`: the first reading of `now()` (default 0). `wallStartMs`: the wall-clock time then, in ms
+   * since the Unix epoch, which moves with the fake time (default `startMs`: dates print as 1970).
+   */
+  constructor(startMs = 0, wallStartMs = startMs) {
     this.#now = startMs;
+    this.#wallAtZero = wallStartMs - startMs;
   }
 
   now(): number {
     return this.#now;
+  }
+
+  /** The fake wall-clock time: `wallStartMs` plus the fake time elapsed since. */
+  wallNow(): number {
+    return this.#wallAtZero + this.#now;
   }
 
   setTimeout(callback: () => void, delayMs: number): ClockTimer {

@@ -1,6 +1,6 @@
 // Logging: the injectable logger and the rate limiter that keeps a retry loop from flooding it.
 
-import type { Clock } from './clock.js';
+import { wallTime, type Clock } from './clock.js';
 
 /**
  * The fields of one log line, for the JSON log pipelines clusters run: `component` (`informer`,
@@ -81,6 +81,27 @@ export function formatLogLine(message: string, fields: LogFields | undefined): s
     out += ` ${k}=${text === '' || /[\s"=]/.test(text) ? JSON.stringify(text) : text}`;
   }
   return out;
+}
+
+/**
+ * A duration as a message prints it: whole milliseconds (`5001 ms`), however precise the clock
+ * readings it was measured from. Every duration in a log line or error message goes through it.
+ */
+export function formatDuration(ms: number): string {
+  return `${Number.isFinite(ms) ? Math.round(ms) : ms} ms`;
+}
+
+/**
+ * A reading of `clock` as a message prints it: its wall-clock time, ISO 8601 in UTC
+ * (`2026-11-26T23:10:42.186Z`), through {@link wallTime} so a fake clock's dates are its own.
+ */
+export function formatClockTime(clock: Clock, at: number): string {
+  return formatWallTime(wallTime(clock, at));
+}
+
+/** A wall-clock time (ms since the Unix epoch) as {@link formatClockTime} prints it. */
+export function formatWallTime(epochMs: number): string {
+  return new Date(Math.round(epochMs)).toISOString();
 }
 
 /** The default logger: `console`, each line as {@link formatLogLine} writes it. */

@@ -1,6 +1,7 @@
 // The health model: is the watch alive, are handlers keeping up, and the informer's counters.
 
 import type { Clock } from '../core/clock.js';
+import { formatDuration, formatWallTime } from '../core/log.js';
 import type { ReflectorEvents } from '../reflector/events.js';
 import type { ReflectorStats } from '../reflector/types.js';
 import type { ListenerStats } from './listener.js';
@@ -292,6 +293,8 @@ export interface HealthInputs {
   name: string;
   /** The clock's current time. */
   now: number;
+  /** The wall-clock time at `now`, ms since the Unix epoch (`wallTime(clock)`), for the dates of messages. Default `now`. */
+  wallNow?: number;
   /** Lifecycle state. */
   state: InformerState;
   /** Whether the cache has synced. */
@@ -320,11 +323,6 @@ export interface HandlerInput {
   stats: ListenerStats;
 }
 
-/** A clock time as an ISO-8601 string (UTC), for messages. */
-export function clockTime(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
 /** Builds a health snapshot from raw state (pure, for testability). */
 export function computeHealth(input: HealthInputs): InformerHealth {
   const { now, source: m, counters: c } = input;
@@ -347,16 +345,16 @@ export function computeHealth(input: HealthInputs): InformerHealth {
   const stalled = running && sinceActivity > stallMs;
   if (stalled) {
     const why = m.connected ? 'watch connected but silent' : `watch not connected${lastError}`;
-    notReady.push(`watch stalled: no activity for ${sinceActivity} ms, ${why}`);
+    notReady.push(`watch stalled: no activity for ${formatDuration(sinceActivity)}, ${why}`);
   } else if (running && input.synced && msDisconnected !== undefined && msDisconnected > disconnectedLimit) {
-    notReady.push(`watch disconnected for ${msDisconnected} ms, the cache is going stale${lastError}`);
+    notReady.push(`watch disconnected for ${formatDuration(msDisconnected)}, the cache is going stale${lastError}`);
   }
   let stale: StaleCache | undefined;
   if (running && input.synced && m.staleSince !== undefined) {
     const relistInMs = m.relistAt !== undefined && m.relistAt > now ? m.relistAt - now : undefined;
     stale = { reason: m.staleReason ?? 'a relist is due', msStale: now - m.staleSince, relistInMs, relistAt: relistInMs === undefined ? undefined : m.relistAt };
-    const when = relistInMs === undefined ? 'relisting now' : `relist deferred by backoff until ${clockTime(m.relistAt ?? now)} (in ${relistInMs} ms)`;
-    notReady.push(`cache is stale for ${stale.msStale} ms (${stale.reason}); ${when}`);
+    const when = relistInMs === undefined ? 'relisting now' : `relist deferred by backoff until ${formatWallTime((input.wallNow ?? now) + relistInMs)} (in ${formatDuration(relistInMs)})`;
+    notReady.push(`cache is stale for ${formatDuration(stale.msStale)} (${stale.reason}); ${when}`);
   }
   let handlerErrors = 0;
   let wedgedAny = false;
@@ -369,7 +367,7 @@ export function computeHealth(input: HealthInputs): InformerHealth {
     if (wedged) wedgedAny = true;
     if (slow) {
       (wedged ? deadProblems : notReady).push(
-        `handler ${name} is ${wedged ? 'stuck' : 'slow'}: backlog ${stats.backlog}, oldest pending ${oldestPendingAgeMs ?? 0} ms, current callback ${inFlightMs ?? 0} ms`,
+        `handler ${name} is ${wedged ? 'stuck' : 'slow'}: backlog ${stats.backlog}, oldest pending ${formatDuration(oldestPendingAgeMs ?? 0)}, current callback ${formatDuration(inFlightMs ?? 0)}`,
       );
     }
     return {

@@ -1,9 +1,9 @@
 // SharedIndexInformer: one reflector and one indexer shared by many independently buffered handlers.
 
 import { abortableWait } from '../core/abort.js';
-import { realClock, type Clock } from '../core/clock.js';
+import { realClock, wallTime, type Clock } from '../core/clock.js';
 import { TaskScope } from '../core/task-scope.js';
-import { RateLimitedLog, errorFields, resolveLogger, withFields } from '../core/log.js';
+import { RateLimitedLog, errorFields, formatClockTime, formatDuration, resolveLogger, withFields } from '../core/log.js';
 import { deletionHandlingMetaNamespaceKeyFunc, keyOf, type KeyFunc } from '../core/keys.js';
 import { channels, publish } from '../observability/channels.js';
 import { DeltaFIFO, setFirstListSink } from '../fifo/delta-fifo.js';
@@ -21,7 +21,7 @@ import { isComparableResourceVersion } from '../core/resource-version.js';
 import { validateOptions } from '../core/options.js';
 import { InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
-import { clockTime, computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
+import { computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
 import { ProcessorListener } from './listener.js';
 import { CacheMutationDetector, type MutationDetector } from '../mutation/detector.js';
 import {
@@ -491,6 +491,7 @@ export class SharedIndexInformer<T> {
     return computeHealth({
       name: this.#name,
       now: this.#clock.now(),
+      wallNow: wallTime(this.#clock),
       state: this.#lifecycle(),
       synced: this.hasSynced(),
       lastSyncResourceVersion: this.lastSyncResourceVersion(),
@@ -690,7 +691,7 @@ export class SharedIndexInformer<T> {
       // A synced cache stays stale meanwhile (health() says so too): say until when. (Before the first
       // sync, the failed list's own warning and the sync-failure policy speak.)
       if (e.then !== 'relist' || !this.hasSynced()) return;
-      this.#log.log('warn', 'relist-deferred', `informer ${this.#name}: relist deferred by backoff until ${clockTime(e.until)} (in ${e.delayMs} ms); the cache is stale until then`, { delayMs: e.delayMs });
+      this.#log.log('warn', 'relist-deferred', `informer ${this.#name}: relist deferred by backoff until ${formatClockTime(this.#clock, e.until)} (in ${formatDuration(e.delayMs)}); the cache is stale until then`, { delayMs: e.delayMs });
     });
   }
 

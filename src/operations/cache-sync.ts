@@ -3,7 +3,7 @@
 import { ChildAbort } from '../core/abort.js';
 import { sleep, type Clock, type ClockTimer } from '../core/clock.js';
 import { ErrorCodes, KubeInformerError } from '../core/errors.js';
-import type { Logger } from '../core/log.js';
+import { formatDuration, type Logger } from '../core/log.js';
 
 /** What the manager's wait reads of an informer (a `SharedIndexInformer`). */
 export interface SyncingInformer {
@@ -76,7 +76,7 @@ export async function waitForCaches(informers: readonly SyncingInformer[], signa
     const syncing = informers.filter((i) => !i.hasSynced() && !blocked.has(i)).map((i) => i.name);
     const still = syncing.length === 0 ? '' : ` (still syncing: ${syncing.join(', ')})`;
     const reasons = all.map((u) => `${u.informer}: ${u.error.message}`).join('; ');
-    settle(new CacheSyncError(`manager: gave up waiting for the caches after ${clock.now() - startedAt} ms (cacheSyncTimeoutMs ${timeoutMs}): ${all.length} informer${all.length === 1 ? '' : 's'} cannot sync — ${reasons}${still}`, all));
+    settle(new CacheSyncError(`manager: gave up waiting for the caches after ${formatDuration(clock.now() - startedAt)} (cacheSyncTimeoutMs ${timeoutMs}): ${all.length} informer${all.length === 1 ? '' : 's'} cannot sync — ${reasons}${still}`, all));
   };
   const deadline: ClockTimer | undefined = Number.isFinite(timeoutMs) && timeoutMs > 0 ? clock.setTimeout(giveUpIfDue, timeoutMs) : undefined;
   let warning: ClockTimer | undefined;
@@ -84,7 +84,7 @@ export async function waitForCaches(informers: readonly SyncingInformer[], signa
     const waiting = informers.filter((i) => !i.hasSynced());
     if (waiting.length > 0) {
       const what = waiting.map((i) => `${i.name} ${blocked.has(i) ? `cannot sync: ${(blocked.get(i) as Error).message}` : `still syncing${problemsOf(i)}`}`).join('; ');
-      log.warn(`manager: still waiting for the caches after ${clock.now() - startedAt} ms (/readyz answers 503 meanwhile; ${giveUpText(timeoutMs)}): ${what}`);
+      log.warn(`manager: still waiting for the caches after ${formatDuration(clock.now() - startedAt)} (/readyz answers 503 meanwhile; ${giveUpText(timeoutMs)}): ${what}`);
     }
     warning = clock.setTimeout(warn, options.warningIntervalMs);
   };
@@ -119,7 +119,7 @@ export async function waitForCaches(informers: readonly SyncingInformer[], signa
 }
 
 function giveUpText(timeoutMs: number): string {
-  return timeoutMs === Infinity ? 'waiting until it syncs (cacheSyncTimeoutMs: Infinity)' : `the manager stops if a cache still cannot sync ${timeoutMs} ms after the start (cacheSyncTimeoutMs)`;
+  return timeoutMs === Infinity ? 'waiting until it syncs (cacheSyncTimeoutMs: Infinity)' : `the manager stops if a cache still cannot sync ${formatDuration(timeoutMs)} after the start (cacheSyncTimeoutMs)`;
 }
 
 function problemsOf(informer: SyncingInformer): string {

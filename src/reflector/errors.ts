@@ -3,6 +3,7 @@
 import { ApiStatusError, ErrorCodes, KubeInformerError, isExpiredError } from '../core/errors.js';
 import type { KubeInformerErrorOptions } from '../core/errors.js';
 import { preview } from '../core/preview.js';
+import { formatDuration } from '../core/log.js';
 
 /** What a rejected watch event (or list) looked like: reported through `onRegression` and the channel. */
 export interface RegressionInfo {
@@ -54,7 +55,7 @@ export class WatchStalledError extends KubeInformerError {
   /** How long the watch was silent, in ms. */
   readonly idleMs: number;
   constructor(name: string, idleMs: number) {
-    super(ErrorCodes.WATCH_STALLED, `${name}: no watch event for ${idleMs} ms; closing the watch and resuming from the last resource version`);
+    super(ErrorCodes.WATCH_STALLED, `${name}: no watch event for ${formatDuration(idleMs)}; closing the watch and resuming from the last resource version`);
     this.idleMs = idleMs;
   }
 }
@@ -62,7 +63,7 @@ export class WatchStalledError extends KubeInformerError {
 /** A watch closed by the server in under a second without a single event (client-go's VeryShortWatchError). */
 export class VeryShortWatchError extends KubeInformerError {
   constructor(name: string, durationMs: number) {
-    super(ErrorCodes.WATCH_TOO_SHORT, `${name}: the watch closed after ${durationMs} ms with no event; backing off and relisting`);
+    super(ErrorCodes.WATCH_TOO_SHORT, `${name}: the watch closed after ${formatDuration(durationMs)} with no event; backing off and relisting`);
   }
 }
 
@@ -80,7 +81,7 @@ export class UnresumableWatchError extends KubeInformerError {
 /** A list request that took longer than `listTimeoutMs` (code `LIST_TIMEOUT`): abandoned, its signal aborted, and retried. */
 export class ListTimeoutError extends KubeInformerError {
   constructor(name: string, timeoutMs: number) {
-    super(ErrorCodes.LIST_TIMEOUT, `${name}: a list request got no complete answer within ${timeoutMs} ms; abandoned`);
+    super(ErrorCodes.LIST_TIMEOUT, `${name}: a list request got no complete answer within ${formatDuration(timeoutMs)}; abandoned`);
   }
 }
 

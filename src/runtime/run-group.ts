@@ -2,7 +2,7 @@
 
 import { realClock, type Clock } from '../core/clock.js';
 import { AbortedError } from '../core/errors.js';
-import { resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
+import { formatDuration, resolveLogger, type Logger, type LoggerOption } from '../core/log.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../core/options.js';
 import { TaskScope } from '../core/task-scope.js';
 
@@ -177,7 +177,7 @@ export class RunGroup {
     }
     this.#abandoned = Object.freeze(abandoned);
     if (abandoned.length > 0) {
-      this.#log.warn(`${this.name}: stopped with ${abandoned.join(', ')} still running after ${this.#graceMs} ms (graceMs); they were abandoned`);
+      this.#log.warn(`${this.name}: stopped with ${abandoned.join(', ')} still running after ${formatDuration(this.#graceMs)} (graceMs); they were abandoned`);
     }
   }
 }

@@ -6,7 +6,7 @@ import { setMaxListeners } from 'node:events';
 import { ABORTED, ChildAbort, TIMED_OUT, callWithTimeout } from '../core/abort.js';
 import { AbortedError, AlreadyStartedError, ErrorCodes, KubeInformerError } from '../core/errors.js';
 import { realClock, sleep, type Clock, type ClockTimer } from '../core/clock.js';
-import { RateLimitedLog, errorFields, resolveLogger, withFields, type Logger } from '../core/log.js';
+import { RateLimitedLog, errorFields, formatDuration, resolveLogger, withFields, type Logger } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { HASH_SPACE, evenRange, shardFieldValue, shardHash, shardSelector, type HashRange, type ShardField, type ShardSelector } from '../core/shard-selector.js';
 import { channels, publish } from '../observability/channels.js';
@@ -305,7 +305,7 @@ export class ShardRing {
       const state = this.#slots[slot];
       if ((state.kind === 'held' || state.kind === 'draining') && state.renewedAt === renewedAt) {
         this.#slots[slot] = IDLE;
-        this.#fence(slot, `no renewal within ${this.#timing.renewDeadlineMs} ms`);
+        this.#fence(slot, `no renewal within ${formatDuration(this.#timing.renewDeadlineMs)}`);
         this.#settle();
       }
     }, renewedAt + this.#timing.renewDeadlineMs - this.#clock.now());
@@ -340,7 +340,7 @@ export class ShardRing {
   async #bounded<V>(what: string, call: (signal: AbortSignal) => Promise<V>): Promise<V> {
     const result = await callWithTimeout(this.#clock, this.#timing.renewDeadlineMs, this.#opParent, call);
     if (result === ABORTED) throw new AbortedError(`shard ring ${this.#name}: ${what} abandoned: the ring is stopping`);
-    if (result === TIMED_OUT) throw new KubeInformerError(ErrorCodes.NETWORK, `shard ring ${this.#name}: ${what}: no answer within ${this.#timing.renewDeadlineMs} ms`);
+    if (result === TIMED_OUT) throw new KubeInformerError(ErrorCodes.NETWORK, `shard ring ${this.#name}: ${what}: no answer within ${formatDuration(this.#timing.renewDeadlineMs)}`);
     return result;
   }
 

@@ -1,6 +1,6 @@
 // Admission webhooks (admission.k8s.io/v1 AdmissionReview): typed validating and mutating handlers, allow() and deny().
 
-import { InvalidOptionError, jsonPatchDiff, validateOptions } from '../core/index.js';
+import { InvalidOptionError, formatDuration, jsonPatchDiff, validateOptions } from '../core/index.js';
 import { reviewRequest, type Webhook, type WebhookContext } from './review.js';
 
 /** The operation under review. */
@@ -248,8 +248,8 @@ function admissionWebhook<T>(type: 'validating' | 'mutating', options: Admission
     },
     timedOut(body, timeoutMs) {
       const uid = requestOf(body).uid;
-      if (options.onTimeout === 'allow') return respond(uid, allow({ warnings: [`webhook ${name} did not answer within ${timeoutMs} ms; admitted (onTimeout: allow)`] }));
-      return respond(uid, deny(`webhook ${name} did not answer within ${timeoutMs} ms`, { code: 504, reason: 'Timeout' }));
+      if (options.onTimeout === 'allow') return respond(uid, allow({ warnings: [`webhook ${name} did not answer within ${formatDuration(timeoutMs)}; admitted (onTimeout: allow)`] }));
+      return respond(uid, deny(`webhook ${name} did not answer within ${formatDuration(timeoutMs)}`, { code: 504, reason: 'Timeout' }));
     },
     failed(body) {
       return respond(requestOf(body).uid, deny(`webhook ${name} failed: internal error (see the webhook's log)`, { code: 500, reason: 'InternalError' }));

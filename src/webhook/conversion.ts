@@ -1,6 +1,6 @@
 // Conversion webhooks (apiextensions.k8s.io/v1 ConversionReview): hub-and-spoke converters typed per version, checked at construction.
 
-import { ErrorCodes, KubeInformerError, validateOptions } from '../core/index.js';
+import { ErrorCodes, KubeInformerError, formatDuration, validateOptions } from '../core/index.js';
 import { reviewRequest, type Webhook } from './review.js';
 
 /** A review asked for a group or version the webhook does not serve: a Failure that says so (not an internal error). */
@@ -105,7 +105,7 @@ export function conversionWebhook<Versions extends Record<string, object>, Hub e
       }
     },
     timedOut(body, timeoutMs) {
-      return respond(requestOf(body).uid, { status: 'Failure', message: `${name}: the conversion did not finish within ${timeoutMs} ms` });
+      return respond(requestOf(body).uid, { status: 'Failure', message: `${name}: the conversion did not finish within ${formatDuration(timeoutMs)}` });
     },
     failed(body) {
       return respond(requestOf(body).uid, { status: 'Failure', message: `${name}: conversion failed: internal error (see the webhook's log)` });

@@ -5,6 +5,8 @@ export type { WebhookTlsOptions, WebhookTlsFiles, WebhookTlsSelfSigned } from '.
 export { generateSelfSignedCertificates, issueServingCertificate } from './x509.js';
 export type { SelfSignedOptions, SelfSignedCertificates, IssueServingCertificateOptions, ServingCertificate } from './x509.js';
 export { allow, deny, validatingWebhook, mutatingWebhook } from './admission.js';
+export { reviewAdmission } from './admission-review.js';
+export type { AdmissionReviewInput, AdmissionReviewResult } from './admission-review.js';
 export type {
   AdmissionOperation,
   AdmissionUserInfo,

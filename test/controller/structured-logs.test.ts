@@ -53,4 +53,30 @@ describe('controller logs', () => {
     f.ac.abort();
     await running;
   });
+  it("logs a failed reconcile's stack at debug level and its message at its own level (issue 47, defect 6)", async () => {
+    const f = fixture();
+    f.source(widgets).add(widget('a'));
+    const log = fieldLog();
+    let calls = 0;
+    const r = recorder(() => {
+      calls++;
+      if (calls === 1) throw new Error('the disk is full');
+      return Action.done();
+    });
+    const controller = Controller.for(f.factory, widgets).build(r.reconcile, { name: 'widgets', clock: f.clock, logger: log.logger });
+    f.factory.start(f.ac.signal);
+    const running = controller.run(f.ac.signal);
+    await f.factory.waitForCacheSync(f.ac.signal);
+    await flushPromises(6);
+    const warn = log.lines.filter((l) => l.level === 'warn' && l.message.includes('failed (attempt 1)'));
+    expect(warn).toHaveLength(1);
+    expect(warn[0]!.message).not.toContain('\n');
+    const stack = log.lines.filter((l) => l.level === 'debug' && l.message.includes('the disk is full') && l.message.includes('structured-logs.test.ts'));
+    expect(stack).toHaveLength(1);
+    expect(stack[0]!.message).toMatch(/^controller widgets: reconcile of ns\/a failed \(attempt 1\): Error: the disk is full\n\s+at /);
+    expect(stack[0]!.fields).toMatchObject({ controller: 'widgets', key: 'ns/a', attempt: 1, error: 'the disk is full' });
+    f.ac.abort();
+    await running;
+  });
 });
+

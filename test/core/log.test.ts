@@ -1,8 +1,8 @@
 // Structured logs: the fields of a line, the console default's logfmt tail, and the pino adapter.
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FakeClock } from '../../src/core/clock.js';
-import { RateLimitedLog, consoleLogger, errorFields, fieldsFirst, formatLogLine, silentLogger, withFields, type LogFields, type Logger } from '../../src/core/log.js';
+import { FakeClock, realClock } from '../../src/core/clock.js';
+import { RateLimitedLog, consoleLogger, errorFields, fieldsFirst, formatClockTime, formatDuration, formatLogLine, silentLogger, withFields, type LogFields, type Logger } from '../../src/core/log.js';
 import { InvalidOptionError } from '../../src/core/options.js';
 
 function capture(): { lines: { level: string; message: string; fields?: LogFields }[]; logger: Logger } {
@@ -92,5 +92,32 @@ describe('withFields and errorFields', () => {
     expect(errorFields(new InvalidOptionError('bad'))).toEqual({ code: 'INVALID_OPTION', error: 'bad' });
     expect(errorFields(new Error('plain'))).toEqual({ error: 'plain' });
     expect(errorFields('text')).toEqual({ error: 'text' });
+  });
+});
+
+describe('formatDuration and formatClockTime: what a log line prints of time', () => {
+  it('rounds a measured duration to whole milliseconds', () => {
+    expect(formatDuration(5000.655115000001)).toBe('5001 ms');
+    expect(formatDuration(0.4)).toBe('0 ms');
+    expect(formatDuration(30_000)).toBe('30000 ms');
+    expect(formatDuration(Infinity)).toBe('Infinity ms');
+  });
+
+  it("prints a clock reading as the wall-clock time of the real clock, not the monotonic reading as a date (issue 47, defect 6)", () => {
+    const text = formatClockTime(realClock, realClock.now() + 1600);
+    expect(text).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Math.abs(Date.parse(text) - (Date.now() + 1600))).toBeLessThan(1000);
+  });
+
+  it("prints a fake clock's reading on the fake clock's own wall clock", async () => {
+    const clock = new FakeClock(0, Date.UTC(2026, 10, 26, 23, 10, 40));
+    await clock.advance(600);
+    expect(formatClockTime(clock, clock.now() + 1600)).toBe('2026-11-26T23:10:42.200Z');
+    expect(formatClockTime(new FakeClock(), 40_000)).toBe('1970-01-01T00:00:40.000Z');
+  });
+
+  it('takes the wall clock from performance.timeOrigin for a clock that has no wallNow', () => {
+    const clock = { now: () => performance.now(), setTimeout: realClock.setTimeout, clearTimeout: realClock.clearTimeout };
+    expect(Math.abs(Date.parse(formatClockTime(clock, clock.now())) - Date.now())).toBeLessThan(1000);
   });
 });

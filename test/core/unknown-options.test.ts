@@ -26,7 +26,7 @@ import { runWhileLeading } from '../../src/controller/leader.js';
 import { LeaderElector, LeaseLock, InMemoryLock } from '../../src/leaderelection/index.js';
 import { Manager, probeHandler, startProbeServer, EventRecorder, DriftAudit, prometheusControllerMetricsProvider, registerInformerMetrics } from '../../src/operations/index.js';
 import { defineCustomResource, ensureCustomResourceDefinitions, Type } from '../../src/crd/index.js';
-import { conversionWebhook, crdConversion, defaultingWebhook, prometheusWebhookMetricsProvider, validatingWebhookConfiguration, validationWebhook } from '../../src/webhook/index.js';
+import { allow, conversionWebhook, crdConversion, defaultingWebhook, prometheusWebhookMetricsProvider, reviewAdmission, validatingWebhook, validatingWebhookConfiguration, validationWebhook } from '../../src/webhook/index.js';
 import { InMemoryRingStore, LeaseRingStore, ShardedInformer, ShardRing } from '../../src/sharding/index.js';
 import { FakeApiServer, FakeControllerSource, ResourceState } from '../../src/testing/index.js';
 import { kubeConfigFor } from '../listwatch/helpers.js';
@@ -93,6 +93,7 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['defaultingWebhook', () => defaultingWebhook(widgets(), undefined, js({ onTimout: 'allow' })), 'defaultingWebhook: unknown option onTimout (did you mean onTimeout?)'],
   ['validationWebhook', () => validationWebhook(widgets(), undefined, js({ nme: 'v.example.com' })), 'validationWebhook: unknown option nme (did you mean name?)'],
   ['prometheusWebhookMetricsProvider', () => prometheusWebhookMetricsProvider(promClient, js({ prefx: 'x_' })), 'prometheusWebhookMetricsProvider: unknown option prefx (did you mean prefix?)'],
+  ['reviewAdmission', () => reviewAdmission(validatingWebhook({ name: 'v.example.com' }, () => allow()), js({ resource: resources.configmaps, dryrun: true })), 'reviewAdmission: unknown option dryrun (did you mean dryRun?)'],
   // leader election
   ['LeaderElector', () => new LeaderElector(js({ lock: lock(), onStartedLeading, leaseDuration: 15_000 })), 'LeaderElector: unknown option leaseDuration (did you mean leaseDurationMs?)'],
   ['runWhileLeading', () => runWhileLeading([], js({ lock: lock(), releaseOnCancle: true }), new AbortController().signal), 'runWhileLeading: unknown option releaseOnCancle (did you mean releaseOnCancel?)'],

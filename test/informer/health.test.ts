@@ -135,6 +135,26 @@ describe('informer health', () => {
     expect(h.counters.handlerErrors).toBe(1);
   });
 
+  it("says when a deferred relist comes in wall-clock time, and rounds the durations it prints (issue 47, defect 6)", () => {
+    const h = computeHealth({
+      name: 'x',
+      now: 69_687.25,
+      wallNow: Date.UTC(2026, 10, 26, 23, 10, 40),
+      state: 'running',
+      synced: true,
+      lastSyncResourceVersion: '5',
+      source: {
+        connected: false, lastActivityAt: 69_000.5, lastEventAt: undefined, lastBookmarkAt: undefined, lastError: undefined, consecutiveErrors: 1, disconnectedSince: 69_000.5,
+        staleSince: 68_687.125, staleReason: 'GET /api/v1/pods: 500', relistAt: 71_287.75,
+      },
+      counters: { lists: 1, relists: 0, watches: 1, errors: 1, events: 0, bookmarks: 0, regressions: 0 },
+      handlers: [],
+      thresholds: {},
+      failure: undefined,
+    });
+    expect(h.problems).toEqual(['cache is stale for 1000 ms (GET /api/v1/pods: 500); relist deferred by backoff until 2026-11-26T23:10:41.601Z (in 1601 ms)']);
+  });
+
   it('is not ready while the cache is known stale, and says why and when the relist comes', () => {
     const at = (relistAt: number | undefined): ReturnType<typeof computeHealth> => computeHealth({
       name: 'x',

@@ -5,7 +5,7 @@ import { realClock, sleep, type Clock } from '../../core/clock.js';
 import { AbortedError, AlreadyStartedError } from '../../core/errors.js';
 import { NetworkError } from '../../listwatch/errors.js';
 import { metaNamespaceKeyFunc } from '../../core/keys.js';
-import { errorFields, resolveLogger, withFields, type Logger } from '../../core/log.js';
+import { errorFields, formatDuration, resolveLogger, withFields, type Logger } from '../../core/log.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../../core/options.js';
 import { newListWatch } from '../../listwatch/list-watch.js';
 import type { ListerWatcher } from '../../listwatch/types.js';
@@ -217,7 +217,7 @@ export class DriftAudit {
       const options = token === undefined ? { resourceVersion: '', limit: this.#pageSize } : { continue: token, limit: this.#pageSize };
       const page = await callWithTimeout(this.#clock, this.#listTimeoutMs, signal, (s) => this.#lw.list(options, s));
       if (page === ABORTED) throw new AbortedError(`${this.name}: the audit was aborted`, { cause: signal.reason });
-      if (page === TIMED_OUT) throw new NetworkError(`${this.name}: a list page got no answer within ${this.#listTimeoutMs} ms (listTimeoutMs)`);
+      if (page === TIMED_OUT) throw new NetworkError(`${this.name}: a list page got no answer within ${formatDuration(this.#listTimeoutMs)} (listTimeoutMs)`);
       if (token === undefined) resourceVersion = page.metadata.resourceVersion ?? '';
       for (const item of page.items ?? []) {
         items.set(metaNamespaceKeyFunc(item), (item as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion ?? '');
@@ -245,10 +245,10 @@ export class DriftAudit {
     this.#last = report;
     if (report.divergent === 0) {
       this.#stats.clean++;
-      this.#log.debug(`${this.name}: the cache equals the server at resource version ${report.listResourceVersion} (${report.listed} objects, ${report.durationMs} ms)`);
+      this.#log.debug(`${this.name}: the cache equals the server at resource version ${report.listResourceVersion} (${report.listed} objects, ${formatDuration(report.durationMs)})`);
     } else {
       this.#stats.divergent++;
-      const lag = caughtUp ? '' : `; the cache did not reach the list's resource version within ${this.#settleTimeoutMs} ms (is the watch stalled?)`;
+      const lag = caughtUp ? '' : `; the cache did not reach the list's resource version within ${formatDuration(this.#settleTimeoutMs)} (is the watch stalled?)`;
       const next = this.#repair ? '; repairing with a relist' : '; set repair: true to relist';
       this.#log.warn(
         `${this.name}: the cache differs from the server at resource version ${report.listResourceVersion}: ${report.divergent} of ${report.listed} objects ` +

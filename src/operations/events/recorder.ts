@@ -3,7 +3,7 @@
 import { callWithTimeout, ABORTED, TIMED_OUT } from '../../core/abort.js';
 import { realClock, sleep, type Clock, type ClockTimer } from '../../core/clock.js';
 import { AbortedError, AlreadyStartedError, ApiStatusError } from '../../core/errors.js';
-import { RateLimitedLog, errorFields, resolveLogger, withFields } from '../../core/log.js';
+import { RateLimitedLog, errorFields, formatDuration, resolveLogger, withFields } from '../../core/log.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../../core/options.js';
 import { NetworkError } from '../../listwatch/errors.js';
 import { newResourceClient, type ResourceClient } from '../../listwatch/resource-client.js';
@@ -333,7 +333,7 @@ export class EventRecorder {
           return;
         }
         const delayMs = Math.max(failure.retryAfterMs ?? 0, jittered(this.#retryDelayMs, 0.25, this.#random));
-        this.#log.log('debug', `retry:${failureCode(failure.error)}`, `${this.name}: writing Event ${describeEvent(entry)} failed (attempt ${attempt}), retrying in ${Math.round(delayMs)} ms: ${failure.error.message}`, { attempt, ...errorFields(failure.error) });
+        this.#log.log('debug', `retry:${failureCode(failure.error)}`, `${this.name}: writing Event ${describeEvent(entry)} failed (attempt ${attempt}), retrying in ${formatDuration(delayMs)}: ${failure.error.message}`, { attempt, ...errorFields(failure.error) });
         await sleep(this.#clock, delayMs, stop); // a stop ends the wait: one last attempt follows
       }
     } finally {
@@ -392,7 +392,7 @@ export class EventRecorder {
   async #call<T>(signal: AbortSignal, what: string, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const result = await callWithTimeout(this.#clock, this.#writeTimeoutMs, signal, request);
     if (result === ABORTED) throw new AbortedError(`${what} was aborted`, { cause: signal.reason });
-    if (result === TIMED_OUT) throw new NetworkError(`${what} got no answer within ${this.#writeTimeoutMs} ms (writeTimeoutMs)`);
+    if (result === TIMED_OUT) throw new NetworkError(`${what} got no answer within ${formatDuration(this.#writeTimeoutMs)} (writeTimeoutMs)`);
     return result;
   }
 }
