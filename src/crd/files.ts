@@ -80,7 +80,7 @@ function parseCustomResourceDefinitions(text: string, file: string): CustomResou
     if (error !== undefined) {
       const line = error.linePos?.[0].line ?? lines.linePos(error.pos[0]).line;
       const col = error.linePos?.[0].col ?? lines.linePos(error.pos[0]).col;
-      const reason = error.message.split('\n', 1)[0]!.replace(/ at line \d+, column \d+:?$/, '');
+      const reason = error.message.split('\n', 1)[0].replace(/ at line \d+, column \d+:?$/, '');
       throw new CustomResourceDefinitionFileError(file, `${file}:${line}:${col}: document ${document} is not valid YAML: ${reason}`, { document, line });
     }
     const value: unknown = doc.toJS(TO_JS);
