@@ -74,7 +74,7 @@ export interface TestEnvironment {
  * @example
  * ```ts
  * import { startTestEnvironment } from 'kube-informer/envtest';
- * const env = await startTestEnvironment({ crds: ['config/crd'] });
+ * const env = await startTestEnvironment({ crds: ['config/crd/bases'] });
  * try {
  *   // env.kubeConfig is a client-node KubeConfig for the real server
  * } finally {
