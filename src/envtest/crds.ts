@@ -71,7 +71,7 @@ async function envtestErrors<R>(install: () => Promise<R>): Promise<R> {
     if (err instanceof CustomResourceDefinitionError) {
       throw new TestEnvironmentError(
         'ENVTEST_CRD_REJECTED',
-        `envtest: ${err.message}${err.causes.length > 0 ? ` (${err.causes.join('; ')})` : ''}. ` +
+        `envtest: ${err.message}. ` + // the server's message already lists its field errors
           'Fix the CRD (a schema must be structural: every field typed, `x-kubernetes-preserve-unknown-fields` where it is open); `kubectl apply --dry-run=server -f <file>` against any cluster shows the same message, or raise startTimeoutMs when it was not Established in time.',
         { cause: err },
       );

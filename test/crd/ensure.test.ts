@@ -154,11 +154,11 @@ describe('ensureCustomResourceDefinitions', () => {
     const model = {
       ...gadgets.crd,
       spec: { ...spec, versions: [{ ...version, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', x_kubernetes_validations: [{ rule: 'true' }] } } } } }] },
-    } as CustomResourceDefinition;
+    } as unknown as CustomResourceDefinition;
     const err = await ensureCustomResourceDefinitions(client, [model]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CustomResourceDefinitionError);
     expect((err as Error).message).toContain('holds `x_kubernetes_validations` at spec.versions[0].schema.openAPIV3Schema.properties[spec]: a property name of client-node\'s typed models');
-    const defaulted = { ...model, spec: { ...model.spec, versions: [{ ...version, schema: { openAPIV3Schema: { type: 'object', properties: { size: { type: 'integer', _default: 1 } } } } }] } } as CustomResourceDefinition;
+    const defaulted = { ...model, spec: { ...model.spec, versions: [{ ...version, schema: { openAPIV3Schema: { type: 'object', properties: { size: { type: 'integer', _default: 1 } } } } }] } } as unknown as CustomResourceDefinition;
     await expect(ensureCustomResourceDefinitions(client, [defaulted])).rejects.toThrow('holds `_default` at spec.versions[0].schema.openAPIV3Schema.properties[size]');
     expect(calls).toEqual([]); // refused before anything is sent
   });
