@@ -74,4 +74,17 @@ describe('envtest crds: the same CRD from a YAML file and as an object', () => {
       crds.close();
     }
   });
+
+  it('installs a CRD already there again by server-side apply: updated to the spec given, not refused as existing', async () => {
+    const changed = asObject();
+    changed.spec.names.shortNames = ['rg'];
+    await expect(env.installCrds([fixture])).resolves.toEqual([`ranges.${fileGroup}`]);
+    await expect(env.installCrds([changed])).resolves.toEqual([`ranges.${objectGroup}`]);
+    const crds = newResourceClient(env.kubeConfig, resources.customresourcedefinitions);
+    try {
+      expect((await crds.get(`ranges.${objectGroup}`)).spec.names.shortNames).toEqual(['rg']);
+    } finally {
+      crds.close();
+    }
+  });
 });
