@@ -68,14 +68,34 @@ export interface CustomResourceDefinitionLike {
   apiVersion?: string;
   /** `CustomResourceDefinition`. */
   kind?: string;
-  /** Its metadata: `name` is `<plural>.<group>`. */
-  metadata?: { name?: string; [key: string]: unknown };
+  /** Its metadata. */
+  metadata?: {
+    /** `<plural>.<group>`. */
+    name?: string;
+    [key: string]: unknown;
+  };
   /** Group, names, scope, versions (with their schemas, any key). */
   spec?: {
+    /** The API group, e.g. `example.com`. */
     group?: string;
-    names?: { plural?: string; kind?: string; [key: string]: unknown };
+    /** Its names. */
+    names?: {
+      /** The plural resource name used in URLs. */
+      plural?: string;
+      /** The kind of its objects. */
+      kind?: string;
+      [key: string]: unknown;
+    };
+    /** `Namespaced` or `Cluster`. */
     scope?: string;
-    versions?: ReadonlyArray<{ name?: string; served?: boolean; [key: string]: unknown }>;
+    /** Its versions. */
+    versions?: ReadonlyArray<{
+      /** `v1`, `v1beta1`, … */
+      name?: string;
+      /** Whether the version is served. */
+      served?: boolean;
+      [key: string]: unknown;
+    }>;
     [key: string]: unknown;
   };
   /** Any other field, sent as it is. */
