@@ -223,7 +223,8 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
       });
     }
     const installed = await installCrds(kubeConfig, crdObjects, wait);
-    const allCrds: CustomResourceDefinition[] = [...crdObjects];
+    // By name: installing one again (server-side apply) replaces what a restart waits for.
+    const allCrds = new Map<string, CustomResourceDefinition>(crdObjects.map((crd) => [crd.metadata?.name ?? '', crd]));
 
     let stopping: Promise<void> | undefined;
     const env: TestEnvironment = {
@@ -243,7 +244,7 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
       async installCrds(more, opts = {}) {
         const objects = loadCrds(more, 'installCrds: crds');
         const names = await installCrds(kubeConfig, objects, { clock, deadline: clock.now() + (opts.timeoutMs ?? 30_000), signal: opts.signal });
-        allCrds.push(...objects);
+        for (const crd of objects) allCrds.set(crd.metadata?.name ?? '', crd);
         return names;
       },
       async restart(what, opts = {}) {
@@ -265,7 +266,7 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
         }
         await pollReady(api, [api, etcd], restartWait, async () => (await request(`${server}/readyz`, { endpoint: endpoint(), idleMs: 5000 })).status === 200);
         // /readyz is ok before the CRD handlers have re-read their storage (they answer 429 until then).
-        await waitEstablished(kubeConfig, allCrds, restartWait);
+        await waitEstablished(kubeConfig, [...allCrds.values()], restartWait);
       },
       stop() {
         stopping ??= (async () => {
