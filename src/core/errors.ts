@@ -84,6 +84,8 @@ export const ErrorCodes = {
    * (`ensureCustomResourceDefinitions`, `kube-informer/crd`).
    */
   CRD_NOT_ESTABLISHED: 'CRD_NOT_ESTABLISHED',
+  /** A file or directory of CustomResourceDefinitions cannot be read: missing, invalid YAML, or a document that is not a CRD (`kube-informer/crd`). */
+  CRD_FILE_INVALID: 'CRD_FILE_INVALID',
   /** A broken internal invariant: a bug in kube-informer, or one of its internal APIs called out of order. */
   INTERNAL: 'INTERNAL',
   /** A Manager gave up waiting for its caches: one or more informers cannot sync (each named, with its reason). */

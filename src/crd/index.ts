@@ -21,10 +21,15 @@ export { defaultPlural } from './plural.js';
 export { validateObject, pruneObject, applyDefaults, type FieldError, type FieldErrorType, type ValidationResult } from './validate.js';
 export {
   ensureCustomResourceDefinitions,
+  waitForCustomResourceDefinitions,
   CustomResourceDefinitionError,
   type EnsureCustomResourceDefinitionsOptions,
+  type WaitForCustomResourceDefinitionsOptions,
+  type CustomResourceDefinitionTarget,
   type CrdSource,
+  type CustomResourceDefinitionLike,
   type HasCustomResourceDefinition,
   type CustomResourceDefinitionClient,
 } from './ensure.js';
+export { readCustomResourceDefinitionFiles, CustomResourceDefinitionFileError } from './files.js';
 export { crdTypes, type GeneratedTypes } from './types-gen.js';

@@ -9,7 +9,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { realClock, sleep, type Clock } from '../core/clock.js';
 import { AbortedError } from '../core/errors.js';
 import { checkApiServerVersion, resolveBinaryAssets, type BinaryAssets } from './assets.js';
-import { installCrds, loadCrds, waitEstablished, type CrdSource, type CustomResourceDefinitionLike } from './crds.js';
+import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
+import { installCrds, loadCrds, waitEstablished, type TestEnvironmentCrd } from './crds.js';
 import { TestEnvironmentError } from './errors.js';
 import { freePorts, portIsFree, request, type ApiServerEndpoint } from './http.js';
 import { mergeFlags, validateTestEnvironmentOptions, type TestEnvironmentOptions } from './options.js';
@@ -52,7 +53,7 @@ export interface TestEnvironment {
     readonly reaper: number;
   };
   /** Installs more CRDs and waits until they are established and served (same rules as the `crds` option). */
-  installCrds(crds: readonly CrdSource[], options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<string[]>;
+  installCrds(crds: readonly TestEnvironmentCrd[], options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<string[]>;
   /**
    * Kills kube-apiserver or etcd with SIGKILL and starts it again with the same flags, ports and data,
    * resolving once `/readyz` is ok again (a fault for resilience tests).
@@ -73,7 +74,7 @@ export interface TestEnvironment {
  * @example
  * ```ts
  * import { startTestEnvironment } from 'kube-informer/envtest';
- * const env = await startTestEnvironment({ crds: ['config/crd'] });
+ * const env = await startTestEnvironment({ crds: ['config/crd/bases'] });
  * try {
  *   // env.kubeConfig is a client-node KubeConfig for the real server
  * } finally {
@@ -95,7 +96,7 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
   const clock = options.clock ?? realClock;
   const deadline = clock.now() + (options.startTimeoutMs ?? 90_000);
   const signal = options.signal;
-  const crdObjects = loadCrds(options.crds ?? []);
+  const crdObjects = loadCrds(options.crds ?? [], 'startTestEnvironment: option crds');
   const assets = resolveBinaryAssets({ binaryAssetsDir: options.binaryAssetsDir, kubernetesVersion: options.kubernetesVersion });
   const kcmBinary = join(assets.dir, 'kube-controller-manager');
   if (options.controllerManager && !existsSync(kcmBinary)) {
@@ -221,8 +222,9 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
         return answer.status === 200;
       });
     }
-    const installed = await installCrds(endpoint(), crdObjects, wait);
-    const allCrds: CustomResourceDefinitionLike[] = [...crdObjects];
+    const installed = await installCrds(kubeConfig, crdObjects, wait);
+    // By name: installing one again (server-side apply) replaces what a restart waits for.
+    const allCrds = new Map<string, CustomResourceDefinition>(crdObjects.map((crd) => [crd.metadata?.name ?? '', crd]));
 
     let stopping: Promise<void> | undefined;
     const env: TestEnvironment = {
@@ -240,9 +242,9 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
         return { etcd: etcd.pid, apiServer: api.pid, controllerManager: kcm?.pid ?? 0, reaper: reaper.pid };
       },
       async installCrds(more, opts = {}) {
-        const objects = loadCrds(more);
-        const names = await installCrds(endpoint(), objects, { clock, deadline: clock.now() + (opts.timeoutMs ?? 30_000), signal: opts.signal });
-        allCrds.push(...objects);
+        const objects = loadCrds(more, 'installCrds: crds');
+        const names = await installCrds(kubeConfig, objects, { clock, deadline: clock.now() + (opts.timeoutMs ?? 30_000), signal: opts.signal });
+        for (const crd of objects) allCrds.set(crd.metadata?.name ?? '', crd);
         return names;
       },
       async restart(what, opts = {}) {
@@ -264,7 +266,7 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
         }
         await pollReady(api, [api, etcd], restartWait, async () => (await request(`${server}/readyz`, { endpoint: endpoint(), idleMs: 5000 })).status === 200);
         // /readyz is ok before the CRD handlers have re-read their storage (they answer 429 until then).
-        await waitEstablished(endpoint(), allCrds, restartWait);
+        await waitEstablished(kubeConfig, [...allCrds.values()], restartWait);
       },
       stop() {
         stopping ??= (async () => {

@@ -1,4 +1,4 @@
-// The few HTTP requests envtest sends itself: etcd's /health, the apiserver's /readyz, CRDs, lists.
+// The few HTTP requests envtest sends itself: etcd's /health, kube-apiserver's /readyz, the controller manager's /healthz.
 
 import http from 'node:http';
 import https from 'node:https';
@@ -51,18 +51,6 @@ export function request(
     req.on('error', (err) => resolve({ status: 0, body: err.message }));
     req.end(body);
   });
-}
-
-/** The `message` of a Kubernetes Status body, or the body itself (shortened) when it is not one. */
-export function statusMessage(answer: HttpAnswer): string {
-  try {
-    const status = JSON.parse(answer.body) as { kind?: string; message?: string };
-    if (status.kind === 'Status' && status.message) return status.message;
-  } catch {
-    // Not JSON: quote the text.
-  }
-  const text = answer.body.trim();
-  return text.length > 500 ? `${text.slice(0, 499)}…` : text;
 }
 
 /** `count` distinct free loopback ports, held open together while picked so none repeats. */

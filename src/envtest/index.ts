@@ -11,7 +11,7 @@
  */
 export { startTestEnvironment, type TestEnvironment } from './environment.js';
 export type { TestEnvironmentOptions } from './options.js';
-export type { CrdSource, CustomResourceDefinitionLike } from './crds.js';
+export type { TestEnvironmentCrd } from './crds.js';
 export { TestEnvironmentError, type TestEnvironmentErrorCode } from './errors.js';
 export {
   resolveBinaryAssets,

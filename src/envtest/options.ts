@@ -2,16 +2,19 @@
 
 import type { Clock } from '../core/clock.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../core/options.js';
-import type { CrdSource } from './crds.js';
+import type { TestEnvironmentCrd } from './crds.js';
 
 /** Options of {@link startTestEnvironment}; every one is optional. */
 export interface TestEnvironmentOptions {
   /**
-   * CustomResourceDefinitions to install before `startTestEnvironment` resolves: objects, or paths of
-   * YAML/JSON files or directories of them. Each is created and awaited until `Established` and served.
-   * Default: none.
+   * CustomResourceDefinitions to install before `startTestEnvironment` resolves: definitions from
+   * `defineCustomResource`, CRD objects (plain data), or paths of `.yaml`/`.yml`/`.json` files or of
+   * directories of them (not recursive; other files ignored), read as kubectl reads them (see
+   * `readCustomResourceDefinitionFiles` in `kube-informer/crd`: a document that is not a CRD is
+   * refused, naming the file and the document). Each is installed by server-side apply and awaited
+   * until `Established` and served. Default: none.
    */
-  crds?: readonly CrdSource[];
+  crds?: readonly TestEnvironmentCrd[];
   /**
    * The Kubernetes release wanted: `1.37.2`, `v1.37.2`, or a minor such as `1.37`. Picks among cached
    * sets, and the start fails with `ENVTEST_WRONG_VERSION` when the kube-apiserver found is another

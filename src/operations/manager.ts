@@ -267,7 +267,7 @@ export class Manager {
     const crds = this.#options.crds ?? [];
     if (crds.length === 0 || signal.aborted) return;
     const { client: given, ...install } = this.#options.crdInstall ?? {};
-    const names = crds.map((c) => ('crd' in c ? c.crd : c).metadata?.name ?? '').join(', ');
+    const names = crds.map((c) => (('crd' in c ? c.crd : c) as { metadata?: { name?: string } }).metadata?.name ?? '').join(', ');
     this.#log.info(`manager: installing ${crds.length} CustomResourceDefinition${crds.length === 1 ? '' : 's'} (server-side apply): ${names}`);
     // checkCrds made sure there is a kubeConfig when no client is given.
     const own = given === undefined ? newResourceClient(this.#factory.kubeConfig!, resources.customresourcedefinitions) : undefined;

@@ -27,7 +27,7 @@ describe('kube-informer/envtest from the packed tarball, with Jest', () => {
       [
         "import { startTestEnvironment } from 'kube-informer/envtest';",
         'export default async function () {',
-        "  globalThis.__ENVTEST__ = await startTestEnvironment({ crds: ['config/crd'] });",
+        "  globalThis.__ENVTEST__ = await startTestEnvironment({ crds: ['config/crd/bases'] });",
         '  process.env.KUBECONFIG = globalThis.__ENVTEST__.kubeconfigPath;   // the test workers inherit it',
         '}',
       ].join('\n'),

@@ -28,7 +28,7 @@ describe('kube-informer/envtest from the packed tarball, with vitest', () => {
         "import { startTestEnvironment } from 'kube-informer/envtest';",
         '',
         'export default async function setup(project: TestProject) {',
-        "  const env = await startTestEnvironment({ crds: ['config/crd'] });",
+        "  const env = await startTestEnvironment({ crds: ['config/crd/bases'] });",
         "  project.provide('kubeconfigPath', env.kubeconfigPath);",
         '  return () => env.stop();',
         '}',

@@ -25,7 +25,7 @@ import { exponentialBackoff, ReconcileScheduler } from '../../src/controller/sch
 import { runWhileLeading } from '../../src/controller/leader.js';
 import { LeaderElector, LeaseLock, InMemoryLock } from '../../src/leaderelection/index.js';
 import { Manager, probeHandler, startProbeServer, EventRecorder, DriftAudit, prometheusControllerMetricsProvider, registerInformerMetrics } from '../../src/operations/index.js';
-import { defineCustomResource, ensureCustomResourceDefinitions, Type } from '../../src/crd/index.js';
+import { defineCustomResource, ensureCustomResourceDefinitions, Type, waitForCustomResourceDefinitions } from '../../src/crd/index.js';
 import { allow, conversionWebhook, crdConversion, defaultingWebhook, prometheusWebhookMetricsProvider, reviewAdmission, validatingWebhook, validatingWebhookConfiguration, validationWebhook } from '../../src/webhook/index.js';
 import { InMemoryRingStore, LeaseRingStore, ShardedInformer, ShardRing } from '../../src/sharding/index.js';
 import { FakeApiServer, FakeControllerSource, ResourceState } from '../../src/testing/index.js';
@@ -104,6 +104,7 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['Manager leaderElection', () => new Manager(factory(), js({ leaderElection: { lock: lock(), renewDeadline: 1 } })), 'Manager: unknown option leaderElection.renewDeadline (did you mean leaderElection.renewDeadlineMs?)'],
   ['Manager crdInstall', () => new Manager(factory(), js({ crds: [], crdInstall: { fieldmanager: 'me' } })), 'Manager: unknown option crdInstall.fieldmanager (did you mean crdInstall.fieldManager?)'],
   ['ensureCustomResourceDefinitions', () => ensureCustomResourceDefinitions(js({}), [], js({ forced: true })), 'ensureCustomResourceDefinitions: unknown option forced (did you mean force?)'],
+  ['waitForCustomResourceDefinitions', () => waitForCustomResourceDefinitions(js({}), [], js({ timeout: 1 })), 'waitForCustomResourceDefinitions: unknown option timeout (did you mean timeoutMs?)'],
   ['probeHandler', () => probeHandler(js({ informers: [], metric: {} })), 'probeHandler: unknown option metric (did you mean metrics?)'],
   ['startProbeServer', () => startProbeServer(js({ informers: [], hots: '127.0.0.1' })), 'startProbeServer: unknown option hots (did you mean host?)'],
   ['registerInformerMetrics', () => registerInformerMetrics(promClient, [], js({ audit: [] })), 'registerInformerMetrics: unknown option audit (did you mean audits?)'],

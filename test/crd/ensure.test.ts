@@ -5,7 +5,7 @@ import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1
 import { AbortedError, ApiStatusError } from '../../src/index.js';
 import { ApplyConflictError } from '../../src/objects.js';
 import { FakeClock, flushPromises } from '../../src/testing/index.js';
-import { CustomResourceDefinitionError, ensureCustomResourceDefinitions, type CustomResourceDefinitionClient } from '../../src/crd/index.js';
+import { CustomResourceDefinitionError, ensureCustomResourceDefinitions, waitForCustomResourceDefinitions, type CustomResourceDefinitionClient } from '../../src/crd/index.js';
 import { gadgets, widgets } from './definitions.js';
 
 type Condition = { type: string; status: string; reason?: string; message?: string };
@@ -145,5 +145,42 @@ describe('ensureCustomResourceDefinitions', () => {
     await expect(ensureCustomResourceDefinitions(client, [widgets], { timeoutMs: -1 })).rejects.toThrow('timeoutMs');
     await expect(ensureCustomResourceDefinitions(client, [widgets], { fieldManager: 3 as never })).rejects.toThrow('fieldManager');
     await expect(ensureCustomResourceDefinitions(client, [widgets], { forced: true } as never)).rejects.toThrow('unknown option forced (did you mean force?)');
+  });
+
+  it('refuses a CRD whose schema holds client-node model property names (the server would ignore them), naming the key and its path', async () => {
+    const { client, calls } = scriptedClient({ conditions: () => established });
+    const spec = gadgets.crd.spec;
+    const version = spec.versions[0]!;
+    const model = {
+      ...gadgets.crd,
+      spec: { ...spec, versions: [{ ...version, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', x_kubernetes_validations: [{ rule: 'true' }] } } } } }] },
+    } as unknown as CustomResourceDefinition;
+    const err = await ensureCustomResourceDefinitions(client, [model]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CustomResourceDefinitionError);
+    expect((err as Error).message).toContain('holds `x_kubernetes_validations` at spec.versions[0].schema.openAPIV3Schema.properties[spec]: a property name of client-node\'s typed models');
+    const defaulted = { ...model, spec: { ...model.spec, versions: [{ ...version, schema: { openAPIV3Schema: { type: 'object', properties: { size: { type: 'integer', _default: 1 } } } } }] } } as unknown as CustomResourceDefinition;
+    await expect(ensureCustomResourceDefinitions(client, [defaulted])).rejects.toThrow('holds `_default` at spec.versions[0].schema.openAPIV3Schema.properties[size]');
+    expect(calls).toEqual([]); // refused before anything is sent
+  });
+
+  it('waitForCustomResourceDefinitions writes nothing, asks again after a 503 (a restarting server), and resolves once Established', async () => {
+    const clock = new FakeClock();
+    const { client, calls } = scriptedClient({ conditions: () => established });
+    let reads = 0;
+    const restarting: CustomResourceDefinitionClient = {
+      apply: client.apply,
+      get: (name) => (++reads === 1 ? Promise.reject(new ApiStatusError(503, 'the server is currently unable to handle the request')) : client.get(name)),
+    };
+    await client.apply({ ...widgets.crd, metadata: widgets.crd.metadata } as never);
+    calls.length = 0;
+    let done: CustomResourceDefinition[] | undefined;
+    void waitForCustomResourceDefinitions(restarting, [widgets], { clock, pollIntervalMs: 100 }).then((r) => (done = r));
+    await flushPromises();
+    expect(done).toBeUndefined();
+    await clock.advance(100);
+    await flushPromises();
+    expect(done?.map((c) => c.metadata?.name)).toEqual(['widgets.crdtest.kube-informer.dev']);
+    expect(calls).toEqual(['get widgets.crdtest.kube-informer.dev']);
+    await expect(waitForCustomResourceDefinitions(client, [widgets], { force: true } as never)).rejects.toThrow('unknown option force');
   });
 });

@@ -1,7 +1,10 @@
 // startTestEnvironment refuses bad options before it starts anything, naming the option and the value.
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startTestEnvironment } from '../../src/envtest/index.js';
 import { mergeFlags } from '../../src/envtest/options.js';
+
+const notOnlyCrds = fileURLToPath(new URL('fixtures/crd-and-configmap.yaml', import.meta.url));
 
 describe('startTestEnvironment options', () => {
   it.each([
@@ -14,7 +17,9 @@ describe('startTestEnvironment options', () => {
     [{ controllerManager: 'yes' }, "option controllerManager must be a boolean or { args: ['--flag=value', …] }"],
     [{ startTimeoutMs: 0 }, 'option startTimeoutMs must be a finite number of milliseconds > 0, got 0'],
     [{ signal: {} }, 'option signal must be an AbortSignal'],
-    [{ crds: [{ kind: 'CustomResourceDefinition' }, 'no/such/dir'] }, 'option crds[1] names no/such/dir, which does not exist (a relative path is resolved from the working directory'],
+    [{ crds: [{ kind: 'CustomResourceDefinition' }, 'no/such/dir'] }, 'option crds[1]: no/such/dir does not exist (a relative path is resolved from the working directory'],
+    // The reader of kube-informer/crd: a CRD file holds CRDs only (the fixture's second document is a ConfigMap).
+    [{ crds: [notOnlyCrds] }, `option crds[0]: ${notOnlyCrds}:36: document 2 is a ConfigMap (v1), not a CustomResourceDefinition`],
   ])('refuses %j with INVALID_OPTION', async (options, message) => {
     const err = await startTestEnvironment(options as never).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'INVALID_OPTION' });
