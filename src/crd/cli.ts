@@ -1,8 +1,9 @@
 // The work behind `kube-informer crd` (the command itself is src/cli/crd.ts): CRD YAML from the definitions a module exports, CRDs read from YAML files or a cluster.
 
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
 import { deepEqual } from '../core/index.js';
+import { parseCustomResourceDefinitions } from './files.js';
 import { resources } from '../core/resources.js';
 import { newResourceClient } from '../listwatch/index.js';
 
@@ -69,15 +70,13 @@ export function conversionWarning(crd: CustomResourceDefinition): string | undef
   );
 }
 
-/** The CustomResourceDefinitions among the YAML documents of `text` (other kinds are skipped); `source` names the file in errors. */
+/**
+ * The CustomResourceDefinitions among the YAML documents of `text` (other kinds are skipped), read as
+ * envtest and kubectl read them (crd/files.ts: plain data, YAML 1.1 with merge keys); `source` names the
+ * file in errors.
+ */
 export function parseCrds(text: string, source: string): CustomResourceDefinition[] {
-  const out: CustomResourceDefinition[] = [];
-  for (const doc of parseAllDocuments(text)) {
-    if (doc.errors.length > 0) throw new Error(`${source}: ${doc.errors[0].message}`);
-    const value = doc.toJS() as { kind?: string } | null;
-    if (value?.kind === 'CustomResourceDefinition') out.push(value as CustomResourceDefinition);
-  }
-  return out;
+  return parseCustomResourceDefinitions(text, source, { otherKinds: 'skip' });
 }
 
 /** The CustomResourceDefinition `name` as the cluster of `kubeconfig` (default: the usual kubeconfig) has it. */

@@ -5,6 +5,7 @@ import { extname, join, resolve } from 'node:path';
 import { LineCounter, parseAllDocuments, type DocumentOptions, type ParseOptions, type SchemaOptions, type ToJSOptions } from 'yaml';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
 import { ErrorCodes, KubeInformerError } from '../core/errors.js';
+import { isObject } from '../core/json.js';
 
 /** A file or directory of CRDs that cannot be read: missing, invalid YAML, a document that is not a CRD (code `CRD_FILE_INVALID`). */
 export class CustomResourceDefinitionFileError extends KubeInformerError {
@@ -70,8 +71,12 @@ export function readCustomResourceDefinitionFiles(path: string): CustomResourceD
   return out;
 }
 
-/** The CRDs of the YAML (or JSON) `text` read from `file` (named in errors); the rules of {@link readCustomResourceDefinitionFiles}. */
-function parseCustomResourceDefinitions(text: string, file: string): CustomResourceDefinition[] {
+/**
+ * The CRDs of the YAML (or JSON) `text` read from `file` (named in errors); the rules of
+ * {@link readCustomResourceDefinitionFiles}, except that with `otherKinds: 'skip'` a document of another
+ * kind is passed over (`kube-informer crd types` reads CRDs out of any manifest bundle).
+ */
+export function parseCustomResourceDefinitions(text: string, file: string, options: { otherKinds?: 'refuse' | 'skip' } = {}): CustomResourceDefinition[] {
   const lines = new LineCounter();
   const out: CustomResourceDefinition[] = [];
   for (const [i, doc] of parseAllDocuments(text, { ...YAML_OPTIONS, lineCounter: lines }).entries()) {
@@ -94,6 +99,7 @@ function parseCustomResourceDefinitions(text: string, file: string): CustomResou
         throw new CustomResourceDefinitionFileError(file, `${file}:${line}: ${where} is not an object (${item === null ? 'null' : Array.isArray(item) ? 'a list' : typeof item}), not a CustomResourceDefinition`, { document, line });
       }
       if (item.kind !== 'CustomResourceDefinition') {
+        if (options.otherKinds === 'skip') continue;
         const kind = typeof item.kind === 'string' ? `a ${item.kind}${typeof item.apiVersion === 'string' ? ` (${item.apiVersion})` : ''}` : 'an object without a kind';
         throw new CustomResourceDefinitionFileError(
           file,
@@ -105,10 +111,6 @@ function parseCustomResourceDefinitions(text: string, file: string): CustomResou
     }
   }
   return out;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `kind: List` (`v1`), which kubectl expands into its items. */
