@@ -26,7 +26,11 @@ const ROWS = {
   fifo: ['core', 'runtime'],
   store: ['core', 'runtime'],
   mutation: ['core', 'observability', 'runtime'],
-  informer: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation'],
+  // What an informer knows of its own state (health(), sync tracking, the sync-failure policy, waitForCacheSync), read from the reflector's events.
+  health: ['core', 'listwatch', 'reflector'],
+  // Read-your-writes waiters: "the cache holds this write", "the cache caught up with this resource version".
+  observed: ['core'],
+  informer: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'health', 'observed'],
   workqueue: ['core', 'observability', 'runtime'],
   leaderelection: ['core', 'observability', 'runtime'],
   sharding: ['core', 'observability', 'runtime', 'listwatch', 'informer'],
@@ -42,7 +46,7 @@ const ROWS = {
   webhook: ['core', 'observability', 'runtime', 'workqueue', 'listwatch', 'crd'],
   // kube-informer/envtest: etcd and kube-apiserver for a test (child processes, a reaper); the root does not import it.
   envtest: ['core'],
-  testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
+  testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'health', 'observed', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
 };
 
 /**

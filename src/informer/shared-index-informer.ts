@@ -21,7 +21,6 @@ import { isComparableResourceVersion } from '../core/resource-version.js';
 import { validateOptions } from '../core/options.js';
 import { InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
-import { clockTime, computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
 import { ProcessorListener } from './listener.js';
 import { CacheMutationDetector, type MutationDetector } from '../mutation/detector.js';
 import {
@@ -40,12 +39,19 @@ import {
   type ReflectorController,
 } from './controller.js';
 import { determineResyncPeriod, MINIMUM_RESYNC_PERIOD_MS, SharedProcessor } from './processor.js';
-import { SyncCondition } from './sync-track.js';
-import { failureReason, SyncFailureTracker } from './sync-failure.js';
-import { checkDeleted, checkWritten, ObservedWaiters, type Observed } from './observed.js';
-import { CatchUpWaiters } from './catch-up.js';
-import { FirstList } from './first-list.js';
-import { shareUnchanged } from './share-unchanged.js';
+import {
+  clockTime,
+  computeHealth,
+  failureReason,
+  SourceHealth,
+  SyncCondition,
+  SyncFailureTracker,
+  type InformerHealth,
+  type InformerState,
+  type SourceCounters,
+} from '../health/index.js';
+import { CatchUpWaiters, checkDeleted, checkWritten, ObservedWaiters, type Observed } from '../observed/index.js';
+import { FirstList, shareUnchanged } from './perf/index.js';
 import type { ReflectorErrorContext } from '../reflector/types.js';
 import { reportHookFailure, type ReflectorEvents } from '../reflector/events.js';
 
