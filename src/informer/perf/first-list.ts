@@ -13,7 +13,7 @@ import { compareComparable, isComparableResourceVersion } from '../../core/resou
 import { getResourceVersion } from '../../core/types.js';
 import { adoptContent, IndexedStore, prepareContent, type StoreContent } from '../../store/store.js';
 import type { Indexer } from '../../store/types.js';
-import type { FirstListSink } from '../../fifo/delta-fifo.js';
+import type { FirstListSink } from '../../fifo/index.js';
 
 /** What a {@link FirstList} needs from its informer. */
 export interface FirstListDeps<T> {
