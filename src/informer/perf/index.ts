@@ -3,4 +3,4 @@
 // taken whole (first-list.ts). Each does what the plain path does, for less memory or CPU.
 export * from './transforms.js';
 export { shareUnchanged } from './share-unchanged.js';
-export { FirstList, type FirstListDeps } from './first-list.js';
+export { FirstList } from './first-list.js';
