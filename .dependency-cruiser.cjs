@@ -26,7 +26,11 @@ const ROWS = {
   fifo: ['core', 'runtime'],
   store: ['core', 'runtime'],
   mutation: ['core', 'observability', 'runtime'],
-  informer: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation'],
+  // What an informer knows of its own state (health(), sync tracking, the sync-failure policy, waitForCacheSync), read from the reflector's events.
+  health: ['core', 'listwatch', 'reflector'],
+  // Read-your-writes waiters: "the cache holds this write", "the cache caught up with this resource version".
+  observed: ['core'],
+  informer: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'health', 'observed'],
   workqueue: ['core', 'observability', 'runtime'],
   leaderelection: ['core', 'observability', 'runtime'],
   sharding: ['core', 'observability', 'runtime', 'listwatch', 'informer'],
@@ -43,7 +47,7 @@ const ROWS = {
   // kube-informer/envtest: etcd and kube-apiserver for a test (child processes, a reaper); the root does not import it.
   // crd: its CRDs are read and installed through the crd room's one path (crd/ensure.ts and crd/files.ts only, below).
   envtest: ['core', 'crd'],
-  testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
+  testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'health', 'observed', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
   // The `kube-informer` command (bin): parses the arguments and loads the work of crd/, webhook/ or envtest/ (their command files only, CONTRACTS) when asked for.
   cli: ['core', 'crd', 'webhook', 'envtest'],
 };

@@ -27,6 +27,9 @@ export default tseslint.config(
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      // One concept per file, none past 600 lines (CONTRIBUTING.md, "Habits"): a file that grows past it is
+      // split at a seam (test/package/file-length.test.ts proves the rule holds for every file in src/).
+      'max-lines': ['error', { max: 600, skipBlankLines: false, skipComments: false }],
       // Timers go through the injectable clock (CONTRIBUTING.md): never the globals in src/.
       'no-restricted-globals': [
         'error',

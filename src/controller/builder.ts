@@ -1,9 +1,19 @@
-// What the controller builder checks: the options of a watched resource (`for`, `owns`, `watches`) and the
-// resource itself; the builder (`ControllerBuilder`) lives beside `Controller` in controller.ts.
+// What the controller builder is given and checks: the options of a watched resource (`for`, `owns`,
+// `watches`) and the resource itself, the reconciler and the controller's options (`build`), and the spec
+// it hands to the controller; the builder (`ControllerBuilder`) lives beside `Controller` in controller.ts.
 
-import { validateGroupVersionResource, validateOptions, InvalidOptionError } from '../core/options.js';
+import type { Clock } from '../core/clock.js';
+import type { LoggerOption } from '../core/log.js';
+import { validateGroupVersionResource, validateOptions, InvalidOptionError, type OptionSchemaFor } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
+import type { SharedInformerFactory } from '../informer/factory.js';
+import type { KubeConfigLike } from '../listwatch/index.js';
+import type { ShardRing } from '../sharding/ring.js';
+import type { ReconcileContext } from './context.js';
+import type { ControllerMetricsProvider } from './metrics.js';
 import type { Predicate } from './predicates.js';
+import type { Action, ReconcileErrorPolicy } from './scheduler.js';
+import type { WatchSpec } from './sources.js';
 
 /** Options of one watched resource (`for`, `owns`, `watches`). */
 export interface WatchOptions<T> {
@@ -30,3 +40,105 @@ function checkWatchOptions<T>(owner: string, options: WatchOptions<T>): void {
 
 /** The checks of `Controller.for`, `owns` and `watches` (ControllerBuilder, in controller.ts): the resource, then its options. */
 export { checkResource, checkWatchOptions };
+
+/**
+ * Reconciles one primary: reads what it needs from the caches, makes the world match the primary's
+ * spec, and says what comes next (an {@link Action}). Called with the key, never with an object
+ * from an event. Its outcomes (docs/controllers.md, "Outcomes"): an action (success, requeue); a
+ * throw or rejection goes to the error policy (retried with backoff); a `TerminalError` is logged and
+ * counted, not retried; a rejection after the controller's stop (or the loss of the key's slot)
+ * aborted `ctx.signal` is no failure (the key is reconciled at the next start, or by its new owner);
+ * a programming error the runtime raises (`ctx.children` of a resource not owned, a result that is
+ * not an `Action`) stops the controller, as a throwing predicate does.
+ */
+export type Reconciler<T> = (key: string, ctx: ReconcileContext<T>) => Promise<Action>;
+
+/** Options of a {@link Controller} (the second argument of `build`). Durations are in ms. */
+export interface ControllerOptions {
+  /** The name in logs and errors. Default: the primary's resource key (`example.com/v1/widgets`). */
+  name?: string;
+  /**
+   * How many keys are reconciled at once (one key never twice at once). Default `1`, as
+   * controller-runtime's `MaxConcurrentReconciles`: raising it is a conscious choice.
+   */
+  concurrency?: number;
+  /** Hold a key's request until its changes stopped for this long (see `ReconcileSchedulerOptions.debounceMs`). Default `0`. */
+  debounceMs?: number;
+  /**
+   * What follows a failed reconcile. Default {@link exponentialBackoff}`()`: 5 ms doubling to 1000 s per
+   * key. Not asked for a `TerminalError` (never retried). A policy that throws or returns something
+   * that is not an {@link Action} is logged and the default used.
+   */
+  onError?: ReconcileErrorPolicy;
+  /** Reconcile every primary in the cache this often, whatever changed. Default `0` (never). */
+  resyncPeriodMs?: number;
+  /**
+   * The deadline of one reconcile. Past it, the reconcile's signal aborts with a
+   * `ReconcileTimeoutError`, an error is logged, and the run counts as failed (the error policy
+   * retries it) even if it completes later. `0` disables it. Default `60_000`: a stuck reconcile
+   * with `concurrency: 1` stalls the whole controller, and that must show (incident 5: silence is a bug).
+   */
+  reconcileTimeoutMs?: number;
+  /**
+   * How long a reconcile waits for the writes the key's previous reconcile recorded (`ctx.wrote`) to
+   * reach the caches before it runs anyway, with a warning. Default `10_000`.
+   */
+  observeTimeoutMs?: number;
+  /** Where the controller logs (sync, failures, timeouts); `false` prints nothing. Default `console`. */
+  logger?: LoggerOption;
+  /** The clock of every timer (backoff, debounce, deadlines, resync). Default `realClock`. */
+  clock?: Clock;
+  /**
+   * Where the controller's metrics go — controller-runtime's `controller_runtime_*` and, through its
+   * `workQueue`, the `workqueue_*` metrics of its scheduler, labelled with `name` (see
+   * `prometheusControllerMetricsProvider` in `kube-informer/operations`). Default: none.
+   */
+  metricsProvider?: ControllerMetricsProvider;
+  /**
+   * Run as one replica of a sharded controller (docs/sharding.md). The primary is cached per slot this
+   * replica owns in `ring` (a `ShardedInformer`: one list and watch per owned slot, with its
+   * `shardSelector`), and so are the owned (`owns`) namespaced resources when the ring hashes
+   * namespaces; other resources are watched whole by the factory. Only primaries of owned slots whose
+   * caches synced are reconciled — once each when a slot's caches synced — each under `ring.track` (a
+   * slot is handed over only after its reconciles finished), its signal aborted when the slot is lost.
+   * Run the ring beside the controller (`ring.run(signal)`; once the caches synced, a warning says so if
+   * it is not running). The factory must have neither a `shard` nor a `listWatchFor`. Default: none
+   * (not sharded).
+   */
+  sharded?: ShardRing;
+  /** The cluster `ctx.client` talks to (needed only for a factory without one). Default `factory.kubeConfig`. */
+  kubeConfig?: KubeConfigLike;
+  /**
+   * The field manager of `ctx.client`'s writes (a call's own wins); over 128 bytes is refused when the
+   * controller is built (`INVALID_OPTION`). Default the controller's `name`.
+   */
+  fieldManager?: string;
+}
+
+/** What a {@link ControllerBuilder} hands to the controller it builds. */
+export interface ControllerSpec<T> {
+  readonly factory: SharedInformerFactory;
+  readonly primary: ResourceDescriptor<T>;
+  readonly sources: readonly WatchSpec[];
+  readonly owned: ReadonlyArray<ResourceDescriptor<unknown>>;
+  readonly reconcile: Reconciler<T>;
+  readonly options: ControllerOptions;
+}
+
+/** The rule of each {@link ControllerOptions} field (`validateOptions`), checked when the controller is built. */
+export const CONTROLLER_OPTION_SCHEMA: OptionSchemaFor<ControllerOptions> = {
+  name: 'string',
+  concurrency: 'positiveCount',
+  debounceMs: 'duration',
+  onError: 'function',
+  resyncPeriodMs: 'duration',
+  reconcileTimeoutMs: 'duration',
+  observeTimeoutMs: 'duration',
+  logger: 'logger',
+  clock: 'clock',
+  metricsProvider: 'object',
+  sharded: 'object',
+  kubeConfig: 'object',
+  fieldManager: 'string',
+};
+

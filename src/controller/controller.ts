@@ -2,21 +2,21 @@
 
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
 import { AbortedError, AlreadyStartedError, toError } from '../core/errors.js';
-import { errorFields, formatDuration, resolveLogger, withFields, type Logger, type LoggerOption } from '../core/log.js';
+import { errorFields, formatDuration, resolveLogger, withFields, type Logger } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { DeepReadonly } from '../core/types.js';
 import { InformerStoppedError } from '../informer/errors.js';
-import { checkFieldManager, newResourceClient, type KubeConfigLike, type ResourceClient } from '../listwatch/index.js';
+import { checkFieldManager, newResourceClient, type ResourceClient } from '../listwatch/index.js';
 import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
 import type { SharedInformerRegistration } from '../informer/handler.js';
 import { NamespaceIndex } from '../store/types.js';
 import { keyOf } from '../core/keys.js';
-import { checkResource, checkWatchOptions, type WatchOptions } from './builder.js';
+import { checkResource, checkWatchOptions, CONTROLLER_OPTION_SCHEMA, type ControllerOptions, type ControllerSpec, type Reconciler, type WatchOptions } from './builder.js';
 import { refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
-import { ControllerMetrics, type ControllerMetricsProvider } from './metrics.js';
+import { ControllerMetrics } from './metrics.js';
 import { ReconcileCtx, ReconcileRun, type ReconcileContext, type ReconcileReason } from './context.js';
 import { ObservedWrites, type SourceInformer } from './writes.js';
 import { ReconcileTimeoutError } from './errors.js';
@@ -30,91 +30,7 @@ import { ShardRing } from '../sharding/ring.js';
 import { RunGroup } from '../runtime/run-group.js';
 import { Deadlines } from '../runtime/deadlines.js';
 
-/**
- * Reconciles one primary: reads what it needs from the caches, makes the world match the primary's
- * spec, and says what comes next (an {@link Action}). Called with the key, never with an object
- * from an event. Its outcomes (docs/controllers.md, "Outcomes"): an action (success, requeue); a
- * throw or rejection goes to the error policy (retried with backoff); a `TerminalError` is logged and
- * counted, not retried; a rejection after the controller's stop (or the loss of the key's slot)
- * aborted `ctx.signal` is no failure (the key is reconciled at the next start, or by its new owner);
- * a programming error the runtime raises (`ctx.children` of a resource not owned, a result that is
- * not an `Action`) stops the controller, as a throwing predicate does.
- */
-export type Reconciler<T> = (key: string, ctx: ReconcileContext<T>) => Promise<Action>;
-
 const DONE_ACTION: Action = Actions.done();
-
-/** Options of a {@link Controller} (the second argument of `build`). Durations are in ms. */
-export interface ControllerOptions {
-  /** The name in logs and errors. Default: the primary's resource key (`example.com/v1/widgets`). */
-  name?: string;
-  /**
-   * How many keys are reconciled at once (one key never twice at once). Default `1`, as
-   * controller-runtime's `MaxConcurrentReconciles`: raising it is a conscious choice.
-   */
-  concurrency?: number;
-  /** Hold a key's request until its changes stopped for this long (see `ReconcileSchedulerOptions.debounceMs`). Default `0`. */
-  debounceMs?: number;
-  /**
-   * What follows a failed reconcile. Default {@link exponentialBackoff}`()`: 5 ms doubling to 1000 s per
-   * key. Not asked for a `TerminalError` (never retried). A policy that throws or returns something
-   * that is not an {@link Action} is logged and the default used.
-   */
-  onError?: ReconcileErrorPolicy;
-  /** Reconcile every primary in the cache this often, whatever changed. Default `0` (never). */
-  resyncPeriodMs?: number;
-  /**
-   * The deadline of one reconcile. Past it, the reconcile's signal aborts with a
-   * `ReconcileTimeoutError`, an error is logged, and the run counts as failed (the error policy
-   * retries it) even if it completes later. `0` disables it. Default `60_000`: a stuck reconcile
-   * with `concurrency: 1` stalls the whole controller, and that must show (incident 5: silence is a bug).
-   */
-  reconcileTimeoutMs?: number;
-  /**
-   * How long a reconcile waits for the writes the key's previous reconcile recorded (`ctx.wrote`) to
-   * reach the caches before it runs anyway, with a warning. Default `10_000`.
-   */
-  observeTimeoutMs?: number;
-  /** Where the controller logs (sync, failures, timeouts); `false` prints nothing. Default `console`. */
-  logger?: LoggerOption;
-  /** The clock of every timer (backoff, debounce, deadlines, resync). Default `realClock`. */
-  clock?: Clock;
-  /**
-   * Where the controller's metrics go — controller-runtime's `controller_runtime_*` and, through its
-   * `workQueue`, the `workqueue_*` metrics of its scheduler, labelled with `name` (see
-   * `prometheusControllerMetricsProvider` in `kube-informer/operations`). Default: none.
-   */
-  metricsProvider?: ControllerMetricsProvider;
-  /**
-   * Run as one replica of a sharded controller (docs/sharding.md). The primary is cached per slot this
-   * replica owns in `ring` (a `ShardedInformer`: one list and watch per owned slot, with its
-   * `shardSelector`), and so are the owned (`owns`) namespaced resources when the ring hashes
-   * namespaces; other resources are watched whole by the factory. Only primaries of owned slots whose
-   * caches synced are reconciled — once each when a slot's caches synced — each under `ring.track` (a
-   * slot is handed over only after its reconciles finished), its signal aborted when the slot is lost.
-   * Run the ring beside the controller (`ring.run(signal)`; once the caches synced, a warning says so if
-   * it is not running). The factory must have neither a `shard` nor a `listWatchFor`. Default: none
-   * (not sharded).
-   */
-  sharded?: ShardRing;
-  /** The cluster `ctx.client` talks to (needed only for a factory without one). Default `factory.kubeConfig`. */
-  kubeConfig?: KubeConfigLike;
-  /**
-   * The field manager of `ctx.client`'s writes (a call's own wins); over 128 bytes is refused when the
-   * controller is built (`INVALID_OPTION`). Default the controller's `name`.
-   */
-  fieldManager?: string;
-}
-
-/** What a {@link ControllerBuilder} hands to the controller it builds. */
-export interface ControllerSpec<T> {
-  readonly factory: SharedInformerFactory;
-  readonly primary: ResourceDescriptor<T>;
-  readonly sources: readonly WatchSpec[];
-  readonly owned: ReadonlyArray<ResourceDescriptor<unknown>>;
-  readonly reconcile: Reconciler<T>;
-  readonly options: ControllerOptions;
-}
 
 /** A snapshot of a {@link Controller}'s work. Counters add up over every run. */
 export interface ControllerStats {
@@ -201,21 +117,7 @@ export class Controller<T> {
    */
   constructor(spec: ControllerSpec<T>) {
     const o = spec.options;
-    validateOptions('Controller', o, {
-      name: 'string',
-      concurrency: 'positiveCount',
-      debounceMs: 'duration',
-      onError: 'function',
-      resyncPeriodMs: 'duration',
-      reconcileTimeoutMs: 'duration',
-      observeTimeoutMs: 'duration',
-      logger: 'logger',
-      clock: 'clock',
-      metricsProvider: 'object',
-      sharded: 'object',
-      kubeConfig: 'object',
-      fieldManager: 'string',
-    });
+    validateOptions('Controller', o, CONTROLLER_OPTION_SCHEMA);
     this.#spec = spec;
     this.#name = o.name ?? gvrKey(spec.primary);
     this.#fieldManager = o.fieldManager ?? this.#name;

@@ -1,12 +1,14 @@
 // DeltaFIFO: the queue between the reflector and the informer, accumulating each key's changes in order.
 
-import { AbortedError, InvalidObjectError, KubeInformerError } from '../core/errors.js';
+import { InvalidObjectError, KubeInformerError } from '../core/errors.js';
 import { DeletedFinalStateUnknown, metaNamespaceKeyFunc, type KeyFunc } from '../core/keys.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { preview } from '../core/preview.js';
 import { RingBuffer } from '../runtime/ring-buffer.js';
 import { FifoClosedError, TransformFailedError } from './errors.js';
 import type { ChangeProcessFunc, Delta, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter, PopProcessFunc } from './types.js';
+import { ListStaging, type FirstListSink } from './list-staging.js';
+import { abortedPop, Turn, type Parked } from './turn.js';
 
 /**
  * Internal (not exported by the package): offers `fifo` a page of a paged list in progress — `first`
@@ -17,26 +19,6 @@ import type { ChangeProcessFunc, Delta, DeltaFIFOOptions, DeltaType, Deltas, Key
  */
 // Assigned once, by DeltaFIFO's static block (it reaches the private fields).
 export let stageListPage: <T>(fifo: DeltaFIFO<T>, items: readonly T[] | undefined, first: boolean) => void;
-
-/**
- * Internal (not exported by the package): a parked consumer that can take a fresh first list whole (the
- * informer's, `informer/first-list.ts`). Set with {@link setFirstListSink}.
- */
-export interface FirstListSink<T> {
-  /** A staged page of a paged list, in list order: `keys[from + j]` is `page[j]`'s key; `from` 0 starts a list. */
-  stage(page: readonly T[], keys: readonly string[], from: number): void;
-  /** What was staged is dropped: the list failed or was abandoned, a key threw, or its replace was not fresh. */
-  drop(): void;
-  /**
-   * A `replace` that found nothing queued and nothing known, with the consumer parked: `keys[i]` is
-   * `objects[i]`'s key, and the first `staged` of them are the pages given to `stage` (what was staged
-   * beyond them is not this list's). True when it processed every item as the parked `process` would,
-   * one by one, with `isInInitialList`; false when it did nothing, and the items are handed over one by
-   * one. A throw is the consumer's own processing failing, after it began: the parked consumer gets
-   * the error, as from one item.
-   */
-  take(keys: readonly string[], objects: readonly T[], staged: number, isInInitialList: boolean): boolean;
-}
 
 /** Internal: gives `fifo` a {@link FirstListSink} (or takes it away). Assigned by DeltaFIFO's static block. */
 export let setFirstListSink: <T>(fifo: DeltaFIFO<T>, sink: FirstListSink<T> | undefined) => void;
@@ -74,22 +56,15 @@ export class DeltaFIFO<T> {
   #populated = false;
   #initialPopulationCount = 0;
   #closed = false;
-  /** True while a `pop` holds the turn (it is processing, or it was woken and is about to). */
-  #busy = false;
-  /** Resolvers of `pop` calls waiting for the turn, oldest first. */
-  #waiters: Array<() => void> = [];
-  /** The consumer parked in {@link DeltaFIFO.park}, while it waits. */
-  #parked: Parked<T> | undefined;
-  /** The keys of a paged list's pages so far, computed while the next page was on its way (see {@link stageListPage}). */
-  #staged: { readonly pages: (readonly T[])[]; readonly keys: string[] } | undefined;
-
-  /** See {@link FirstListSink}. */
-  #sink: FirstListSink<T> | undefined;
+  /** Who may process the next key: the `pop` holding the turn, those in line, the consumer parked in {@link DeltaFIFO.park}. */
+  readonly #turn = new Turn<T>();
+  /** The paged list in progress (see {@link stageListPage}) and the consumer's {@link FirstListSink}. */
+  readonly #staging = new ListStaging<T>((obj) => this.#keyOf(obj));
 
   static {
-    stageListPage = (fifo, items, first) => fifo.#stage(items, first);
+    stageListPage = (fifo, items, first) => fifo.#staging.stage(items, first);
     setFirstListSink = (fifo, sink) => {
-      fifo.#sink = sink;
+      fifo.#staging.sink = sink;
     };
   }
 
@@ -148,13 +123,13 @@ export class DeltaFIFO<T> {
     void resourceVersion;
     const n = items.length;
     const keys = new Array<string>(n);
-    const staged = this.#takeStaged(items, keys);
+    const staged = this.#staging.take(items, keys);
     let objects: readonly T[];
     try {
       for (let i = staged; i < n; i++) keys[i] = this.#keyOf(items[i]);
       objects = this.#transformer === undefined ? items : items.map((item, i) => this.#transform(keys[i], item));
     } catch (err) {
-      this.#sink?.drop();
+      this.#staging.drop();
       throw err;
     }
     const known = this.#knownObjects?.listKeys() ?? [];
@@ -164,7 +139,7 @@ export class DeltaFIFO<T> {
       this.#replaceFresh(keys, objects, staged);
       return;
     }
-    this.#sink?.drop();
+    this.#staging.drop();
     const listed = new Set<string>();
     for (let i = 0; i < n; i++) {
       listed.add(keys[i]);
@@ -226,14 +201,14 @@ export class DeltaFIFO<T> {
    * parked: the turn is held while it takes it, as for one item. False when it did not (nothing happened).
    */
   #takeWhole(keys: readonly string[], objects: readonly T[], staged: number): boolean {
-    const sink = this.#sink;
+    const sink = this.#staging.sink;
     if (sink === undefined) return false;
     if (keys.length === 0 || !this.#canHandOver()) {
       sink.drop();
       return false;
     }
     const isInInitialList = !this.hasSynced();
-    this.#busy = true;
+    this.#turn.hold();
     let took: boolean;
     try {
       took = sink.take(keys, objects, staged, isInInitialList);
@@ -241,58 +216,17 @@ export class DeltaFIFO<T> {
       // The consumer's own processing failed: it gets the error, as from one item handed over, and the
       // list stays unsynced (see #replaceFresh).
       this.#popped();
-      this.#unpark({ error });
+      this.#turn.unpark({ error });
       this.#populatedWith(1);
       return true;
     }
     if (!took) {
-      this.#busy = false;
+      this.#turn.letGo();
       return false;
     }
     this.#populatedWith(0);
     this.#popped();
     return true;
-  }
-
-  /** See {@link stageListPage}. A key that throws drops the staging: `replace` meets the error itself. */
-  #stage(items: readonly T[] | undefined, first: boolean): void {
-    if (items === undefined) {
-      this.#staged = undefined;
-      this.#sink?.drop();
-      return;
-    }
-    if (first) this.#staged = { pages: [], keys: [] };
-    const staged = this.#staged;
-    if (staged === undefined) return;
-    const keys = staged.keys;
-    const from = keys.length;
-    try {
-      for (let i = 0; i < items.length; i++) keys.push(this.#keyOf(items[i]));
-    } catch {
-      this.#staged = undefined;
-      this.#sink?.drop();
-      return;
-    }
-    staged.pages.push(items);
-    this.#sink?.stage(items, keys, from);
-  }
-
-  /**
-   * Copies into `keys` the staged keys of the longest prefix of `items` that is the staged pages' objects,
-   * in order, and returns its length (0 without staging); the staging is dropped.
-   */
-  #takeStaged(items: readonly T[], keys: string[]): number {
-    const staged = this.#staged;
-    if (staged === undefined) return 0;
-    this.#staged = undefined;
-    let i = 0;
-    for (const page of staged.pages) {
-      for (let j = 0; j < page.length; j++, i++) {
-        if (i >= items.length || items[i] !== page[j]) return i;
-        keys[i] = staged.keys[i];
-      }
-    }
-    return i;
   }
 
   /** Takes every queued key out, in queue order, with its deltas (to queue them again behind others). */
@@ -341,18 +275,19 @@ export class DeltaFIFO<T> {
    */
   async pop(process: PopProcessFunc<T>, signal?: AbortSignal): Promise<Deltas<T>> {
     if (signal?.aborted) throw abortedPop(signal);
-    if (this.#busy || this.#waiters.length > 0 || this.#items.size === 0) {
-      if (this.#closed && !this.#busy && this.#waiters.length === 0 && this.#items.size === 0) {
+    const turn = this.#turn;
+    if (turn.taken || this.#items.size === 0) {
+      if (this.#closed && !turn.taken && this.#items.size === 0) {
         throw new FifoClosedError();
       }
       for (;;) {
-        await this.#waitTurn(signal);
+        await turn.wait(signal);
         if (this.#items.size > 0) break;
         this.#releaseTurn();
         if (this.#closed) throw new FifoClosedError();
       }
     } else {
-      this.#busy = true;
+      turn.hold();
     }
 
     return this.#take(process);
@@ -366,8 +301,8 @@ export class DeltaFIFO<T> {
    * what is queued with it saves a promise per key; the order is `pop`'s.
    */
   tryPop(process: PopProcessFunc<T>): Deltas<T> | Promise<Deltas<T>> | undefined {
-    if (this.#busy || this.#waiters.length > 0 || this.#items.size === 0) return undefined;
-    this.#busy = true;
+    if (this.#turn.taken || this.#items.size === 0) return undefined;
+    this.#turn.hold();
     return this.#take(process);
   }
 
@@ -393,12 +328,13 @@ export class DeltaFIFO<T> {
    * second `park` while one waits is `INVALID_OPTION`).
    */
   park(process: PopProcessFunc<T>, change?: ChangeProcessFunc<T>): Promise<void> {
-    if (this.#parked !== undefined) return Promise.reject(new InvalidOptionError('DeltaFIFO.park: a consumer is already parked'));
-    if (!this.#busy && this.#items.size > 0) return Promise.resolve();
-    if (!this.#busy && this.#closed) return Promise.reject(new FifoClosedError());
+    const turn = this.#turn;
+    if (turn.parked !== undefined) return Promise.reject(new InvalidOptionError('DeltaFIFO.park: a consumer is already parked'));
+    if (!turn.busy && this.#items.size > 0) return Promise.resolve();
+    if (!turn.busy && this.#closed) return Promise.reject(new FifoClosedError());
     // A `pop` holding the turn wakes it when the turn comes free (#releaseTurn).
     return new Promise<void>((resolve, reject) => {
-      this.#parked = { process, change, settle: (failure) => (failure === undefined ? resolve() : reject(failure.error)) };
+      turn.park({ process, change, settle: (failure) => (failure === undefined ? resolve() : reject(failure.error)) });
     });
   }
 
@@ -494,8 +430,8 @@ export class DeltaFIFO<T> {
    */
   close(): void {
     this.#closed = true;
-    if (!this.#busy && this.#waiters.length > 0) this.#handTurn();
-    this.#unpark(undefined);
+    this.#turn.passOn();
+    this.#turn.unpark(undefined);
   }
 
   /** True after {@link DeltaFIFO.close}. */
@@ -529,8 +465,7 @@ export class DeltaFIFO<T> {
     if (deltas === undefined) {
       this.#items.set(key, [{ type, object }]);
       this.#queue.push(key);
-      if (!this.#busy && this.#waiters.length > 0) this.#handTurn();
-      else this.#unpark(undefined);
+      if (!this.#turn.passOn()) this.#turn.unpark(undefined);
       return;
     }
     const lastIndex = deltas.length - 1;
@@ -542,36 +477,9 @@ export class DeltaFIFO<T> {
     deltas.push({ type, object });
   }
 
-  /** Waits until #handTurn gives this caller the turn; an abort before that leaves the line and rejects. */
-  #waitTurn(signal: AbortSignal | undefined): Promise<void> {
-    if (signal === undefined) return new Promise<void>((resolve) => this.#waiters.push(resolve));
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => {
-        const at = this.#waiters.indexOf(waiter);
-        if (at < 0) return; // already handed the turn: this pop goes on
-        this.#waiters.splice(at, 1);
-        reject(abortedPop(signal));
-      };
-      const waiter = (): void => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      this.#waiters.push(waiter);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  /** Gives the turn to the oldest waiting `pop`. */
-  #handTurn(): void {
-    this.#busy = true;
-    (this.#waiters.shift() as () => void)();
-  }
-
   /** Ends a `pop`'s turn, passing it on when a waiter has something to do (an item, or the close). */
   #releaseTurn(): void {
-    this.#busy = false;
-    if (this.#waiters.length > 0 && (this.#items.size > 0 || this.#closed)) this.#handTurn();
-    else if (this.#items.size > 0 || this.#closed) this.#unpark(undefined);
+    this.#turn.release(this.#items.size > 0 || this.#closed);
   }
 
   /**
@@ -585,7 +493,7 @@ export class DeltaFIFO<T> {
 
   /** Whether a change may go to the parked consumer at once: one is parked, nothing is queued, nobody else pops, open. */
   #canHandOver(): boolean {
-    return this.#parked !== undefined && !this.#busy && this.#waiters.length === 0 && this.#items.size === 0 && !this.#closed;
+    return this.#turn.parkedAlone && this.#items.size === 0 && !this.#closed;
   }
 
   /**
@@ -595,8 +503,8 @@ export class DeltaFIFO<T> {
    * holding the turn).
    */
   #handOver(key: string, type: DeltaType, object: T | DeletedFinalStateUnknown<T>, isInInitialList: boolean): boolean {
-    const parked = this.#parked as Parked<T>;
-    this.#busy = true;
+    const parked = this.#turn.parked as Parked<T>;
+    this.#turn.hold();
     let result: ReturnType<PopProcessFunc<T>>;
     try {
       // A single change after the initial list goes to the consumer's `change` when it gave one.
@@ -604,12 +512,12 @@ export class DeltaFIFO<T> {
       result = change !== undefined && !isInInitialList && type !== 'Replaced' && type !== 'Sync' ? change(type, object, key) : parked.process([{ type, object }], isInInitialList, key);
     } catch (error) {
       this.#popped();
-      this.#unpark({ error });
+      this.#turn.unpark({ error });
       return false;
     }
     if (result !== undefined && result !== null && typeof result.then === 'function') {
       // The consumer waits for it, holding the turn, as `pop` does for an async `process`.
-      this.#parked = undefined;
+      this.#turn.leave();
       Promise.resolve(result).then(
         () => {
           this.#popped();
@@ -625,25 +533,4 @@ export class DeltaFIFO<T> {
     this.#popped();
     return true;
   }
-
-  /** Wakes the parked consumer: with nothing (look again), or with the failure of its `process`. */
-  #unpark(failure: { error: unknown } | undefined): void {
-    const parked = this.#parked;
-    if (parked === undefined) return;
-    this.#parked = undefined;
-    parked.settle(failure);
-  }
-}
-
-/** A consumer parked in {@link DeltaFIFO.park}. */
-interface Parked<T> {
-  readonly process: PopProcessFunc<T>;
-  /** Takes a single change handed over, when given (see {@link DeltaFIFO.park}). */
-  readonly change: ChangeProcessFunc<T> | undefined;
-  /** Ends the park: resolves, or rejects with the failure's error. */
-  readonly settle: (failure: { error: unknown } | undefined) => void;
-}
-
-function abortedPop(signal: AbortSignal): AbortedError {
-  return new AbortedError('DeltaFIFO.pop stopped waiting: the signal was aborted', { cause: signal.reason });
 }

@@ -13,7 +13,7 @@ import type { ListerWatcher } from '../listwatch/types.js';
 import { metaNamespaceIndexFunc, NamespaceIndex } from '../store/types.js';
 import { TaskScope } from '../core/task-scope.js';
 import { InformerStoppedError } from './errors.js';
-import type { InformerHealth } from './health.js';
+import type { InformerHealth } from '../health/index.js';
 import { INFORMER_OPTION_SCHEMA, type SharedIndexInformerOptions } from './options.js';
 import { SharedIndexInformer } from './shared-index-informer.js';
 import { closeListerWatcher } from './controller.js';

@@ -1,11 +1,12 @@
-// The informer room's barrel: controller loop, SharedIndexInformer, processor, sync waits, factory, health.
+// The informer room's barrel: controller loop, SharedIndexInformer, processor, factory; and, from the rooms it builds on, the
+// sync waits and health types (health/) and the read-your-writes answer (observed/) that its API hands out.
 export * from './errors.js';
 export * from './handler.js';
 export type { ErrorPolicy } from './listener.js';
-export { SingleFileTracker, AsyncTracker } from './sync-track.js';
-export * from './wait-for-cache-sync.js';
-export * from './transforms.js';
-export type { HealthThresholds, InformerHealth, InformerState, InformerCounters, HandlerHealth, WatchHealth, StaleCache } from './health.js';
+export { SingleFileTracker, AsyncTracker, waitForCacheSync, waitForCacheSyncWithOptions, waitForNamedCacheSync } from '../health/index.js';
+export type { InformerSynced, SyncSource, WaitForCacheSyncOptions } from '../health/index.js';
+export { stripManagedFields, stripAnnotations, stripBulkyMetadata, composeTransforms, LAST_APPLIED_CONFIGURATION_ANNOTATION, type TransformFunc } from './perf/index.js';
+export type { HealthThresholds, InformerHealth, InformerState, InformerCounters, HandlerHealth, WatchHealth, StaleCache } from '../health/index.js';
 export {
   processDeltas,
   processChange,
@@ -21,4 +22,4 @@ export type { SharedIndexInformerOptions, AddEventHandlerOptions } from './optio
 export { SharedIndexInformer, informerIndexer } from './shared-index-informer.js';
 export type { InformerEventListeners, InformerEventName } from './informer-events.js';
 export * from './factory.js';
-export type { Observed } from './observed.js';
+export type { Observed } from '../observed/index.js';

@@ -6,7 +6,7 @@ import { channels, publish } from '../observability/channels.js';
 import { RingBuffer } from '../runtime/ring-buffer.js';
 import { HandlerError } from './errors.js';
 import type { ResourceEventHandler } from './handler.js';
-import { SingleFileTracker, SyncCondition } from './sync-track.js';
+import { SingleFileTracker, SyncCondition, type ListenerStats } from '../health/index.js';
 
 /**
  * What a parked loop is scheduled on: a resolved promise's `then`, not `queueMicrotask`, which Node wraps
@@ -75,22 +75,6 @@ export interface ProcessorListenerOptions {
   upstreamHasSynced: () => boolean;
   /** The key of an object, for error messages; `undefined` when it has none. */
   keyOf: (obj: unknown) => string | undefined;
-}
-
-/** A point-in-time view of a listener, used by `health()`. */
-export interface ListenerStats {
-  /** Notifications buffered, not yet delivered. */
-  backlog: number;
-  /** Clock time the oldest undelivered notification was enqueued, when there is one. */
-  oldestPendingAt: number | undefined;
-  /** Clock time the callback running now started, when one is running. */
-  inFlightSince: number | undefined;
-  /** Notifications delivered (failed ones included). */
-  delivered: number;
-  /** Callbacks that threw or rejected. */
-  failures: number;
-  /** The largest backlog seen. */
-  maxBacklog: number;
 }
 
 const YIELD_EVERY = 64;

@@ -9,7 +9,7 @@ import { InvalidOptionError, omitRules, validateOptions, type OptionSchemaFor } 
 import { REFLECTOR_OPTION_SCHEMA } from '../reflector/reflector.js';
 import type { HandlerError } from './errors.js';
 import type { IndexFuncError } from '../store/errors.js';
-import type { HealthThresholds } from './health.js';
+import type { HealthThresholds } from '../health/index.js';
 import type { ErrorPolicy } from './listener.js';
 
 /** Options of `SharedIndexInformer`. Every field is optional. */

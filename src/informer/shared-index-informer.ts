@@ -2,9 +2,12 @@
 
 import { abortableWait } from '../core/abort.js';
 import { realClock, wallTime, type Clock } from '../core/clock.js';
-import { TaskScope } from '../core/task-scope.js';
-import { RateLimitedLog, errorFields, formatClockTime, formatDuration, resolveLogger, withFields } from '../core/log.js';
+import { AlreadyStartedError, InvalidResourceVersionError } from '../core/errors.js';
 import { deletionHandlingMetaNamespaceKeyFunc, keyOf, type KeyFunc } from '../core/keys.js';
+import { RateLimitedLog, errorFields, resolveLogger, withFields } from '../core/log.js';
+import { validateOptions } from '../core/options.js';
+import { isComparableResourceVersion } from '../core/resource-version.js';
+import { TaskScope } from '../core/task-scope.js';
 import { channels, publish } from '../observability/channels.js';
 import { DeltaFIFO, setFirstListSink } from '../fifo/delta-fifo.js';
 import type { ListerWatcher } from '../listwatch/types.js';
@@ -13,62 +16,20 @@ import { newLister, type Lister } from '../store/lister.js';
 import { newIndexer } from '../store/store.js';
 import type { Indexer, Indexers } from '../store/types.js';
 import { readonlyIndexer, type ReadonlyIndexer, type ReadonlyStore } from '../store/readonly.js';
-import { IndexFuncError } from '../store/errors.js';
-import { InformerEvents, type InformerEventListeners, type InformerEventName } from './informer-events.js';
-import type { Deltas } from '../fifo/types.js';
-import { AlreadyStartedError, InvalidResourceVersionError } from '../core/errors.js';
-import { isComparableResourceVersion } from '../core/resource-version.js';
-import { validateOptions } from '../core/options.js';
+import { CacheMutationDetector } from '../mutation/detector.js';
+import { computeHealth, SourceHealth, SyncCondition, SyncFailureTracker, type InformerHealth, type InformerState, type SourceCounters } from '../health/index.js';
+import { CatchUpWaiters, checkDeleted, checkWritten, ObservedWaiters, type Observed } from '../observed/index.js';
+import { CacheWrites } from './cache-writes.js';
+import { closeListerWatcher, newController, type ReflectorController } from './controller.js';
 import { InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
-import { computeHealth, SourceHealth, type InformerHealth, type InformerState, type SourceCounters } from './health.js';
-import { ProcessorListener } from './listener.js';
-import { CacheMutationDetector, type MutationDetector } from '../mutation/detector.js';
-import {
-  mutationDetectionFromEnv,
-  validateInformerOptions,
-  ADD_EVENT_HANDLER_OPTION_SCHEMA,
-  type AddEventHandlerOptions,
-  type SharedIndexInformerOptions,
-} from './options.js';
-import {
-  closeListerWatcher,
-  newController,
-  processChange,
-  processDeltas,
-  type DeltaHandler,
-  type ReflectorController,
-} from './controller.js';
-import { determineResyncPeriod, MINIMUM_RESYNC_PERIOD_MS, SharedProcessor } from './processor.js';
-import { SyncCondition } from './sync-track.js';
-import { failureReason, SyncFailureTracker } from './sync-failure.js';
-import { checkDeleted, checkWritten, ObservedWaiters, type Observed } from './observed.js';
-import { CatchUpWaiters } from './catch-up.js';
-import { FirstList } from './first-list.js';
-import { shareUnchanged } from './share-unchanged.js';
-import type { ReflectorErrorContext } from '../reflector/types.js';
-import { reportHookFailure, type ReflectorEvents } from '../reflector/events.js';
+import { InformerEvents, type InformerEventListeners, type InformerEventName } from './informer-events.js';
+import { mutationDetectionFromEnv, validateInformerOptions, ADD_EVENT_HANDLER_OPTION_SCHEMA, type AddEventHandlerOptions, type SharedIndexInformerOptions } from './options.js';
+import { SharedProcessor } from './processor.js';
+import { ReflectorFollower } from './reflector-follower.js';
+import { Registrations, type Registration } from './registrations.js';
 
 const keyFunc = deletionHandlingMetaNamespaceKeyFunc as KeyFunc<unknown>;
-
-class Registration<T> implements SharedInformerRegistration {
-  readonly listener: ProcessorListener<T>;
-  constructor(listener: ProcessorListener<T>) {
-    this.listener = listener;
-  }
-  get name(): string {
-    return this.listener.name;
-  }
-  get resyncPeriodMs(): number {
-    return this.listener.resyncPeriodMs;
-  }
-  hasSynced(): boolean {
-    return this.listener.hasSynced();
-  }
-  whenSynced(signal?: AbortSignal): Promise<void> {
-    return this.listener.synced.wait(signal);
-  }
-}
 
 /** Each informer's own (writable) indexer, for {@link informerIndexer}. */
 const writableIndexers = new WeakMap<SharedIndexInformer<unknown>, Indexer<unknown>>();
@@ -113,9 +74,7 @@ export class SharedIndexInformer<T> {
   /** What health() knows of the watch, from the reflector's events. */
   readonly #source: SourceHealth;
   readonly #synced = new SyncCondition(() => this.hasSynced());
-  readonly #registrations = new Set<Registration<T>>();
-  readonly #defaultHandlerResyncMs: number;
-  #resyncCheckPeriodMs: number;
+  readonly #registrations: Registrations<T>;
   /**
    * The run's lifetime and the informer's one lifecycle state: `undefined` before `run()`; `open` while
    * running; `stopping` once the caller's signal aborted or the first failure (`scope.failure`) aborted
@@ -123,7 +82,6 @@ export class SharedIndexInformer<T> {
    */
   #scope: TaskScope | undefined;
   #controller: ReflectorController | undefined;
-  #detector: MutationDetector | undefined;
   readonly #syncFailures: SyncFailureTracker;
   readonly #log: RateLimitedLog;
   readonly #events: InformerEvents<T> = new InformerEvents<T>({
@@ -131,10 +89,7 @@ export class SharedIndexInformer<T> {
     removeEventHandler: (registration) => this.removeEventHandler(registration),
     fail: (err) => this.#fail(err),
   });
-  #handlerCount = 0;
-  /** The failures the open watch's opening ended, until it carried something (see #watchServed). */
-  #watchRecovered = 0;
-  #deltaHandler: DeltaHandler<T>;
+  readonly #writes: CacheWrites<T>;
   readonly #observed = new ObservedWaiters();
   /** The waits on this cache, told to the watch: a coalescing watch holds no read during one. */
   readonly #hurry = new Hurry();
@@ -163,31 +118,19 @@ export class SharedIndexInformer<T> {
       onBlocked: (err) => this.#onSyncBlocked(err),
     });
     this.#source = new SourceHealth(this.#clock);
-    this.#defaultHandlerResyncMs = options.resyncPeriodMs ?? 0;
-    this.#resyncCheckPeriodMs = this.#defaultHandlerResyncMs;
-    const at = (): number => this.#clock.now();
-    const share = options.shareUnchanged ?? true;
-    this.#deltaHandler = {
-      onAdd: (obj, isInInitialList) => {
-        this.#observed.applied(obj, keyOf, this.#cached);
-        this.#detector?.addObject(keyOf(obj) ?? '', obj);
-        this.#catchUp.check();
-        if (this.#processor.wants('add', false)) this.#processor.distribute({ kind: 'add', obj, isInInitialList, at: at() }, false);
-      },
-      onUpdate: (oldObj, newObj, isSync) => {
-        // Before anyone sees newObj (the detector's copy, waiters, handlers): see share-unchanged.ts.
-        if (share) shareUnchanged(oldObj, newObj);
-        this.#observed.applied(newObj, keyOf, this.#cached);
-        this.#detector?.addObject(keyOf(newObj) ?? '', newObj);
-        this.#catchUp.check();
-        if (this.#processor.wants('update', isSync)) this.#processor.distribute({ kind: 'update', oldObj, newObj, at: at() }, isSync);
-      },
-      onDelete: (obj) => {
-        this.#observed.applied(obj, keyOf, this.#cached);
-        this.#catchUp.check();
-        if (this.#processor.wants('delete', false)) this.#processor.distribute({ kind: 'delete', obj, at: at() }, false);
-      },
-    };
+    this.#registrations = new Registrations<T>(this.#processor, options.resyncPeriodMs ?? 0);
+    this.#writes = new CacheWrites<T>({
+      name: this.#name,
+      indexer: this.#indexer,
+      processor: this.#processor,
+      observed: this.#observed,
+      catchUp: this.#catchUp,
+      clock: this.#clock,
+      share: options.shareUnchanged ?? true,
+      reportIndexErrors: options.errorPolicy === 'report',
+      onError: options.onError,
+      keyed: options.transform === undefined,
+    });
   }
 
   /** The informer's name. */
@@ -202,7 +145,7 @@ export class SharedIndexInformer<T> {
    */
   addEventHandler(handler: ResourceEventHandler<T>, options: AddEventHandlerOptions = {}): SharedInformerRegistration {
     validateOptions(`${this.#name}.addEventHandler`, options, ADD_EVENT_HANDLER_OPTION_SCHEMA);
-    const name = options.name ?? `handler-${++this.#handlerCount}`;
+    const name = options.name ?? this.#registrations.nextName();
     if (this.isStopped()) {
       throw new InformerStoppedError(
         `handler ${name} was not added to shared informer ${this.#name} because it has stopped already`,
@@ -210,21 +153,7 @@ export class SharedIndexInformer<T> {
       );
     }
     const started = this.#scope !== undefined;
-    let period = options.resyncPeriodMs ?? this.#defaultHandlerResyncMs;
-    if (period > 0) {
-      if (period < MINIMUM_RESYNC_PERIOD_MS) period = MINIMUM_RESYNC_PERIOD_MS;
-      if (period < this.#resyncCheckPeriodMs) {
-        if (started) period = this.#resyncCheckPeriodMs;
-        else {
-          this.#resyncCheckPeriodMs = period;
-          this.#processor.resyncCheckPeriodChanged(period);
-        }
-      }
-    }
-    const listener = new ProcessorListener<T>(handler, {
-      name,
-      requestedResyncPeriodMs: period,
-      resyncPeriodMs: determineResyncPeriod(period, this.#resyncCheckPeriodMs),
+    const registration = this.#registrations.add(handler, name, options.resyncPeriodMs, started, {
       clock: this.#clock,
       errorPolicy: this.#options.errorPolicy ?? 'stop',
       onError: this.#options.onError,
@@ -232,12 +161,9 @@ export class SharedIndexInformer<T> {
       upstreamHasSynced: () => this.hasSynced(),
       keyOf,
     });
-    const registration = new Registration(listener);
-    this.#registrations.add(registration);
-    this.#processor.addListener(listener);
     if (started) {
       const at = this.#clock.now();
-      for (const obj of this.#indexer.list()) listener.add({ kind: 'add', obj, isInInitialList: true, at });
+      for (const obj of this.#indexer.list()) registration.listener.add({ kind: 'add', obj, isInInitialList: true, at });
     }
     return registration;
   }
@@ -269,9 +195,8 @@ export class SharedIndexInformer<T> {
    * finishes on its own. Harmless for a removed or foreign registration, and on a stopped informer.
    */
   removeEventHandler(registration: SharedInformerRegistration): void {
-    const reg = registration as Registration<T>;
-    if (!this.#registrations.delete(reg)) return;
-    this.#processor.removeListener(reg.listener);
+    const reg = this.#registrations.remove(registration);
+    if (reg === undefined) return;
     reg.listener.synced.fail(new InformerStoppedError(`handler ${reg.name} was removed from informer ${this.#name}`));
   }
 
@@ -290,7 +215,7 @@ export class SharedIndexInformer<T> {
 
   /** True when `registration` is currently registered with this informer. */
   isHandlerRegistered(registration: SharedInformerRegistration): boolean {
-    return this.#registrations.has(registration as Registration<T>);
+    return this.#registrations.has(registration);
   }
 
   /**
@@ -298,7 +223,7 @@ export class SharedIndexInformer<T> {
    * `resyncPeriodMs`, lowered by handlers added before `run()` that asked for less.
    */
   resyncCheckPeriodMs(): number {
-    return this.#resyncCheckPeriodMs;
+    return this.#registrations.checkPeriodMs;
   }
 
   /** How many handlers are registered. */
@@ -525,43 +450,34 @@ export class SharedIndexInformer<T> {
       transform: this.#options.transform,
     }));
     // A fresh first list is gathered into a map while it is paged and made the indexer's contents at
-    // once (first-list.ts); only where the one-by-one hand-over would do exactly the same.
-    if (this.#options.transform === undefined) {
-      setFirstListSink(
-        fifo,
-        new FirstList<T>({
-          indexer: this.#indexer,
-          eligible: () => this.#options.errorPolicy !== 'report' && this.#detector === undefined && this.#observed.size === 0 && !scope.signal.aborted,
-          onAdded: (objects, isInInitialList, newest) => this.#addedList(objects, isInInitialList, newest),
-        }),
-      );
-    }
-    // The queue's key is the indexer's when nothing transforms the objects: both key them by
-    // namespace/name (keyFunc above), but the queue keys an object before its transform, as client-go's.
-    const keyed = this.#options.transform === undefined;
+    // once (perf/first-list.ts); only where the one-by-one hand-over would do exactly the same.
+    const firstList = this.#writes.firstList(() => !scope.signal.aborted);
+    if (firstList !== undefined) setFirstListSink(fifo, firstList);
     this.#controller = newController<T>({
       queue: fifo,
       listerWatcher: hurriedBy(this.#lw, this.#hurry),
       closeListerWatcher: false, // the informer closes it below, when it owns it
       name: this.#name,
-      process: (deltas, isInInitialList, key) =>
-        this.#options.errorPolicy === 'report'
-          ? this.#processReportingIndexErrors(deltas, isInInitialList, keyed ? key : undefined)
-          : processDeltas(this.#deltaHandler, this.#indexer, deltas, isInInitialList, keyed ? key : undefined),
-      // A watched change the queue hands over at once (nearly every event of a watch the informer keeps
-      // up with) skips the one-delta list; 'report' applies each delta on its own and keeps `process`.
-      processChange:
-        this.#options.errorPolicy === 'report'
-          ? undefined
-          : (type, object, key) => processChange(this.#deltaHandler, this.#indexer, type, object, keyed ? key : undefined),
-      resyncPeriodMs: this.#resyncCheckPeriodMs,
+      process: this.#writes.process,
+      processChange: this.#writes.processChange,
+      resyncPeriodMs: this.#registrations.checkPeriodMs,
       shouldResync: () => this.#processor.shouldResync(this.#clock.now()),
       clock: this.#clock,
       stopGraceMs: this.#options.stopGraceMs,
       onSynced: () => this.#onSynced(),
       reflector: { ...this.#options.reflector, knownObjects: this.#indexer },
     });
-    this.#follow(this.#controller.events);
+    new ReflectorFollower<T>({
+      name: this.#name,
+      log: this.#log,
+      source: this.#source,
+      syncFailures: this.#syncFailures,
+      catchUp: this.#catchUp,
+      events: this.#events,
+      onWatchError: this.#options.onWatchError,
+      hasSynced: () => this.hasSynced(),
+      clock: this.#clock,
+    }).follow(this.#controller.events);
     // The detector outlives the process loop and the handlers, so its last comparison (at stop) also
     // sees what a handler changed during the stop grace.
     const detectorStop = new AbortController();
@@ -606,40 +522,8 @@ export class SharedIndexInformer<T> {
       clock: this.#clock,
       onMutation: (err) => this.#fail(err),
     });
-    this.#detector = detector;
+    this.#writes.detector = detector;
     return detector.run(signal).catch((err) => this.#fail(err));
-  }
-
-  /**
-   * Under `errorPolicy: 'report'`, applies each delta on its own so that an index function that throws
-   * skips only that delta: the store keeps the object's previous state (the failed write changed
-   * nothing), the error goes to `onError`, and later deltas of the same key still apply.
-   */
-  async #processReportingIndexErrors(deltas: Deltas<T>, isInInitialList: boolean, key: string | undefined): Promise<void> {
-    for (const delta of deltas) {
-      try {
-        await processDeltas(this.#deltaHandler, this.#indexer, [delta], isInInitialList, key);
-      } catch (err) {
-        if (!(err instanceof IndexFuncError)) throw err;
-        publish(channels.informerHandlerError, { name: this.#name, error: err });
-        this.#options.onError?.(err);
-      }
-    }
-  }
-
-  /**
-   * A first list taken whole (first-list.ts) is the indexer's contents: what the delta handler's `onAdd`
-   * of each object would do, in one pass. The watermark moves once (nobody waits in `awaitObserved`, or
-   * the list would have gone one by one); the catch-up waiters are checked once (what they read, the
-   * queue's size and the synced version, does not change while the adds are told); the notifications
-   * share one clock reading, the moment the list was applied.
-   */
-  #addedList(objects: readonly T[], isInInitialList: boolean, newest: string | undefined): void {
-    this.#observed.appliedList(newest);
-    this.#catchUp.check();
-    if (!this.#processor.wants('add', false)) return;
-    const at = this.#clock.now();
-    for (let i = 0; i < objects.length; i++) this.#processor.distribute({ kind: 'add', obj: objects[i], isInInitialList, at }, false);
   }
 
   /**
@@ -660,66 +544,6 @@ export class SharedIndexInformer<T> {
     this.#events.emit('synced');
   }
 
-  /** Health, the sync-failure policy and the log follow the reflector's events (its one source of truth). */
-  #follow(events: ReflectorEvents): void {
-    this.#source.subscribe(events);
-    this.#syncFailures.subscribe(events);
-    events.on('error', (e) => this.#onWatchError(e.error, { name: e.name, phase: e.phase, action: e.action }));
-    events.on('listed', (e) => {
-      this.#onSourceSucceeded('list', e.failuresBefore);
-      this.#catchUp.listed(e.consistent, e.resourceVersion);
-    });
-    events.on('event', (e) => {
-      this.#catchUp.check();
-      if (e.type !== 'ERROR') this.#watchServed();
-    });
-    events.on('bookmark', () => {
-      this.#catchUp.check();
-      this.#watchServed();
-    });
-    events.on('watchOpened', (e) => {
-      // "Succeeded again" is told once the watch carries something or ends unrefused: a watch refused
-      // by its first event (an ERROR 410 after an outage) is no success.
-      this.#watchRecovered = e.failuresBefore;
-      this.#events.emit('connect');
-    });
-    events.on('watchEnded', (e) => {
-      if (e.refused) this.#watchRecovered = 0;
-      else this.#watchServed();
-    });
-    events.on('backoff', (e) => {
-      // A synced cache stays stale meanwhile (health() says so too): say until when. (Before the first
-      // sync, the failed list's own warning and the sync-failure policy speak.)
-      if (e.then !== 'relist' || !this.hasSynced()) return;
-      this.#log.log('warn', 'relist-deferred', `informer ${this.#name}: relist deferred by backoff until ${formatClockTime(this.#clock, e.until)} (in ${formatDuration(e.delayMs)}); the cache is stale until then`, { delayMs: e.delayMs });
-    });
-  }
-
-  #onWatchError(err: Error, ctx: ReflectorErrorContext): void {
-    const next = ACTION_TEXT[ctx.action];
-    this.#log.log('warn', `${ctx.phase}:${failureReason(err)}`, `informer ${this.#name}: ${ctx.phase} failed, ${next}: ${err.message}`, { phase: ctx.phase, action: ctx.action, ...errorFields(err) });
-    try {
-      this.#options.onWatchError?.(err, ctx);
-    } catch (hookError) {
-      reportHookFailure(this.#name, hookError);
-    }
-    this.#events.emit('error', err);
-  }
-
-  /** The open watch carried something (or ended unrefused): a recovery it ended is told now. */
-  #watchServed(): void {
-    if (this.#watchRecovered === 0) return;
-    const failuresBefore = this.#watchRecovered;
-    this.#watchRecovered = 0;
-    this.#onSourceSucceeded('watch', failuresBefore);
-  }
-
-  #onSourceSucceeded(what: 'list' | 'watch', failuresBefore: number): void {
-    if (failuresBefore === 0) return;
-    this.#log.reset();
-    this.#log.logger.info(`informer ${this.#name}: ${what} succeeded again after ${failuresBefore} failure${failuresBefore === 1 ? '' : 's'}`, { phase: what, failures: failuresBefore });
-  }
-
   #onSyncBlocked(err: Error): void {
     this.#log.log('error', 'sync-blocked', `${err.message} (sync waits reject; the informer keeps retrying while it runs)`, errorFields(err));
     this.#synced.rejectWaiters(err);
@@ -728,11 +552,3 @@ export class SharedIndexInformer<T> {
 }
 
 const NO_COUNTERS: SourceCounters = { lists: 0, relists: 0, watches: 0, errors: 0, events: 0, bookmarks: 0, regressions: 0 };
-
-const ACTION_TEXT: Record<ReflectorErrorContext['action'], string> = {
-  relist: 'will list again',
-  rewatch: 'will back off and watch again from the last resource version',
-  skip: 'skipped that event',
-  fallback: 'falling back to a paged list',
-  warn: 'continuing',
-};

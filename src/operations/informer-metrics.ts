@@ -2,7 +2,7 @@
 
 import { validateOptions } from '../core/options.js';
 import diagnosticsChannel from 'node:diagnostics_channel';
-import type { InformerHealth } from '../informer/health.js';
+import type { InformerHealth } from '../informer/index.js';
 import type { DriftAuditStats } from './drift/types.js';
 import { channelNames } from '../observability/channels.js';
 import type { PromRegistryLike } from '../workqueue/prometheus.js';

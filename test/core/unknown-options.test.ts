@@ -10,7 +10,7 @@ import { SharedInformerFactory } from '../../src/informer/factory.js';
 import { newController } from '../../src/informer/controller.js';
 import { newIndexerInformer, newInformer } from '../../src/informer/new-informer.js';
 import { SharedIndexInformer } from '../../src/informer/shared-index-informer.js';
-import { waitForCacheSyncWithOptions, waitForNamedCacheSync } from '../../src/informer/wait-for-cache-sync.js';
+import { waitForCacheSyncWithOptions, waitForNamedCacheSync } from '../../src/health/wait-for-cache-sync.js';
 import { decodeWatchStream } from '../../src/listwatch/decoder.js';
 import { newListWatch } from '../../src/listwatch/list-watch.js';
 import { newResourceClient } from '../../src/listwatch/resource-client.js';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { metaNamespaceKeyFunc } from '../../src/core/index.js';
 import { DeltaFIFO, setFirstListSink, stageListPage } from '../../src/fifo/delta-fifo.js';
 import { processDeltas, type DeltaHandler } from '../../src/informer/controller.js';
-import { FirstList } from '../../src/informer/first-list.js';
+import { FirstList } from '../../src/informer/perf/first-list.js';
 import { newIndexer, type IndexedStore } from '../../src/store/store.js';
 import type { Indexers } from '../../src/store/types.js';
 import { prng, type FifoObj } from '../fifo/helpers.js';

@@ -10,7 +10,7 @@ import {
   stripBulkyMetadata,
   stripManagedFields,
 } from '../../src/informer/index.js';
-import { computeHealth } from '../../src/informer/health.js';
+import { computeHealth } from '../../src/health/health.js';
 import type { ListerWatcher, WatchEvent } from '../../src/listwatch/types.js';
 import { FakeControllerSource } from '../../src/testing/fake-controller-source.js';
 import { pod, failOnUnhandledRejections, until, type Pod } from './helpers.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { ApiStatusError } from '../../src/core/errors.js';
 import { SharedIndexInformer, SingleFileTracker, AsyncTracker, waitForCacheSyncWithOptions, waitForCacheSync } from '../../src/informer/index.js';
-import { SyncCondition } from '../../src/informer/sync-track.js';
+import { SyncCondition } from '../../src/health/sync-track.js';
 import { FakeControllerSource } from '../../src/testing/fake-controller-source.js';
 import { pod, failOnUnhandledRejections, until, type Pod } from './helpers.js';
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { SharedIndexInformer } from '../../src/informer/index.js';
-import { shareUnchanged } from '../../src/informer/share-unchanged.js';
+import { shareUnchanged } from '../../src/informer/perf/share-unchanged.js';
 import { FakeControllerSource } from '../../src/testing/fake-controller-source.js';
 import { failOnUnhandledRejections, until, type Pod } from './helpers.js';
 

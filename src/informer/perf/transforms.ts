@@ -1,6 +1,6 @@
 // Ready-made informer transforms: strip managedFields and bulky annotations, compose transforms.
 
-import { getMeta } from '../core/types.js';
+import { getMeta } from '../../core/types.js';
 
 /** A transform applied to each object before it enters the cache (the informer's `transform` option). */
 export type TransformFunc<T> = (obj: T) => T;

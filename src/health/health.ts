@@ -4,7 +4,6 @@ import type { Clock } from '../core/clock.js';
 import { formatDuration, formatWallTime } from '../core/log.js';
 import type { ReflectorEvents } from '../reflector/events.js';
 import type { ReflectorStats } from '../reflector/types.js';
-import type { ListenerStats } from './listener.js';
 
 /** Thresholds of `health()`. */
 export interface HealthThresholds {
@@ -311,6 +310,22 @@ export interface HealthInputs {
   thresholds: HealthThresholds;
   /** The fatal error, if any. */
   failure: Error | undefined;
+}
+
+/** A point-in-time view of a handler's listener (its buffer and delivery loop), as `health()` reads it. */
+export interface ListenerStats {
+  /** Notifications buffered, not yet delivered. */
+  backlog: number;
+  /** Clock time the oldest undelivered notification was enqueued, when there is one. */
+  oldestPendingAt: number | undefined;
+  /** Clock time the callback running now started, when one is running. */
+  inFlightSince: number | undefined;
+  /** Notifications delivered (failed ones included). */
+  delivered: number;
+  /** Callbacks that threw or rejected. */
+  failures: number;
+  /** The largest backlog seen. */
+  maxBacklog: number;
 }
 
 /** One handler's raw state for {@link computeHealth}. */

@@ -9,11 +9,11 @@
 // client-go's rule that the cache shows a list only once it is complete still holds, and a list that
 // fails drops the content.
 
-import { compareComparable, isComparableResourceVersion } from '../core/resource-version.js';
-import { getResourceVersion } from '../core/types.js';
-import { adoptContent, IndexedStore, prepareContent, type StoreContent } from '../store/store.js';
-import type { Indexer } from '../store/types.js';
-import type { FirstListSink } from '../fifo/delta-fifo.js';
+import { compareComparable, isComparableResourceVersion } from '../../core/resource-version.js';
+import { getResourceVersion } from '../../core/types.js';
+import { adoptContent, IndexedStore, prepareContent, type StoreContent } from '../../store/store.js';
+import type { Indexer } from '../../store/types.js';
+import type { FirstListSink } from '../../fifo/index.js';
 
 /** What a {@link FirstList} needs from its informer. */
 export interface FirstListDeps<T> {
