@@ -42,7 +42,8 @@ const ROWS = {
   webhook: ['core', 'observability', 'runtime', 'workqueue', 'listwatch', 'crd'],
   // kube-informer/envtest: etcd and kube-apiserver for a test (child processes, a reaper); the root does not import it.
   envtest: ['core'],
-  testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
+  // crd: the fake API server validates custom resources with the library's validator (crd/validate.ts only, below).
+  testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations', 'crd'],
 };
 
 /**
@@ -55,11 +56,13 @@ const SHARED_INTERNALS = {};
  * Narrower doors for some pairs of rooms: room -> (imported room -> the only files it may import
  * there). The reflector depends on the ListerWatcher contract, never on the transport or the decoder.
  * The manager installs CRDs through crd/ensure.ts alone, so kube-informer/operations never loads
- * TypeBox, YAML or the command.
+ * TypeBox, YAML or the command; the fake API server validates through crd/validate.ts alone, so
+ * kube-informer/testing does not either.
  */
 const CONTRACTS = {
   reflector: { listwatch: ['index.ts', 'types.ts', 'errors.ts'] },
   operations: { crd: ['ensure.ts'] },
+  testing: { crd: ['validate.ts'] },
 };
 
 /** The package's entry points at the top of src/ (they import room barrels only). */

@@ -1,0 +1,135 @@
+// Custom resources held to their CRD as kube-apiserver holds them: pruned, defaulted and validated with the library's own validator (kube-informer/crd), the 422 worded as the server words it, ratcheting, field selectors.
+
+import { isDeepStrictEqual } from 'node:util';
+import { ApiStatusError } from '../../core/errors.js';
+import type { KubeObject } from '../../core/types.js';
+import { applyDefaults, validateObject, type FieldError } from '../../crd/validate.js';
+import { statusError } from '../resource-state.js';
+
+/** A version's schema, as `validateObject` takes it (the CRD's `openAPIV3Schema`). */
+export type VersionSchema = Parameters<typeof validateObject>[0];
+
+/** What the server reads from one served version of a stored CRD. */
+export interface CustomResourceVersion {
+  /** The CRD's name (`widgets.example.com`). */
+  readonly crd: string;
+  /** The API group. */
+  readonly group: string;
+  /** The kind. */
+  readonly kind: string;
+  /** The version's `schema.openAPIV3Schema`; undefined when the CRD gives none (the fake then stores objects as sent). */
+  readonly schema: VersionSchema | undefined;
+  /** The field labels a field selector may use: `metadata.name`, `metadata.namespace` (namespaced only) and the version's `selectableFields`. */
+  readonly fieldLabels: readonly string[];
+}
+
+/** The part of a custom resource a write changes: the whole object, or only `status` (the status subresource). */
+export type CustomWrite = 'object' | 'status';
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** The custom-resource view of one served version of a CRD (its `spec.versions[]` entry). */
+export function customResourceVersion(crdName: string, group: string, kind: string, namespaced: boolean, version: Record<string, unknown>): CustomResourceVersion {
+  const schema = isObject(version.schema) && isObject(version.schema.openAPIV3Schema) ? (version.schema.openAPIV3Schema as VersionSchema) : undefined;
+  const selectable = Array.isArray(version.selectableFields) ? version.selectableFields : [];
+  const fieldLabels = ['metadata.name', ...(namespaced ? ['metadata.namespace'] : [])];
+  for (const f of selectable) if (isObject(f) && typeof f.jsonPath === 'string') fieldLabels.push(f.jsonPath.replace(/^\./, ''));
+  return { crd: crdName, group, kind, schema, fieldLabels };
+}
+
+/**
+ * kube-apiserver's 422 for a custom resource (apimachinery's `NewInvalid`): the message
+ * `<Kind>.<group> "<name>" is invalid: <errors>` (one error as is, several bracketed and comma-separated,
+ * repeats once), and a cause per error whose message is the error without its field.
+ */
+export function invalidError(cr: { kind: string; group: string }, name: string, errors: readonly FieldError[]): ApiStatusError {
+  const texts = [...new Set(errors.map((e) => e.message))];
+  const message = `${cr.kind}.${cr.group} "${name}" is invalid: ${texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`}`;
+  const causes = errors.map((e) => ({ reason: e.type, message: e.message.slice(e.field.length + 2), field: e.field }));
+  const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'Invalid', details: { name, group: cr.group, kind: cr.kind, causes }, code: 422 };
+  return new ApiStatusError(422, message, { reason: 'Invalid', status });
+}
+
+/** True when `field` is `path` or lies below it. */
+function under(field: string, path: string): boolean {
+  return path === '' || field === path || field.startsWith(`${path}.`) || field.startsWith(`${path}[`);
+}
+
+/**
+ * The paths (as the validator writes them) of the nodes an update left unchanged, where kube-apiserver's
+ * ratcheting correlates old and new: object properties by name, list-type map items by their keys;
+ * other lists only as a whole.
+ */
+function unchangedPaths(schema: VersionSchema | undefined, next: unknown, prev: unknown, path: string, out: string[]): void {
+  if (isDeepStrictEqual(next, prev)) {
+    out.push(path);
+    return;
+  }
+  if (isObject(next) && isObject(prev)) {
+    for (const [key, value] of Object.entries(next)) {
+      if (!(key in prev)) continue;
+      const sub = schema?.properties?.[key] ?? (typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+      unchangedPaths(sub, value, prev[key], path === '' ? key : `${path}.${key}`, out);
+    }
+    return;
+  }
+  if (Array.isArray(next) && Array.isArray(prev) && schema?.['x-kubernetes-list-type'] === 'map') {
+    const keys = schema['x-kubernetes-list-map-keys'] ?? [];
+    next.forEach((item, i) => {
+      if (!isObject(item)) return;
+      const old = prev.find((p) => isObject(p) && keys.every((k) => isDeepStrictEqual(p[k], item[k])));
+      if (old !== undefined) unchangedPaths(schema.items, item, old, `${path}[${i}]`, out);
+    });
+  }
+}
+
+/**
+ * Drops the errors kube-apiserver's ratcheting forgives on an update: an error on a value the update
+ * did not change (the value itself, or the object a required field is missing from, equals the old one).
+ */
+function ratchet(schema: VersionSchema, errors: readonly FieldError[], next: unknown, prev: unknown): FieldError[] {
+  const unchanged: string[] = [];
+  unchangedPaths(schema, next, prev, '', unchanged);
+  return errors.filter((e) => {
+    const field = e.field === '<nil>' ? '' : e.field;
+    // A missing required field is reported by the object it is missing from.
+    const node = e.type === 'FieldValueRequired' ? field.replace(/(\.[^.[\]]+|\[\d+\])$/, '') : field;
+    return !unchanged.some((p) => under(node, p));
+  });
+}
+
+/**
+ * `next` as kube-apiserver stores it for a write of a custom resource: unknown fields pruned (but
+ * under `x-kubernetes-preserve-unknown-fields`), defaults applied, then validated against the
+ * version's schema — the whole object, or only `status` for the status subresource — with the old
+ * object's unchanged values forgiven on an update (ratcheting). Throws the server's 422 Invalid. A
+ * version without a schema stores `next` as it is. CEL rules (`x-kubernetes-validations`) are not
+ * evaluated.
+ */
+export function admitCustomResource(cr: CustomResourceVersion | undefined, next: KubeObject, prev: KubeObject | undefined, write: CustomWrite = 'object'): KubeObject {
+  if (cr?.schema === undefined) return next;
+  const result = validateObject(cr.schema, next);
+  let errors = [...result.errors];
+  if (write === 'status') errors = errors.filter((e) => under(e.field, 'status'));
+  if (prev !== undefined && errors.length > 0) errors = ratchet(cr.schema, errors, result.object, prev);
+  if (errors.length > 0) throw invalidError(cr, next.metadata?.name ?? '', errors);
+  return result.object as KubeObject;
+}
+
+/** A stored custom resource as a read answers it: with the version's defaults applied (the server defaults what it reads from storage). */
+export function defaultedOnRead(cr: CustomResourceVersion | undefined, stored: KubeObject): KubeObject {
+  if (cr?.schema === undefined) return stored;
+  return applyDefaults(cr.schema, structuredClone(stored)) as KubeObject;
+}
+
+/**
+ * Checks a field selector against the field labels of a custom resource as kube-apiserver does before
+ * it lists or watches: any other label is 400 `field label not supported: <label>`.
+ */
+export function checkFieldLabels(cr: CustomResourceVersion, labels: readonly string[]): void {
+  for (const label of labels) {
+    if (!cr.fieldLabels.includes(label)) throw statusError(400, 'BadRequest', `field label not supported: ${label}`);
+  }
+}
