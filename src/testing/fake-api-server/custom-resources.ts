@@ -21,6 +21,8 @@ export interface CustomResourceVersion {
   readonly schema: VersionSchema | undefined;
   /** The field labels a field selector may use: `metadata.name`, `metadata.namespace` (namespaced only) and the version's `selectableFields`. */
   readonly fieldLabels: readonly string[];
+  /** The version's scale subresource: the paths the server checks for an integer on every write. */
+  readonly scale?: { readonly specReplicasPath?: string; readonly statusReplicasPath?: string };
 }
 
 /** The part of a custom resource a write changes: the whole object, or only `status` (the status subresource). */
@@ -36,7 +38,10 @@ export function customResourceVersion(crdName: string, group: string, kind: stri
   const selectable = Array.isArray(version.selectableFields) ? version.selectableFields : [];
   const fieldLabels = ['metadata.name', ...(namespaced ? ['metadata.namespace'] : [])];
   for (const f of selectable) if (isObject(f) && typeof f.jsonPath === 'string') fieldLabels.push(f.jsonPath.replace(/^\./, ''));
-  return { crd: crdName, group, kind, schema, fieldLabels };
+  const scale = isObject(version.subresources) && isObject(version.subresources.scale) ? version.subresources.scale : undefined;
+  const path = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+  const scalePaths = scale === undefined ? undefined : { specReplicasPath: path(scale.specReplicasPath), statusReplicasPath: path(scale.statusReplicasPath) };
+  return { crd: crdName, group, kind, schema, fieldLabels, ...(scalePaths === undefined ? {} : { scale: scalePaths }) };
 }
 
 /**
@@ -100,22 +105,73 @@ function ratchet(schema: VersionSchema, errors: readonly FieldError[], next: unk
   });
 }
 
+/** Go's `%T` of a decoded JSON value, as apimachinery's accessor errors print it. */
+function goType(value: unknown): string {
+  if (typeof value === 'string') return 'string';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int64' : 'float64';
+  return Array.isArray(value) ? '[]interface {}' : 'map[string]interface {}';
+}
+
+/**
+ * The scale subresource's checks kube-apiserver runs on every write of a custom resource that has one
+ * (`ValidateScaleSpec`, `ValidateScaleStatus`): the replicas at each path, when present, is an integer
+ * between 0 and 2^31-1. The field is the path as the CRD writes it (`.spec.replicas`).
+ */
+function scaleErrors(cr: CustomResourceVersion, obj: KubeObject, write: CustomWrite): FieldError[] {
+  const out: FieldError[] = [];
+  const paths = write === 'status' ? [cr.scale?.statusReplicasPath] : [cr.scale?.specReplicasPath, cr.scale?.statusReplicasPath];
+  for (const path of paths) {
+    if (path === undefined) continue;
+    let value: unknown = obj;
+    for (const step of path.replace(/^\./, '').split('.')) value = isObject(value) ? value[step] : undefined;
+    const error = (bad: unknown, detail: string): FieldError => {
+      const body = `Invalid value: ${String(bad)}: ${detail}`;
+      return { field: path, type: 'FieldValueInvalid', message: `${path}: ${body}` };
+    };
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'number' || !Number.isInteger(value)) {
+      const shown = typeof value === 'object' ? JSON.stringify(value) : String(value as string | number | boolean);
+      out.push(error(0, `${path} accessor error: ${shown} is of the type ${goType(value)}, expected int64`));
+    } else if (value < 0) out.push(error(value, 'should be a non-negative integer'));
+    else if (value > 2 ** 31 - 1) out.push(error(value, `should be less than or equal to ${2 ** 31 - 1}`));
+  }
+  return out;
+}
+
+/**
+ * The errors of a status write, as kube-apiserver finds them: `status` validated against its own
+ * schema, so each message names the path below `status` (`replicas in body must be …`) while the
+ * field is the whole path (`status.replicas`).
+ */
+function statusErrors(schema: VersionSchema, obj: KubeObject): FieldError[] {
+  const sub = schema.properties?.status;
+  const status = (obj as { status?: unknown }).status;
+  if (sub === undefined || status === undefined) return [];
+  return validateObject(sub, status).errors.map((e) => {
+    const field = e.field === '<nil>' ? 'status' : `status.${e.field}`;
+    return { ...e, field, message: `${field}${e.message.slice(e.field.length)}` };
+  });
+}
+
 /**
  * `next` as kube-apiserver stores it for a write of a custom resource: unknown fields pruned (but
  * under `x-kubernetes-preserve-unknown-fields`), defaults applied, then validated against the
  * version's schema — the whole object, or only `status` for the status subresource — with the old
- * object's unchanged values forgiven on an update (ratcheting). Throws the server's 422 Invalid. A
+ * object's unchanged values forgiven on an update (ratcheting), and the replicas at the paths of a
+ * scale subresource checked. Throws the server's 422 Invalid. A
  * version without a schema stores `next` as it is. CEL rules (`x-kubernetes-validations`) are not
  * evaluated.
  */
 export function admitCustomResource(cr: CustomResourceVersion | undefined, next: KubeObject, prev: KubeObject | undefined, write: CustomWrite = 'object'): KubeObject {
   if (cr?.schema === undefined) return next;
   const result = validateObject(cr.schema, next);
-  let errors = [...result.errors];
-  if (write === 'status') errors = errors.filter((e) => under(e.field, 'status'));
-  if (prev !== undefined && errors.length > 0) errors = ratchet(cr.schema, errors, result.object, prev);
+  const object = result.object as KubeObject;
+  let errors = write === 'status' ? statusErrors(cr.schema, object) : [...result.errors];
+  if (prev !== undefined && errors.length > 0) errors = ratchet(cr.schema, errors, object, prev);
+  errors.push(...scaleErrors(cr, object, write));
   if (errors.length > 0) throw invalidError(cr, next.metadata?.name ?? '', errors);
-  return result.object as KubeObject;
+  return object;
 }
 
 /** A stored custom resource as a read answers it: with the version's defaults applied (the server defaults what it reads from storage). */
