@@ -114,9 +114,13 @@ describe('fake API server: custom resources against their CRD schema', () => {
     expect(applied.status).toBe(422);
     expect(applied.body.message).toBe('Widget.example.com "w2" is invalid: spec.color: Unsupported value: "purple": supported values: "red", "blue"');
     expect(server.get('widgets.example.com', 'w2')).toBeUndefined();
-    const appliedOk = await apply(`${WIDGETS}/w2`, widget('w2', { color: 'blue', gone: true }));
+    // An apply is not pruned: a field the schema does not declare fails it, as kube-apiserver's field manager does.
+    const undeclared = await apply(`${WIDGETS}/w2`, { ...widget('w2', { color: 'blue', gone: true }), metadata: { name: 'w2', namespace: 'default' } });
+    expect(undeclared.status).toBe(500);
+    expect(undeclared.body.message).toBe('failed to create typed patch object (default/w2; example.com/v1, Kind=Widget): .spec.gone: field not declared in schema');
+    const appliedOk = await apply(`${WIDGETS}/w2`, widget('w2', { color: 'blue', free: { anything: 1 } }));
     expect(appliedOk.status).toBe(201);
-    expect(appliedOk.body.spec).toEqual({ size: 1, color: 'blue' });
+    expect(appliedOk.body.spec).toEqual({ size: 1, color: 'blue', free: { anything: 1 } });
     expect(server.get<Obj>('widgets.example.com', 'w')?.spec).toEqual({ size: 1 });
   });
 

@@ -11,7 +11,7 @@ import { normalizeObject } from './paths.js';
 import { withGeneration } from './generation.js';
 import { entryWith, identityOf, leafPaths, overlaps, ownedPaths, pathKey, sameValue, startingEntries, valueAt, type Path } from './ownership.js';
 import { admitted, answer, keepServerFields, keepsStatusApart, storeWrite, withStatusOf, type ObjectRequest } from './writes.js';
-import { admitCustomResource } from './custom-resources.js';
+import { admitCustomResource, checkApplyFields } from './custom-resources.js';
 import { CRD_STATE_KEY, isBuiltInResource } from './registry.js';
 import { establish, initialCrdStatus } from './crd-status.js';
 
@@ -125,6 +125,7 @@ function isGranularList(r: ObjectRequest, path: Path, value: unknown): boolean {
  */
 export function serveApply(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
   const checked = checkRequest(r);
+  checkApplyFields(r.cr, r.ri.version, checked.config);
   const manager = checked.manager;
   let config = checked.config;
   const sub = r.subresource === 'status' ? 'status' : undefined;

@@ -8,7 +8,7 @@ import { CRD_STATE_KEY, type ResourceRegistry } from './registry.js';
 import type { WatchConnection } from './watch.js';
 
 /** What the CRD watcher needs from the server. */
-export interface CrdLifecycleContext {
+interface CrdLifecycleContext {
   /** The shared object state. */
   readonly state: ResourceState;
   /** Known resources (the stored CRDs' included). */

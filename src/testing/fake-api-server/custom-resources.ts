@@ -7,7 +7,7 @@ import { applyDefaults, validateObject, type FieldError } from '../../crd/valida
 import { statusError } from '../resource-state.js';
 
 /** A version's schema, as `validateObject` takes it (the CRD's `openAPIV3Schema`). */
-export type VersionSchema = Parameters<typeof validateObject>[0];
+type VersionSchema = Parameters<typeof validateObject>[0];
 
 /** What the server reads from one served version of a stored CRD. */
 export interface CustomResourceVersion {
@@ -26,7 +26,7 @@ export interface CustomResourceVersion {
 }
 
 /** The part of a custom resource a write changes: the whole object, or only `status` (the status subresource). */
-export type CustomWrite = 'object' | 'status';
+type CustomWrite = 'object' | 'status';
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -49,7 +49,7 @@ export function customResourceVersion(crdName: string, group: string, kind: stri
  * `<Kind>.<group> "<name>" is invalid: <errors>` (one error as is, several bracketed and comma-separated,
  * repeats once), and a cause per error whose message is the error without its field.
  */
-export function invalidError(cr: { kind: string; group: string }, name: string, errors: readonly FieldError[]): ApiStatusError {
+function invalidError(cr: { kind: string; group: string }, name: string, errors: readonly FieldError[]): ApiStatusError {
   const texts = [...new Set(errors.map((e) => e.message))];
   const message = `${cr.kind}.${cr.group} "${name}" is invalid: ${texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`}`;
   const causes = errors.map((e) => ({ reason: e.type, message: e.message.slice(e.field.length + 2), field: e.field }));
@@ -178,6 +178,44 @@ export function admitCustomResource(cr: CustomResourceVersion | undefined, next:
 export function defaultedOnRead(cr: CustomResourceVersion | undefined, stored: KubeObject): KubeObject {
   if (cr?.schema === undefined) return stored;
   return applyDefaults(cr.schema, structuredClone(stored)) as KubeObject;
+}
+
+/** The first field (in the body's order) of each object in `value` that `schema` does not declare, as structured-merge-diff names it (`.spec.gone`). */
+function undeclaredFields(schema: VersionSchema | undefined, value: unknown, path: string, root: boolean, out: string[]): void {
+  if (schema === undefined || schema['x-kubernetes-preserve-unknown-fields'] === true) return;
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => undeclaredFields(schema.items, item, `${path}[${i}]`, false, out));
+    return;
+  }
+  if (!isObject(value)) return;
+  const extra = schema.additionalProperties;
+  for (const [key, v] of Object.entries(value)) {
+    if (root && (key === 'apiVersion' || key === 'kind' || key === 'metadata')) continue;
+    const sub = schema.properties?.[key] ?? (typeof extra === 'object' ? extra : undefined);
+    if (sub === undefined && extra !== true) {
+      out.push(`${path}.${key}`);
+      return; // structured-merge-diff stops at the first one of a map
+    }
+    undeclaredFields(sub, v, `${path}.${key}`, false, out);
+  }
+}
+
+/**
+ * Checks a server-side apply configuration of a custom resource as kube-apiserver's field manager
+ * does before anything else: a field the schema does not declare (outside
+ * `x-kubernetes-preserve-unknown-fields`) is a 500 `failed to create typed patch object (…): .spec.gone:
+ * field not declared in schema` — an apply is not pruned.
+ */
+export function checkApplyFields(cr: CustomResourceVersion | undefined, version: string, config: KubeObject): void {
+  if (cr?.schema === undefined) return;
+  const paths: string[] = [];
+  undeclaredFields(cr.schema, config, '', true, paths);
+  if (paths.length === 0) return;
+  const errors = paths.map((p) => `${p}: field not declared in schema`);
+  const detail = errors.length === 1 ? errors[0] : ['errors:', ...errors.map((e) => `  ${e}`)].join('\n');
+  const meta = config.metadata ?? {};
+  const message = `failed to create typed patch object (${meta.namespace ?? ''}/${meta.name ?? ''}; ${cr.group}/${version}, Kind=${cr.kind}): ${detail}`;
+  throw new ApiStatusError(500, message, { status: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, code: 500 } });
 }
 
 /**

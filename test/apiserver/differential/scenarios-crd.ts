@@ -115,6 +115,7 @@ export const crdScenarios: Scenario[] = [
       await w.req('a json patch to an invalid value', { method: 'PATCH', path: widgets(ns, 'w1'), query: { dryRun: 'All' }, contentType: 'application/json-patch+json', body: [{ op: 'add', path: '/spec/replicas', value: 'many' }] });
       await w.req('an apply of an invalid value', { method: 'PATCH', path: widgets(ns, 'bad5'), contentType: APPLY, query: { fieldManager: 'ctl', dryRun: 'All' }, body: widget(ns, 'bad5', { spec: { color: 'green' } }) });
       await w.req('an apply that prunes and defaults', { method: 'PATCH', path: widgets(ns, 'w5'), contentType: APPLY, query: { fieldManager: 'ctl' }, body: widget(ns, 'w5', { spec: { color: 'red' } }) });
+      await w.req('an apply with an unknown field', { method: 'PATCH', path: widgets(ns, 'w6'), contentType: APPLY, query: { fieldManager: 'ctl', dryRun: 'All' }, body: widget(ns, 'w6', { spec: { color: 'blue', gone: 1 } }) });
       await w.req('a status update to an invalid value', { method: 'PATCH', path: widgets(ns, 'w1', 'status'), query: { dryRun: 'All' }, contentType: MERGE, body: { status: { replicas: 'many' } } });
       await w.req('a status update with unknown fields', { method: 'PATCH', path: widgets(ns, 'w1', 'status'), contentType: MERGE, body: { status: { phase: 'Pruned', unknown: 1 } } });
       await w.req('an update with an unknown field', { method: 'PATCH', path: widgets(ns, 'w1'), contentType: MERGE, body: { spec: { unknown: 1 }, other: { x: 1 } } });
