@@ -82,9 +82,10 @@ function unchangedPaths(schema: VersionSchema | undefined, next: unknown, prev: 
   }
   if (Array.isArray(next) && Array.isArray(prev) && schema?.['x-kubernetes-list-type'] === 'map') {
     const keys = schema['x-kubernetes-list-map-keys'] ?? [];
-    next.forEach((item, i) => {
+    const olds: unknown[] = prev;
+    next.forEach((item: unknown, i) => {
       if (!isObject(item)) return;
-      const old = prev.find((p) => isObject(p) && keys.every((k) => isDeepStrictEqual(p[k], item[k])));
+      const old = olds.find((p) => isObject(p) && keys.every((k) => isDeepStrictEqual(p[k], item[k])));
       if (old !== undefined) unchangedPaths(schema.items, item, old, `${path}[${i}]`, out);
     });
   }
@@ -131,7 +132,7 @@ function scaleErrors(cr: CustomResourceVersion, obj: KubeObject, write: CustomWr
     };
     if (value === undefined || value === null) continue;
     if (typeof value !== 'number' || !Number.isInteger(value)) {
-      const shown = typeof value === 'object' ? JSON.stringify(value) : String(value as string | number | boolean);
+      const shown = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
       out.push(error(0, `${path} accessor error: ${shown} is of the type ${goType(value)}, expected int64`));
     } else if (value < 0) out.push(error(value, 'should be a non-negative integer'));
     else if (value > 2 ** 31 - 1) out.push(error(value, `should be less than or equal to ${2 ** 31 - 1}`));
