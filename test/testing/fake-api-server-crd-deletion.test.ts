@@ -1,4 +1,4 @@
-// Deleting a CustomResourceDefinition on the fake API server: its objects go with it (DELETED events), its endpoints answer 404, and the fake says so in a warning.
+// What the fake API server says about a CustomResourceDefinition: deleting one takes its objects with it (DELETED events, 404 after) with a warning; CEL rules it cannot evaluate are named in a warning.
 
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/index.js';
@@ -72,5 +72,27 @@ describe('fake API server: deleting a CustomResourceDefinition', () => {
       watch.close();
     }
     expect(() => s.list('widgets.example.com')).toThrow(/not served|neither built in/);
+  });
+});
+
+describe('fake API server: CEL rules of a CRD', () => {
+  it('warns once per CRD generation that its x-kubernetes-validations rules are not evaluated, naming where they are', async () => {
+    const { logger, warnings } = recordingLogger();
+    const s = (server = await startFakeApiServer({ logger }));
+    const schema = {
+      type: 'object',
+      properties: { spec: { type: 'object', properties: { min: { type: 'integer' }, max: { type: 'integer' } }, 'x-kubernetes-validations': [{ rule: 'self.min <= self.max' }] } },
+    };
+    const withRules = structuredClone(crd) as KubeObject & { spec: { versions: Array<Record<string, unknown>> } };
+    withRules.spec.versions[0].schema = { openAPIV3Schema: schema };
+    s.create(CRDS, withRules);
+    // The CRD's status write (Established) is no new generation: still one warning.
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].message).toContain('x-kubernetes-validations');
+    expect(warnings[0].fields).toMatchObject({ crd: 'widgets.example.com', version: 'v1', rules: ['spec'] });
+    // The fake stores what kube-apiserver would refuse: that is what the warning is for.
+    expect(s.create('widgets.example.com', { metadata: { name: 'w' }, spec: { min: 5, max: 0 } } as KubeObject).metadata?.name).toBe('w');
+    s.create(CRDS, { ...crd, metadata: { name: 'gadgets.example.com' }, spec: { ...(crd as { spec: object }).spec, names: { plural: 'gadgets', kind: 'Gadget' } } } as KubeObject);
+    expect(warnings).toHaveLength(1);
   });
 });

@@ -65,7 +65,7 @@ describe('fake API server: metadata.generation', () => {
     expect((await send('PUT', '/api/v1/namespaces/default/configmaps/c', { ...cm.body, metadata: { ...cm.body.metadata, generation: 9 }, data: { a: 'b' } })).body.metadata.generation).toBe(3);
   });
 
-  it('resources served from a CustomResourceDefinition keep it; built-in ones and plain declarations keep what was sent', async () => {
+  it('resources served from a CustomResourceDefinition keep it; a ConfigMap created in-process and plain declarations keep what was sent', async () => {
     server.create('customresourcedefinitions.apiextensions.k8s.io', {
       metadata: { name: 'gadgets.example.com' },
       spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'gadgets', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true }] },

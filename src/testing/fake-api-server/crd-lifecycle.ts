@@ -1,4 +1,4 @@
-// What follows a CRD write on the fake API server, as on kube-apiserver: a deleted CRD takes its objects with it (DELETED events, watches ended, 404 after) and says so; a changed schema's defaults show on reads.
+// What follows a CRD write on the fake API server, as on kube-apiserver: a deleted CRD takes its objects with it (DELETED events, watches ended, 404 after) and says so; a changed schema's defaults show on reads; CEL rules the fake cannot evaluate are named.
 
 import type { Logger } from '../../core/log.js';
 import type { KubeObject } from '../../core/types.js';
@@ -64,11 +64,48 @@ function defaultStoredObjects(ctx: CrdLifecycleContext, crd: KubeObject): void {
   }
 }
 
+/** The paths (the validator's: `spec`, `spec.items[*]`, `<nil>` for the object) of the schema nodes that carry `x-kubernetes-validations`. */
+function celRulePaths(schema: unknown, path: string, out: string[]): string[] {
+  if (schema === null || typeof schema !== 'object') return out;
+  const node = schema as { properties?: Record<string, unknown>; items?: unknown; additionalProperties?: unknown; 'x-kubernetes-validations'?: unknown };
+  if (Array.isArray(node['x-kubernetes-validations']) && node['x-kubernetes-validations'].length > 0) out.push(path === '' ? '<nil>' : path);
+  for (const [key, sub] of Object.entries(node.properties ?? {})) celRulePaths(sub, path === '' ? key : `${path}.${key}`, out);
+  celRulePaths(node.items, `${path}[*]`, out);
+  celRulePaths(node.additionalProperties, `${path}[*]`, out);
+  return out;
+}
+
+/**
+ * Warns, once per CRD generation and version, that the version's CEL rules (`x-kubernetes-validations`)
+ * are not evaluated: the fake stores objects kube-apiserver would refuse for them.
+ */
+function warnOfCelRules(ctx: CrdLifecycleContext, crd: KubeObject, warned: Set<string>): void {
+  const versions = (crd as { spec?: { versions?: unknown } }).spec?.versions;
+  if (!Array.isArray(versions)) return;
+  const name = crd.metadata?.name ?? '';
+  for (const v of versions as Array<{ name?: unknown; schema?: { openAPIV3Schema?: unknown } }>) {
+    const rules = celRulePaths(v?.schema?.openAPIV3Schema, '', []);
+    const key = `${crd.metadata?.uid ?? name}/${crd.metadata?.generation ?? 0}/${String(v?.name)}`;
+    if (rules.length === 0 || warned.has(key)) continue;
+    warned.add(key);
+    ctx.logger.warn(
+      `FakeApiServer: CustomResourceDefinition ${name} version ${String(v?.name)} has x-kubernetes-validations (CEL) rules at ${rules.join(', ')}: ` +
+        'the fake does not evaluate them and stores objects kube-apiserver refuses for them; test them against kube-apiserver (kube-informer/envtest)',
+      { crd: name, version: String(v?.name), rules },
+    );
+  }
+}
+
 /** Follows the stored CRDs: call once per server; returns the unsubscribe function. */
 export function followCustomResourceDefinitions(ctx: CrdLifecycleContext): () => void {
+  const warned = new Set<string>();
   return ctx.state.subscribe(CRD_STATE_KEY, (change: StateChange) => {
     const crd = JSON.parse(change.entry.json) as KubeObject;
-    if (change.type === 'DELETED') deleteObjectsOf(ctx, crd);
-    else defaultStoredObjects(ctx, crd);
+    if (change.type === 'DELETED') {
+      deleteObjectsOf(ctx, crd);
+      return;
+    }
+    warnOfCelRules(ctx, crd, warned);
+    defaultStoredObjects(ctx, crd);
   });
 }

@@ -66,8 +66,9 @@ export interface FakeApiServerOptions {
   /** The port to listen on. Default 0 (a random free port). */
   port?: number;
   /**
-   * Where the server reports what a test should know about: today the warning that a deleted
-   * CustomResourceDefinition took its objects with it. Default `console`; `false` for silence.
+   * Where the server reports what a test should know about: the warning that a deleted
+   * CustomResourceDefinition took its objects with it, and the one that a CRD's CEL rules
+   * (`x-kubernetes-validations`) are not evaluated. Default `console`; `false` for silence.
    */
   logger?: LoggerOption;
 }
