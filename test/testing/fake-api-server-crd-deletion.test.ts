@@ -89,7 +89,7 @@ describe('fake API server: CEL rules of a CRD', () => {
     // The CRD's status write (Established) is no new generation: still one warning.
     expect(warnings).toHaveLength(1);
     expect(warnings[0].message).toContain('x-kubernetes-validations');
-    expect(warnings[0].fields).toMatchObject({ crd: 'widgets.example.com', version: 'v1', rules: ['spec'] });
+    expect(warnings[0].fields).toMatchObject({ crd: 'widgets.example.com', version: 'v1', rules: 'spec' });
     // The fake stores what kube-apiserver would refuse: that is what the warning is for.
     expect(s.create('widgets.example.com', { metadata: { name: 'w' }, spec: { min: 5, max: 0 } } as KubeObject).metadata?.name).toBe('w');
     s.create(CRDS, { ...crd, metadata: { name: 'gadgets.example.com' }, spec: { ...(crd as { spec: object }).spec, names: { plural: 'gadgets', kind: 'Gadget' } } } as KubeObject);

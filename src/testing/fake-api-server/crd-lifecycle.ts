@@ -91,7 +91,7 @@ function warnOfCelRules(ctx: CrdLifecycleContext, crd: KubeObject, warned: Set<s
     ctx.logger.warn(
       `FakeApiServer: CustomResourceDefinition ${name} version ${String(v?.name)} has x-kubernetes-validations (CEL) rules at ${rules.join(', ')}: ` +
         'the fake does not evaluate them and stores objects kube-apiserver refuses for them; test them against kube-apiserver (kube-informer/envtest)',
-      { crd: name, version: String(v?.name), rules },
+      { crd: name, version: String(v?.name), rules: rules.join(', ') },
     );
   }
 }

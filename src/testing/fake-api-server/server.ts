@@ -221,8 +221,8 @@ export class FakeApiServer {
   create<T extends KubeObject = KubeObject>(ref: ResourceRef, obj: T, options: ServerWriteOptions = {}): T {
     validateOptions('FakeApiServer.create', options, SERVER_WRITE_OPTION_SCHEMA);
     const ri = this.#registry.resolve(ref);
-    const admitted = admitCustomResource(this.#registry.customResource(ri), normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now), undefined);
-    const normalized = withGeneration(ri, undefined, admitted);
+    const schemaChecked = admitCustomResource(this.#registry.customResource(ri), normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now), undefined);
+    const normalized = withGeneration(ri, undefined, schemaChecked);
     const entry = this.state.create(ri.stateKey, normalized, options);
     // A CRD given without a status becomes Established at once, as kube-apiserver makes it (a MODIFIED event follows the ADDED).
     if (ri.stateKey === CRD_STATE_KEY && (obj as { status?: unknown }).status === undefined) {

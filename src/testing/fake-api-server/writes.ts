@@ -131,8 +131,8 @@ export function serveCreate(res: ServerResponse, state: ResourceState, r: Object
   if (r.namespace !== '') meta.namespace = r.namespace;
   let body: KubeObject = { ...obj, metadata: meta };
   if (keepsStatusApart(r.ri)) body = withStatusOf(r.ri.stateKey === CRD_STATE_KEY ? ({ status: initialCrdStatus(obj) } as KubeObject) : undefined, body);
-  const admitted = admitCustomResource(r.cr, normalizeObject(r.ri, body, r.namespace || 'default', r.now), undefined);
-  const normalized = tracked(r, undefined, withGeneration(r.ri, undefined, admitted));
+  const schemaChecked = admitCustomResource(r.cr, normalizeObject(r.ri, body, r.namespace || 'default', r.now), undefined);
+  const normalized = tracked(r, undefined, withGeneration(r.ri, undefined, schemaChecked));
   const created = state.create(r.ri.stateKey, createDefaults(r.ri.stateKey, normalized), { dryRun: r.dryRun });
   answer(res, 201, created, r.metadataOnly);
   if (r.ri.stateKey === CRD_STATE_KEY && !r.dryRun) establish(state, r.ri.stateKey, created, r.now);
