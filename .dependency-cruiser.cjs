@@ -47,7 +47,8 @@ const ROWS = {
   // kube-informer/envtest: etcd and kube-apiserver for a test (child processes, a reaper); the root does not import it.
   // crd: its CRDs are read and installed through the crd room's one path (crd/ensure.ts and crd/files.ts only, below).
   envtest: ['core', 'crd'],
-  testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'health', 'observed', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations'],
+  // crd: the fake API server validates custom resources with the library's validator (crd/validate.ts only, below).
+  testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'health', 'observed', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations', 'crd'],
   // The `kube-informer` command (bin): parses the arguments and loads the work of crd/, webhook/ or envtest/ (their command files only, CONTRACTS) when asked for.
   cli: ['core', 'crd', 'webhook', 'envtest'],
 };
@@ -68,13 +69,15 @@ const SHARED_INTERNALS = {
  * there). The reflector depends on the ListerWatcher contract, never on the transport or the decoder.
  * The manager installs CRDs through crd/ensure.ts alone, so kube-informer/operations never loads
  * TypeBox, YAML or the command; envtest through crd/ensure.ts and the YAML reader crd/files.ts, so
- * kube-informer/envtest never loads TypeBox or the command. The command reaches each room through its
- * command file alone.
+ * kube-informer/envtest never loads TypeBox or the command; the fake API server validates through
+ * crd/validate.ts alone, so kube-informer/testing does not either. The command reaches each room
+ * through its command file alone.
  */
 const CONTRACTS = {
   reflector: { listwatch: ['index.ts', 'types.ts', 'errors.ts'] },
   operations: { crd: ['ensure.ts'] },
   envtest: { crd: ['ensure.ts', 'files.ts'] },
+  testing: { crd: ['validate.ts'] },
   // The command reaches each room through its command file alone, so `kube-informer envtest` loads neither TypeBox nor the webhook server.
   cli: { crd: ['cli.ts'], webhook: ['cli.ts'], envtest: ['command.ts'] },
 };

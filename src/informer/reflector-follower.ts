@@ -2,8 +2,9 @@
 // and the sync-failure policy follow them, the catch-up waiters check, the log tells failures,
 // recoveries and deferred relists, and the `onWatchError` hook and `on('error' | 'connect')` hear of them.
 
-import { errorFields, type RateLimitedLog } from '../core/log.js';
-import { clockTime, failureReason, type SourceHealth, type SyncFailureTracker } from '../health/index.js';
+import type { Clock } from '../core/clock.js';
+import { errorFields, formatClockTime, formatDuration, type RateLimitedLog } from '../core/log.js';
+import { failureReason, type SourceHealth, type SyncFailureTracker } from '../health/index.js';
 import type { CatchUpWaiters } from '../observed/index.js';
 import { reportHookFailure, type ReflectorEvents } from '../reflector/events.js';
 import type { ReflectorErrorContext } from '../reflector/types.js';
@@ -27,6 +28,8 @@ export interface ReflectorFollowerDeps<T> {
   readonly onWatchError: ((err: Error, context: ReflectorErrorContext) => void) | undefined;
   /** Whether the informer's cache has synced. */
   readonly hasSynced: () => boolean;
+  /** The informer's clock: a backoff's end is printed as its wall-clock time. */
+  readonly clock: Clock;
 }
 
 /** Subscribes an informer's parts to its reflector's events (see the file's opening comment). */
@@ -73,7 +76,7 @@ export class ReflectorFollower<T> {
       // sync, the failed list's own warning and the sync-failure policy speak.)
       if (e.then !== 'relist' || !this.#deps.hasSynced()) return;
       const name = this.#deps.name;
-      this.#deps.log.log('warn', 'relist-deferred', `informer ${name}: relist deferred by backoff until ${clockTime(e.until)} (in ${e.delayMs} ms); the cache is stale until then`, { delayMs: e.delayMs });
+      this.#deps.log.log('warn', 'relist-deferred', `informer ${name}: relist deferred by backoff until ${formatClockTime(this.#deps.clock, e.until)} (in ${formatDuration(e.delayMs)}); the cache is stale until then`, { delayMs: e.delayMs });
     });
   }
 

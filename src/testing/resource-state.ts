@@ -170,6 +170,22 @@ export class ResourceState {
   }
 
   /**
+   * Rewrites the stored body of an object in place: the same resourceVersion and uid, no change
+   * recorded, no watch event — how a fake shows what the API server does on every read (a default
+   * the object's CRD gained after the object was written). Returns false when the object is not stored.
+   */
+  rewrite(resource: string, obj: KubeObject): boolean {
+    const slot = this.#slots.get(resource);
+    const { namespace, name } = identity(obj);
+    const key = namespacedKey(namespace, name);
+    const prev = slot?.objects.get(key);
+    if (slot === undefined || prev === undefined) return false;
+    const meta: ObjectMeta = { ...(obj.metadata ?? {}), resourceVersion: prev.meta.resourceVersion, uid: prev.meta.uid };
+    slot.objects.set(key, { ...prev, json: JSON.stringify({ ...obj, metadata: meta }), meta: structuredClone(meta) });
+    return true;
+  }
+
+  /**
    * The changes of `resource` after `rv`, oldest first, or `undefined` when some of them were
    * forgotten (compaction, or the history limit): the caller answers 410 Expired.
    */

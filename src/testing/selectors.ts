@@ -72,6 +72,12 @@ export function fieldSelectorPredicate(text: string | undefined): ObjectPredicat
   return (obj) => reqs.every((r) => (fieldValue(obj, r.path) ?? '') === r.value !== r.neg);
 }
 
+/** The field labels (paths) a field selector names, in order: `metadata.name=a,spec.x!=b` → `metadata.name`, `spec.x`. Terms that do not parse are left out. */
+export function fieldSelectorLabels(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  return splitTerms(text).flatMap((term) => /^([A-Za-z0-9_.-]+)\s*(?:==|=|!=)/.exec(term)?.[1] ?? []);
+}
+
 /** True when a field selector only reads `metadata.*`, so stored metadata is enough to evaluate it. */
 export function isMetadataOnlyFieldSelector(text: string | undefined): boolean {
   if (text === undefined) return true;

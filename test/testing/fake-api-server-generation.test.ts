@@ -44,7 +44,28 @@ describe('fake API server: metadata.generation', () => {
     expect(server.delete('widgets.example.com', 'w').metadata?.generation).toBe(3);
   });
 
-  it('resources served from a CustomResourceDefinition keep it; built-in ones and plain declarations keep what was sent', async () => {
+  it('the built-in kinds with a spec keep it as kube-apiserver does: a Deployment 1 on create, +1 on a spec or annotation change', async () => {
+    const DEPLOYMENTS = '/apis/apps/v1/namespaces/default/deployments';
+    const spec = { replicas: 1, selector: { matchLabels: { app: 'a' } }, template: { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } };
+    const created = await send('POST', DEPLOYMENTS, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', generation: 7 }, spec });
+    expect(created.body.metadata.generation).toBe(1);
+    expect((await merge(`${DEPLOYMENTS}/d`, { spec: { replicas: 3 } })).body.metadata.generation).toBe(2);
+    expect((await merge(`${DEPLOYMENTS}/d`, { metadata: { labels: { x: 'y' } } })).body.metadata.generation).toBe(2);
+    expect((await merge(`${DEPLOYMENTS}/d`, { metadata: { annotations: { x: 'y' } } })).body.metadata.generation).toBe(3);
+    expect((await merge(`${DEPLOYMENTS}/d/status`, { status: { replicas: 3 } })).body.metadata.generation).toBe(3);
+    // In-process writes follow the same rule; a ConfigMap (no spec) has none.
+    const job = server.create<Obj>('jobs.batch', { metadata: { name: 'j', generation: 5 }, spec: { template: {} } });
+    expect(job.metadata?.generation).toBe(1);
+    expect(server.update<Obj>('jobs.batch', { ...job, metadata: { ...job.metadata, labels: { a: 'b' } } }).metadata?.generation).toBe(1);
+    expect(server.update<Obj>('jobs.batch', { ...job, spec: { template: {}, suspend: true } }).metadata?.generation).toBe(2);
+    expect(server.create<Obj>('pods', { metadata: { name: 'p' }, spec: { containers: [] } }).metadata?.generation).toBe(1);
+    // A ConfigMap has no generation rule: a create keeps what was sent, an update the stored one (kube-apiserver's BeforeUpdate).
+    const cm = await send('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'c', generation: 3 }, data: {} });
+    expect(cm.body.metadata.generation).toBe(3);
+    expect((await send('PUT', '/api/v1/namespaces/default/configmaps/c', { ...cm.body, metadata: { ...cm.body.metadata, generation: 9 }, data: { a: 'b' } })).body.metadata.generation).toBe(3);
+  });
+
+  it('resources served from a CustomResourceDefinition keep it; a ConfigMap created in-process and plain declarations keep what was sent', async () => {
     server.create('customresourcedefinitions.apiextensions.k8s.io', {
       metadata: { name: 'gadgets.example.com' },
       spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'gadgets', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true }] },

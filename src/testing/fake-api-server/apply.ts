@@ -7,10 +7,12 @@ import { isBuiltInGroup, MAX_FIELD_MANAGER_LENGTH } from '../../listwatch/apply.
 import { ApiStatusError } from '../../core/errors.js';
 import { statusError, type ResourceState } from '../resource-state.js';
 import { metaTime } from './finalizers.js';
-import { normalizeObject, withGeneration } from './paths.js';
+import { normalizeObject } from './paths.js';
+import { withGeneration } from './generation.js';
 import { deepEqual, getMember, isObject, setMember } from '../../core/index.js';
 import { entryWith, identityOf, leafPaths, overlaps, ownedPaths, pathKey, startingEntries, valueAt, type Path } from './ownership.js';
-import { answer, keepServerFields, keepsStatusApart, storeWrite, withStatusOf, type ObjectRequest } from './writes.js';
+import { admitted, answer, keepServerFields, keepsStatusApart, storeWrite, withStatusOf, type ObjectRequest } from './writes.js';
+import { admitCustomResource, checkApplyFields } from './custom-resources.js';
 import { CRD_STATE_KEY, isBuiltInResource } from './registry.js';
 import { establish, initialCrdStatus } from './crd-status.js';
 
@@ -120,6 +122,7 @@ function isGranularList(r: ObjectRequest, path: Path, value: unknown): boolean {
  */
 export function serveApply(res: ServerResponse, state: ResourceState, r: ObjectRequest): void {
   const checked = checkRequest(r);
+  checkApplyFields(r.cr, r.ri.version, checked.config);
   const manager = checked.manager;
   let config = checked.config;
   const sub = r.subresource === 'status' ? 'status' : undefined;
@@ -173,11 +176,12 @@ export function serveApply(res: ServerResponse, state: ResourceState, r: ObjectR
   const next = { ...merged, metadata: meta } as KubeObject;
   if (prevEntry === undefined) {
     const crd = r.ri.stateKey === CRD_STATE_KEY;
-    const created = withGeneration(r.ri, undefined, normalizeObject(r.ri, crd ? ({ ...next, status: initialCrdStatus(next) } as KubeObject) : next, r.namespace || 'default', r.now));
+    const normalized = normalizeObject(r.ri, crd ? ({ ...next, status: initialCrdStatus(next) } as KubeObject) : next, r.namespace || 'default', r.now);
+    const created = withGeneration(r.ri, undefined, admitCustomResource(r.cr, normalized, undefined));
     const entry = state.create(r.ri.stateKey, created, { dryRun: r.dryRun });
     answer(res, 201, entry, r.metadataOnly);
     if (crd && !r.dryRun) establish(state, r.ri.stateKey, entry, r.now);
     return;
   }
-  answer(res, 200, storeWrite(state, r, prevEntry, normalizeObject(r.ri, keepServerFields(next, prevEntry), r.namespace, r.now), undefined), r.metadataOnly);
+  answer(res, 200, storeWrite(state, r, prevEntry, admitted(r, prevEntry, normalizeObject(r.ri, keepServerFields(next, prevEntry), r.namespace, r.now)), undefined), r.metadataOnly);
 }

@@ -1,6 +1,6 @@
 // What kube-apiserver fills in, leaves out or does not write, modelled by the fake: empty metadata omitted, a namespace's defaults, the write that changes nothing.
 
-import { isDeepStrictEqual } from 'node:util';
+import { deepEqual } from '../../core/index.js';
 import type { KubeObject, ObjectMeta } from '../../core/types.js';
 import type { StoredEntry } from '../resource-state.js';
 
@@ -49,7 +49,7 @@ export function createDefaults(stateKey: string, obj: KubeObject): KubeObject {
  * then writes nothing — no new resourceVersion, no watch event — and answers the stored object.
  */
 export function changesNothing(prev: StoredEntry, next: KubeObject): boolean {
-  return isDeepStrictEqual(comparable(JSON.parse(prev.json) as KubeObject), comparable(next));
+  return deepEqual(comparable(JSON.parse(prev.json) as KubeObject), comparable(next));
 }
 
 function comparable(obj: KubeObject): unknown {

@@ -5,12 +5,13 @@ import { isComparableResourceVersion } from '../../core/resource-version.js';
 import { ApiStatusError } from '../../core/errors.js';
 import { ShardSelectorError, formatShardSelector, parseShardSelector, shardMatcher, type ShardSelector } from '../../core/shard-selector.js';
 import { expiredError, statusError, tooLargeError, type ResourceState, type StoredEntry } from '../resource-state.js';
-import { entryMatcher } from '../selectors.js';
+import { entryMatcher, fieldSelectorLabels } from '../selectors.js';
 import { decodeContinue, encodeContinue } from '../state-paging.js';
 import { partialContentType, statusBody, writeParts } from './http-util.js';
 import type { ResourceInfo } from './paths.js';
 import { isBuiltInResource } from './registry.js';
 import type { WatchPlan } from './watch.js';
+import { checkFieldLabels, type CustomResourceVersion } from './custom-resources.js';
 
 /** The parts of a request the list and watch handlers read. */
 export interface CollectionRequest {
@@ -26,6 +27,8 @@ export interface CollectionRequest {
   metadataOnly: boolean;
   /** `shardSelector` is honoured (the `ShardedListAndWatch` gate is on); otherwise it is ignored. */
   sharding?: boolean;
+  /** The CRD version a custom resource is served from: a field selector may use only its field labels. Undefined: any dotted path. */
+  cr?: CustomResourceVersion;
 }
 
 /** Server-wide switches the list handler honours. */
@@ -80,7 +83,9 @@ export function requestShard(cr: CollectionRequest): RequestShard | undefined {
 
 /** The label/field/shard selector filter of a request, with a single-object name folded in. */
 export function requestMatcher(cr: CollectionRequest): ((e: StoredEntry) => boolean) | undefined {
-  const selectors = entryMatcher(cr.query.get('labelSelector') ?? undefined, cr.query.get('fieldSelector') ?? undefined);
+  const fieldSelector = cr.query.get('fieldSelector') ?? undefined;
+  const selectors = entryMatcher(cr.query.get('labelSelector') ?? undefined, fieldSelector);
+  if (cr.cr !== undefined) checkFieldLabels(cr.cr, fieldSelectorLabels(fieldSelector));
   const shard = requestShard(cr);
   const inShard = shard === undefined ? undefined : shardMatcher(shard.selector);
   const m = inShard === undefined ? selectors : (e: StoredEntry): boolean => inShard({ metadata: e.meta }) && (selectors === undefined || selectors(e));

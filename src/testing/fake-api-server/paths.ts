@@ -1,6 +1,5 @@
 // Resource types and REST path parsing for the fake API server (core, named groups, namespaced or not).
 
-import { isDeepStrictEqual } from 'node:util';
 import type { GroupVersionResource, KubeObject } from '../../core/types.js';
 import { statusError } from '../resource-state.js';
 import { serverMetadata } from './defaults.js';
@@ -23,7 +22,10 @@ export interface ResourceDefinition {
    * when the resource has a status subresource: a status or metadata-only write keeps it), one more when a DELETE
    * marks an object held by finalizers. Default false (or, when redeclaring, what the resource had):
    * the generation is whatever the writer sent. Resources served from a CustomResourceDefinition
-   * always keep it.
+   * always keep it, and so do the built-in kinds whose kube-apiserver strategy keeps one (pods,
+   * replication controllers, deployments, replica sets, stateful sets, daemon sets, jobs, cron jobs,
+   * endpoint slices, ingresses, network policies, CRDs), counting changes of their `spec` (a
+   * Deployment's annotations too); on the other built-in kinds an update keeps the stored generation.
    */
   generation?: boolean;
   /**
@@ -125,25 +127,4 @@ export function normalizeObject(ri: ResourceInfo, obj: KubeObject, defaultNamesp
   else delete meta.namespace;
   if (meta.creationTimestamp === undefined) meta.creationTimestamp = now().toISOString().replace(/\.\d+Z$/, 'Z');
   return { apiVersion: ri.apiVersion, kind: ri.kind, metadata: serverMetadata(ri.stateKey, meta), ...rest };
-}
-
-/** Everything but `metadata` (and `status` when it has its own subresource): what a generation counts changes of. */
-function specOf(obj: KubeObject, statusSubresource: boolean): Record<string, unknown> {
-  const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = obj as KubeObject & Record<string, unknown>;
-  if (statusSubresource) delete rest.status;
-  return rest;
-}
-
-/**
- * Sets `metadata.generation` of `next` when the resource keeps one: 1 when created (`prev` undefined),
- * else the stored generation, one more when anything but metadata changed — and status, when the
- * resource has a status subresource (kube-apiserver's rule for custom resources). Objects of other
- * resources are returned as they are.
- */
-export function withGeneration(ri: ResourceInfo, prev: KubeObject | undefined, next: KubeObject): KubeObject {
-  if (!ri.generation) return next;
-  const before = typeof prev?.metadata?.generation === 'number' ? prev.metadata.generation : 0;
-  const same = prev !== undefined && isDeepStrictEqual(specOf(prev, ri.statusSubresource), specOf(next, ri.statusSubresource));
-  const generation = prev === undefined ? 1 : same ? before : before + 1;
-  return { ...next, metadata: { ...next.metadata, generation } };
 }

@@ -6,6 +6,7 @@ import type { KubeObject } from '../../core/types.js';
 import type { StoredEntry } from '../resource-state.js';
 import { statusBody } from '../status.js';
 import type { ResourceDefinition, ResourceInfo, ResourceRef } from './paths.js';
+import { customResourceVersion, type CustomResourceVersion } from './custom-resources.js';
 
 /** The message kube-apiserver answers (404 NotFound) for a path no API serves. */
 export const NOT_SERVED_MESSAGE = 'the server could not find the requested resource';
@@ -80,6 +81,16 @@ export const BUILT_IN_RESOURCES: ReadonlyArray<readonly [string, string, string,
 
 const BUILT_IN_KEYS = new Set(BUILT_IN_RESOURCES.map(([g, v, r]) => `${g}/${v}/${r}`));
 
+/**
+ * The built-in resources (by state key) whose kube-apiserver v1.37.2 strategy keeps `metadata.generation`:
+ * 1 on create, one more when the spec changes (see `withGeneration`).
+ */
+const BUILT_IN_GENERATION = new Set([
+  'pods', 'replicationcontrollers', 'deployments.apps', 'replicasets.apps', 'statefulsets.apps', 'daemonsets.apps',
+  'jobs.batch', 'cronjobs.batch', 'endpointslices.discovery.k8s.io', 'ingresses.networking.k8s.io',
+  'networkpolicies.networking.k8s.io', 'customresourcedefinitions.apiextensions.k8s.io',
+]);
+
 /** The subresources kube-apiserver v1.37.2 serves for the built-in resources (by state key); the others have none. */
 const BUILT_IN_SUBRESOURCES: Readonly<Record<string, readonly string[]>> = {
   pods: ['attach', 'binding', 'ephemeralcontainers', 'eviction', 'exec', 'log', 'portforward', 'proxy', 'resize', 'status'],
@@ -137,8 +148,8 @@ function info(group: string, version: string, resource: string, f: InfoFields): 
 
 const gvrKey = (group: string, version: string, resource: string): string => `${group}/${version}/${resource}`;
 
-/** The resources one stored CRD serves: each served version, the storage version first. Empty when malformed. */
-function crdResources(crd: KubeObject): ResourceInfo[] {
+/** The resources one stored CRD serves: each served version, the storage version first, with what it reads from the version. Empty when malformed. */
+function crdResources(crd: KubeObject): Array<[ResourceInfo, CustomResourceVersion]> {
   const spec = (crd as { spec?: unknown }).spec as
     | { group?: unknown; scope?: unknown; names?: { plural?: unknown; kind?: unknown; listKind?: unknown }; versions?: unknown }
     | undefined;
@@ -154,7 +165,12 @@ function crdResources(crd: KubeObject): ResourceInfo[] {
     const sub = v.subresources;
     return sub !== null && typeof sub === 'object' ? ['status', 'scale'].filter((k) => (sub as Record<string, unknown>)[k] != null) : [];
   };
-  return versions.map((v) => info(group, v.name as string, plural, { kind, namespaced: spec.scope !== 'Cluster', generation: true, subresources: subresourcesOf(v), listKind }));
+  const namespaced = spec.scope !== 'Cluster';
+  const name = crd.metadata?.name ?? `${plural}.${group}`;
+  return versions.map((v) => [
+    info(group, v.name as string, plural, { kind, namespaced, generation: true, subresources: subresourcesOf(v), listKind }),
+    customResourceVersion(name, group, kind, namespaced, v as Record<string, unknown>),
+  ]);
 }
 
 /** Options of a {@link ResourceRegistry}. */
@@ -175,14 +191,31 @@ export class ResourceRegistry {
   #inferUnknown: boolean;
   #crds: () => readonly StoredEntry[];
   #crdCache = new WeakMap<StoredEntry, ResourceInfo[]>();
+  #customResources = new WeakMap<ResourceInfo, CustomResourceVersion>();
 
   constructor(options: ResourceRegistryOptions = {}) {
     this.#inferUnknown = options.inferUnknown ?? false;
     this.#crds = options.customResourceDefinitions ?? (() => []);
     for (const [g, v, r, k, n] of BUILT_IN_RESOURCES) {
       const subresources = BUILT_IN_SUBRESOURCES[g === '' ? r : `${r}.${g}`] ?? [];
-      this.#byGvr.set(gvrKey(g, v, r), info(g, v, r, { kind: k, namespaced: n, generation: false, subresources }));
+      const generation = BUILT_IN_GENERATION.has(g === '' ? r : `${r}.${g}`);
+      this.#byGvr.set(gvrKey(g, v, r), info(g, v, r, { kind: k, namespaced: n, generation, subresources }));
     }
+  }
+
+  /**
+   * What a resource served from a stored CRD reads from its version (schema, field labels), or
+   * undefined for a built-in, declared or inferred resource (a declaration wins over a CRD, as it is
+   * found first).
+   */
+  customResource(ri: ResourceInfo): CustomResourceVersion | undefined {
+    return this.#customResources.get(ri);
+  }
+
+  /** The resource a stored object of `stateKey` at `apiVersion` belongs to, when a stored CRD serves it. */
+  customResourceOf(stateKey: string, apiVersion: string | undefined): CustomResourceVersion | undefined {
+    const ri = this.#crdResources().find((r) => r.stateKey === stateKey && r.apiVersion === apiVersion);
+    return ri === undefined || this.#byGvr.has(gvrKey(ri.group, ri.version, ri.resource)) ? undefined : this.#customResources.get(ri);
   }
 
   /** Whether unknown resources are inferred rather than 404. */
@@ -291,7 +324,9 @@ export class ResourceRegistry {
     for (const entry of this.#crds()) {
       let infos = this.#crdCache.get(entry);
       if (infos === undefined) {
-        infos = crdResources(JSON.parse(entry.json) as KubeObject);
+        const served = crdResources(JSON.parse(entry.json) as KubeObject);
+        for (const [ri, cr] of served) this.#customResources.set(ri, cr);
+        infos = served.map(([ri]) => ri);
         this.#crdCache.set(entry, infos);
       }
       out.push(...infos);

@@ -196,7 +196,7 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
 
   const metadataOnly = wantsPartialMetadata(req.headers.accept);
   if (verb === 'list' || verb === 'watch') {
-    const cr: CollectionRequest = { ri, namespace: parsed.namespace, name: parsed.name, query, metadataOnly, sharding: ctx.sharding };
+    const cr: CollectionRequest = { ri, namespace: parsed.namespace, name: parsed.name, query, metadataOnly, sharding: ctx.sharding, cr: ctx.registry.customResource(ri) };
     if (verb === 'list') {
       await serveList(res, ctx.state, cr, { watchCache: ctx.watchCache });
       return;
@@ -235,6 +235,7 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
     dryRun: query.get('dryRun') === 'All',
     fieldManager: query.get('fieldManager') ?? undefined,
     force: query.get('force') === 'true',
+    cr: ctx.registry.customResource(ri),
   };
   if (query.has('dryRun') && query.get('dryRun') !== 'All') {
     throw statusError(400, 'BadRequest', `dryRun: Unsupported value: ${JSON.stringify(query.get('dryRun'))}: supported values: "All"`);

@@ -9,11 +9,15 @@ import type { KubeObject } from '../../core/types.js';
 import { ResourceState, type StoredEntry } from '../resource-state.js';
 import { FaultQueue, type FaultSpec } from './faults.js';
 import { deleteOrMark } from './finalizers.js';
-import { normalizeObject, withGeneration, type ResourceDefinition, type ResourceInfo, type ResourceRef } from './paths.js';
+import { normalizeObject, type ResourceDefinition, type ResourceInfo, type ResourceRef } from './paths.js';
+import { withGeneration } from './generation.js';
 import { CRD_STATE_KEY, ResourceRegistry } from './registry.js';
 import { establish } from './crd-status.js';
 import { handleRequest, type RequestRecord, type RouteContext } from './routes.js';
 import type { WatchConnection } from './watch.js';
+import { admitCustomResource } from './custom-resources.js';
+import { followCustomResourceDefinitions } from './crd-lifecycle.js';
+import { resolveLogger, type Logger, type LoggerOption } from '../../core/log.js';
 
 /** Options of {@link startFakeApiServer}. */
 export interface FakeApiServerOptions {
@@ -61,6 +65,12 @@ export interface FakeApiServerOptions {
   recordRequests?: boolean;
   /** The port to listen on. Default 0 (a random free port). */
   port?: number;
+  /**
+   * Where the server reports what a test should know about: the warning that a deleted
+   * CustomResourceDefinition took its objects with it, and the one that a CRD's CEL rules
+   * (`x-kubernetes-validations`) are not evaluated. Default `console`; `false` for silence.
+   */
+  logger?: LoggerOption;
 }
 
 const SERVER_WRITE_OPTION_SCHEMA = { broadcast: 'boolean', expectResourceVersion: 'string' } as const;
@@ -95,6 +105,8 @@ export class FakeApiServer {
   #options: FakeApiServerOptions;
   #kubeConfig: KubeConfig | undefined;
   #closed = false;
+  #logger: Logger;
+  #unfollowCrds: (() => void) | undefined;
 
   /** Use {@link startFakeApiServer}, which also starts listening. */
   constructor(options: FakeApiServerOptions = {}) {
@@ -112,8 +124,10 @@ export class FakeApiServer {
       now: 'function',
       recordRequests: 'boolean',
       port: 'count',
+      logger: 'logger',
     });
     this.#options = options;
+    this.#logger = resolveLogger(options.logger);
     this.state = new ResourceState({ historyLimit: options.historyLimit, initialResourceVersion: 1 });
     this.#registry = new ResourceRegistry({
       inferUnknown: options.inferUnknownResources ?? (options.strictResources === undefined ? false : !options.strictResources),
@@ -155,6 +169,7 @@ export class FakeApiServer {
     const addr = this.#server.address();
     if (addr !== null && typeof addr === 'object') this.#port = addr.port;
     this.#closed = false;
+    this.#unfollowCrds ??= followCustomResourceDefinitions({ state: this.state, registry: this.#registry, watches: this.#watches, logger: this.#logger });
   }
 
   /** `http://127.0.0.1:<port>`. */
@@ -197,13 +212,17 @@ export class FakeApiServer {
    * resource with a status subresource (HTTP writes follow kube-apiserver's rules). A
    * CustomResourceDefinition created without a `status` is then made `Established` (returned so).
    *
+   * A custom resource whose CRD version has a schema is pruned, defaulted and validated as over HTTP
+   * (throws kube-apiserver's 422 `ApiStatusError`, reason `Invalid`, with its causes).
+   *
    * Warning: every state operation throws a 404 `ApiStatusError` naming the resource when `ref` is not
    * served (not built in, declared, or from a CRD), unless `inferUnknownResources`.
    */
   create<T extends KubeObject = KubeObject>(ref: ResourceRef, obj: T, options: ServerWriteOptions = {}): T {
     validateOptions('FakeApiServer.create', options, SERVER_WRITE_OPTION_SCHEMA);
     const ri = this.#registry.resolve(ref);
-    const normalized = withGeneration(ri, undefined, normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now));
+    const schemaChecked = admitCustomResource(this.#registry.customResource(ri), normalizeObject(ri, stripRv(obj), 'default', this.#ctx.now), undefined);
+    const normalized = withGeneration(ri, undefined, schemaChecked);
     const entry = this.state.create(ri.stateKey, normalized, options);
     // A CRD given without a status becomes Established at once, as kube-apiserver makes it (a MODIFIED event follows the ADDED).
     if (ri.stateKey === CRD_STATE_KEY && (obj as { status?: unknown }).status === undefined) {
@@ -224,7 +243,8 @@ export class FakeApiServer {
     if (prev !== undefined) {
       normalized.metadata = { ...normalized.metadata, uid: prev.meta.uid, creationTimestamp: prev.meta.creationTimestamp };
     }
-    normalized = withGeneration(ri, prev === undefined ? undefined : (JSON.parse(prev.json) as KubeObject), normalized);
+    const before = prev === undefined ? undefined : (JSON.parse(prev.json) as KubeObject);
+    normalized = withGeneration(ri, before, admitCustomResource(this.#registry.customResource(ri), normalized, before));
     return stored<T>(normalized, this.state.update(ri.stateKey, normalized, options));
   }
 
@@ -316,6 +336,8 @@ export class FakeApiServer {
 
   async #shutdown(): Promise<void> {
     this.#closed = true;
+    this.#unfollowCrds?.();
+    this.#unfollowCrds = undefined;
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const w of [...this.#watches]) w.destroy();
     for (const r of [...this.#stalled]) r.destroy();

@@ -80,6 +80,11 @@ export class WatchConnection {
     res.on('close', () => this.#cleanup());
   }
 
+  /** The state key of the resource watched. */
+  get stateKey(): string {
+    return this.#o.ri.stateKey;
+  }
+
   /** Events sent so far (any type). */
   get eventsSent(): number {
     return this.#events;

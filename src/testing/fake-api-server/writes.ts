@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import type { KubeObject, ObjectMeta } from '../../core/types.js';
 import { statusError, type ResourceState, type StoredEntry } from '../resource-state.js';
 import { parseJsonBody, partialContentType, sendJson } from './http-util.js';
-import { normalizeObject, withGeneration, type ResourceInfo } from './paths.js';
+import { normalizeObject, type ResourceInfo } from './paths.js';
+import { withGeneration } from './generation.js';
 import { applyPatch, checkPatchType } from './patch.js';
 import { applyDeletionRules, deleteOrMark } from './finalizers.js';
 import { recordUpdate } from './ownership.js';
@@ -13,6 +14,7 @@ import { CRD_STATE_KEY, isBuiltInResource } from './registry.js';
 import { establish, initialCrdStatus } from './crd-status.js';
 import { checkStrategicPatch } from './not-modelled.js';
 import { changesNothing, createDefaults } from './defaults.js';
+import { admitCustomResource, type CustomResourceVersion } from './custom-resources.js';
 
 /** What a single-object request addresses. */
 export interface ObjectRequest {
@@ -38,6 +40,8 @@ export interface ObjectRequest {
   fieldManager?: string;
   /** The `force` query parameter of an apply. */
   force: boolean;
+  /** The CRD version a custom resource is served from (its schema, field labels); undefined for other resources. */
+  cr?: CustomResourceVersion;
 }
 
 function existing(state: ResourceState, r: ObjectRequest): StoredEntry {
@@ -127,7 +131,8 @@ export function serveCreate(res: ServerResponse, state: ResourceState, r: Object
   if (r.namespace !== '') meta.namespace = r.namespace;
   let body: KubeObject = { ...obj, metadata: meta };
   if (keepsStatusApart(r.ri)) body = withStatusOf(r.ri.stateKey === CRD_STATE_KEY ? ({ status: initialCrdStatus(obj) } as KubeObject) : undefined, body);
-  const normalized = tracked(r, undefined, withGeneration(r.ri, undefined, normalizeObject(r.ri, body, r.namespace || 'default', r.now)));
+  const schemaChecked = admitCustomResource(r.cr, normalizeObject(r.ri, body, r.namespace || 'default', r.now), undefined);
+  const normalized = tracked(r, undefined, withGeneration(r.ri, undefined, schemaChecked));
   const created = state.create(r.ri.stateKey, createDefaults(r.ri.stateKey, normalized), { dryRun: r.dryRun });
   answer(res, 201, created, r.metadataOnly);
   if (r.ri.stateKey === CRD_STATE_KEY && !r.dryRun) establish(state, r.ri.stateKey, created, r.now);
@@ -157,7 +162,13 @@ export function serveUpdate(res: ServerResponse, state: ResourceState, r: Object
     next = keepServerFields({ ...obj, metadata: { ...(obj.metadata ?? {}), name: r.name } }, prev);
     if (keepsStatusApart(r.ri)) next = withStatusOf(JSON.parse(prev.json) as KubeObject, next);
   }
-  answer(res, 200, storeWrite(state, r, prev, tracked(r, prev, normalizeObject(r.ri, next, r.namespace, r.now)), expectRv), r.metadataOnly);
+  answer(res, 200, storeWrite(state, r, prev, tracked(r, prev, admitted(r, prev, normalizeObject(r.ri, next, r.namespace, r.now))), expectRv), r.metadataOnly);
+}
+
+/** `next` pruned, defaulted and validated when it is a custom resource (see {@link admitCustomResource}): the whole object, or its status on `/status`. */
+export function admitted(r: ObjectRequest, prev: StoredEntry, next: KubeObject): KubeObject {
+  if (r.cr === undefined) return next;
+  return admitCustomResource(r.cr, next, JSON.parse(prev.json) as KubeObject, r.subresource === 'status' ? 'status' : 'object');
 }
 
 /**
@@ -208,7 +219,7 @@ export function servePatch(res: ServerResponse, state: ResourceState, r: ObjectR
   if (r.subresource === 'status') next = { ...current, status: (patched as { status?: unknown }).status } as KubeObject;
   else if (keepsStatusApart(r.ri)) next = withStatusOf(current, next);
   if (r.ri.namespaced) next.metadata = { ...next.metadata, namespace: prev.namespace };
-  answer(res, 200, storeWrite(state, r, prev, tracked(r, prev, normalizeObject(r.ri, next, r.namespace, r.now)), expectRv), r.metadataOnly);
+  answer(res, 200, storeWrite(state, r, prev, tracked(r, prev, admitted(r, prev, normalizeObject(r.ri, next, r.namespace, r.now))), expectRv), r.metadataOnly);
 }
 
 /**

@@ -108,7 +108,8 @@ export class Normaliser {
     let out = message;
     for (const [raw, label] of this.#generated) out = out.split(raw).join(label);
     for (const [raw, label] of this.#uidLabel) out = out.split(raw).join(label);
-    return out.replace(/\b\d{2,}\b/g, (n) => this.#rvLabel.get(n) ?? n);
+    // A number after a dash is part of a name (the scenario's namespace `diff-1a2b-11`), never a resourceVersion.
+    return out.replace(/(?<!-)\b\d{2,}\b/g, (n) => this.#rvLabel.get(n) ?? n);
   }
 
   #generatedName(name: string, prefix: string): string {

@@ -254,6 +254,21 @@ export const coreScenarios: Scenario[] = [
     },
   },
   {
+    name: 'generation of built-in kinds',
+    run: async (w, ns) => {
+      const deployments = `/apis/apps/v1/namespaces/${ns}/deployments`;
+      const spec = { replicas: 1, selector: { matchLabels: { app: 'g' } }, template: { metadata: { labels: { app: 'g' } }, spec: { containers: [{ name: 'c', image: 'example.com/c:1' }] } } };
+      await w.req('Deployment create with a generation', { method: 'POST', path: deployments, body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', generation: 7 }, spec } });
+      await w.req('Deployment spec change', { method: 'PATCH', path: `${deployments}/d`, contentType: MERGE, body: { spec: { replicas: 2 } } });
+      await w.req('Deployment label change', { method: 'PATCH', path: `${deployments}/d`, contentType: MERGE, body: { metadata: { labels: { l: '1' } } } });
+      await w.req('Deployment annotation change', { method: 'PATCH', path: `${deployments}/d`, contentType: MERGE, body: { metadata: { annotations: { a: '1' } } } });
+      await w.req('Deployment status change', { method: 'PATCH', path: `${deployments}/d/status`, contentType: MERGE, body: { status: { observedGeneration: 3 } } });
+      await w.req('Deployment delete', { method: 'DELETE', path: `${deployments}/d` });
+      const created = await w.req('ConfigMap create with a generation', { method: 'POST', path: cms(ns), body: cm(ns, 'g', { metadata: { generation: 3 }, data: { a: '1' } }) });
+      await w.req('ConfigMap update with another generation', { method: 'PUT', path: cms(ns, 'g'), body: { ...(created.body as object), metadata: { ...created.body?.metadata, generation: 9 }, data: { a: '2' } } });
+    },
+  },
+  {
     name: 'other kinds',
     run: async (w, ns) => {
       const kinds: Array<{ path: string; body: (name: string) => Record<string, unknown>; change: Record<string, unknown> }> = [

@@ -33,7 +33,7 @@ const widgetSchema = {
   },
 };
 
-function crd(plural: string, kind: string, scope: 'Namespaced' | 'Cluster', subresources: Record<string, unknown> | undefined, schema: unknown = widgetSchema): Record<string, unknown> {
+function crd(plural: string, kind: string, scope: 'Namespaced' | 'Cluster', subresources: Record<string, unknown> | undefined, schema: unknown = widgetSchema, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -42,7 +42,7 @@ function crd(plural: string, kind: string, scope: 'Namespaced' | 'Cluster', subr
       group: GROUP,
       scope,
       names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: schema }, ...(subresources === undefined ? {} : { subresources }) }],
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: schema }, ...(subresources === undefined ? {} : { subresources }), ...extra }],
     },
   };
 }
@@ -67,7 +67,7 @@ export const crdScenarios: Scenario[] = [
       await w.req('create the widgets CRD', {
         method: 'POST',
         path: CRDS,
-        body: crd('widgets', 'Widget', 'Namespaced', { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } }),
+        body: crd('widgets', 'Widget', 'Namespaced', { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } }, widgetSchema, { selectableFields: [{ jsonPath: '.spec.color' }] }),
       });
       // Established before the next create: the real server's status writes are asynchronous, and the order of resource versions is compared.
       await w.until({ path: `${CRDS}/widgets.${GROUP}` }, (a) => JSON.stringify(a.body?.status?.conditions ?? []).includes('"Established","status":"True"'), 10_000);
@@ -117,6 +117,19 @@ export const crdScenarios: Scenario[] = [
       await w.req('an embedded object without kind', { method: 'POST', path: widgets(ns), query: { dryRun: 'All' }, body: widget(ns, 'bad5', { spec: { size: 1, template: { apiVersion: 'v1' } } }) });
       await w.req('an embedded object whose metadata has an unknown field', { method: 'POST', path: widgets(ns), query: { dryRun: 'All' }, body: widget(ns, 'e1', { spec: { size: 1, when: '2024-01-02T03:04:05Z', template: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', bogus: 1 } } } }) });
       await w.req('a patch to an invalid value', { method: 'PATCH', path: widgets(ns, 'w1'), query: { dryRun: 'All' }, contentType: MERGE, body: { spec: { size: 'big' } } });
+      // Two errors in one list (kube-apiserver reports errors of different properties in Go's random map order).
+      await w.req('two invalid values', { method: 'POST', path: widgets(ns), query: { dryRun: 'All' }, body: widget(ns, 'bad4', { spec: { tags: [1, 'a', true] } }) });
+      await w.req('a json patch to an invalid value', { method: 'PATCH', path: widgets(ns, 'w1'), query: { dryRun: 'All' }, contentType: 'application/json-patch+json', body: [{ op: 'add', path: '/spec/replicas', value: 'many' }] });
+      await w.req('an apply of an invalid value', { method: 'PATCH', path: widgets(ns, 'bad5'), contentType: APPLY, query: { fieldManager: 'ctl', dryRun: 'All' }, body: widget(ns, 'bad5', { spec: { color: 'green' } }) });
+      await w.req('an apply that prunes and defaults', { method: 'PATCH', path: widgets(ns, 'w5'), contentType: APPLY, query: { fieldManager: 'ctl' }, body: widget(ns, 'w5', { spec: { color: 'red' } }) });
+      await w.req('an apply with an unknown field', { method: 'PATCH', path: widgets(ns, 'w6'), contentType: APPLY, query: { fieldManager: 'ctl', dryRun: 'All' }, body: widget(ns, 'w6', { spec: { color: 'blue', gone: 1 } }) });
+      await w.req('a status update to an invalid value', { method: 'PATCH', path: widgets(ns, 'w1', 'status'), query: { dryRun: 'All' }, contentType: MERGE, body: { status: { replicas: 'many' } } });
+      await w.req('a status update with unknown fields', { method: 'PATCH', path: widgets(ns, 'w1', 'status'), contentType: MERGE, body: { status: { phase: 'Pruned', unknown: 1 } } });
+      await w.req('an update with an unknown field', { method: 'PATCH', path: widgets(ns, 'w1'), contentType: MERGE, body: { spec: { unknown: 1 }, other: { x: 1 } } });
+      await w.req('a selectable field', { path: widgets(ns), query: { fieldSelector: 'spec.color=red' } });
+      await w.req('a field the CRD does not select', { path: widgets(ns), query: { fieldSelector: 'spec.size=1' } });
+      await w.req('metadata.name and a selectable field', { path: `/apis/${GROUP}/v1/widgets`, query: { fieldSelector: `metadata.name=w1,spec.color!=blue` } });
+      await w.watch('a watch on a field the CRD does not select', { path: widgets(ns), query: { fieldSelector: 'status.phase=Ready' } }, 1);
       await w.req('get scale', { path: widgets(ns, 'w1', 'scale') });
       const scale = await w.raw({ path: widgets(ns, 'w1', 'scale') });
       await w.req('update scale', { method: 'PUT', path: widgets(ns, 'w1', 'scale'), body: { ...(scale.body as object), spec: { replicas: 5 } } });
@@ -129,8 +142,16 @@ export const crdScenarios: Scenario[] = [
       await w.req('a status subresource that is not there', { path: `${gadgets('g1')}/status` });
       await w.req('a scale subresource that is not there', { path: `${gadgets('g1')}/scale` });
       await w.req('a gadget under a namespace', { path: `/apis/${GROUP}/v1/namespaces/${ns}/gadgets` });
+      await w.req('metadata.namespace on a cluster-scoped resource', { path: gadgets(), query: { fieldSelector: `metadata.namespace=${ns}` } });
 
-      await w.req('delete the widgets CRD', { method: 'DELETE', path: `${CRDS}/widgets.${GROUP}` });
+      // Deleting the CRD deletes its objects: a watch sees a DELETED event for each (w0, w3, w5), sent by the real server's cleanup controller.
+      const listed = await w.raw({ path: widgets(ns) });
+      const deleting = (async () => {
+        await new Promise((resolve) => setTimeout(resolve, 500)); // the watch is open by then
+        await w.raw({ method: 'DELETE', path: `${CRDS}/widgets.${GROUP}` });
+      })();
+      await w.watch('the watch of its objects while the CRD is deleted', { path: widgets(ns), query: { resourceVersion: String(listed.body?.metadata?.resourceVersion) } }, 3, 20_000);
+      await deleting;
       await w.until({ path: `${CRDS}/widgets.${GROUP}` }, (a) => a.status === 404);
       await w.until({ path: widgets(ns) }, (a) => a.status === 404, 10_000);
       await w.req('list after the CRD went', { path: widgets(ns) });
