@@ -33,9 +33,14 @@ function isObjectList(v: unknown): boolean {
   return Array.isArray(v) && v.every(isObject);
 }
 
-/** Go's `omitempty`: what writing ObjectMeta back leaves out. */
-function empty(v: unknown): boolean {
-  if (v === null || v === '' || v === 0) return true;
+/** The ObjectMeta fields that are pointers in Go (`*int64`, `*Time`): `omitempty` keeps their zero value. */
+const POINTERS: ReadonlySet<string> = new Set(['deletionGracePeriodSeconds', 'deletionTimestamp']);
+
+/** Go's `omitempty`: what writing ObjectMeta back leaves out (a pointer field only when absent). */
+function empty(key: string, v: unknown): boolean {
+  if (v === null) return true;
+  if (POINTERS.has(key)) return false;
+  if (v === '' || v === 0) return true;
   if (Array.isArray(v)) return v.length === 0;
   return typeof v === 'object' && Object.keys(v).length === 0;
 }
@@ -51,7 +56,7 @@ export function coerceObjectMeta(metadata: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(metadata)) {
     const shape = getMember(FIELDS, key) as ((v: unknown) => boolean) | undefined;
-    if (shape === undefined || empty(value) || !shape(value)) continue;
+    if (shape === undefined || empty(key, value) || !shape(value)) continue;
     out[key] = structuredClone(value);
   }
   return out;

@@ -38,3 +38,12 @@ describe('an embedded resource', () => {
     expect(jobs.withDefaults(obj).metadata).toEqual({ name: 'j', namespace: 'n' });
   });
 });
+
+describe("the object's own metadata, read into ObjectMeta and written back", () => {
+  it('keeps a zero deletionGracePeriodSeconds (a pointer in ObjectMeta: omitempty keeps 0) and drops a zero generation (a plain int64)', async () => {
+    const { pruneObject } = await import('../../src/crd/index.js');
+    const metadata = { name: 'w', deletionGracePeriodSeconds: 0, deletionTimestamp: '2026-01-01T00:00:00Z', generation: 0, finalizers: [] };
+    const pruned = pruneObject({ type: 'object', properties: {} }, { apiVersion: 'x/v1', kind: 'X', metadata }) as { metadata: Record<string, unknown> };
+    expect(pruned.metadata).toEqual({ name: 'w', deletionGracePeriodSeconds: 0, deletionTimestamp: '2026-01-01T00:00:00Z' });
+  });
+});
