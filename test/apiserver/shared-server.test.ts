@@ -32,6 +32,7 @@ describe('the shared real kube-apiserver', () => {
 
   it('stop() on a shared handle leaves the server running for the next file', async () => {
     const other = await startRealApiServer();
+    expect(other.shared).toBe(true);
     await other.stop();
     expect([server.pids.apiServer, server.pids.etcd].map(processRunning)).toEqual([true, true]);
     const response = await fetch(`${server.etcdEndpoint}/health`);
