@@ -22,7 +22,9 @@ describe('the configmapset operator against the real kube-apiserver', () => {
   let sets: ResourceClient<ConfigMapSet>;
 
   beforeAll(async () => {
-    server = await startRealApiServer();
+    // Its own server: it expects to create the example's fixed-name CRD (writes.test.ts installs it on the
+    // shared one), and main.ts --webhooks reconfigures that CRD and registers a cluster-wide webhook.
+    server = await startRealApiServer({ private: true });
     expect(await installCrd(server.kubeConfig, AbortSignal.timeout(60_000))).toBe('created');
     sets = newResourceClient(server.kubeConfig, configMapSets, { fieldManager: 'test-user' });
   });

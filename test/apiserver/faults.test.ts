@@ -22,7 +22,7 @@ async function exact(server: RealApiServer, faults: Fault[], label: string, prox
 describe('real faults with the watch cache on (the default)', () => {
   let server: RealApiServer;
   beforeAll(async () => {
-    server = await startRealApiServer();
+    server = await startRealApiServer({ private: true }); // killed, restarted and compacted: its own
   });
   afterAll(async () => {
     await server?.stop();

@@ -27,10 +27,22 @@ export interface RealApiServerOptions {
    * endpointslice, garbage collector, namespace, …), with extra flags if given. Default: not run.
    */
   controllerManager?: boolean | { args?: string[] };
+  /**
+   * Start a server of this caller's own even with the default flags: for a test that restarts, compacts,
+   * stops or checks the pids of its server, or that needs exact cluster-wide state. Default: false — with
+   * the default flags the suite's one shared server (started by its global setup) is used when there is
+   * one, and a server of its own is started otherwise (outside vitest, e.g. `npm run soak -- --real`).
+   */
+  private?: boolean;
 }
 
-/** A running etcd + kube-apiserver pair; `stop()` ends both and removes their temp dir. */
+/**
+ * A running etcd + kube-apiserver pair; `stop()` ends both and removes their temp dir. On the suite's
+ * shared server (`shared` true) `stop()` leaves it running for the next file and `restart()` rejects.
+ */
 export interface RealApiServer {
+  /** True on a handle of the suite's shared server (see {@link RealApiServerOptions.private}). */
+  shared: boolean;
   /** A kubeconfig file for the server: CA-verified TLS and a bearer token of a `system:masters` user. */
   kubeConfigPath: string;
   /** `kubeConfigPath`, loaded. */
@@ -81,8 +93,16 @@ export async function buildRealApiServer(): Promise<string> {
  * the flags the suite relies on: etcd compaction off (tests compact when they mean to), the
  * ServiceAccount admission plugin on as on a cluster, and server-side sharded list and watch on from
  * 1.36. envtest's reaper stops everything if the test runner dies.
+ *
+ * With the default flags (no `apiServerArgs`, no `controllerManager`) and without `private`, resolves
+ * with a handle on the suite's shared server when the global setup started one: test files then share
+ * one etcd + kube-apiserver instead of starting a pair each. They must keep to their own namespaces
+ * ({@link freshNamespace}) and cluster-scoped names, and assert nothing cluster-wide.
  */
 export async function startRealApiServer(options: RealApiServerOptions = {}): Promise<RealApiServer> {
+  const defaults = (options.apiServerArgs ?? []).length === 0 && (options.controllerManager ?? false) === false;
+  const shared = defaults && options.private !== true ? await sharedApiServer() : undefined;
+  if (shared !== undefined) return sharedHandle(shared);
   const binaryAssetsDir = await buildRealApiServer(); // cached: returns at once
   const minor = Number(/k8s-v1\.(\d+)\./.exec(binaryAssetsDir)?.[1] ?? 0);
   const env = await startTestEnvironment({
@@ -97,6 +117,7 @@ export async function startRealApiServer(options: RealApiServerOptions = {}): Pr
     startTimeoutMs: options.readyTimeoutMs ?? 180_000,
   });
   return {
+    shared: false,
     kubeConfigPath: env.kubeconfigPath,
     kubeConfig: env.kubeConfig,
     server: env.server,
@@ -114,6 +135,51 @@ export async function startRealApiServer(options: RealApiServerOptions = {}): Pr
       return { ms: Date.now() - started };
     },
     stop: () => env.stop(),
+  };
+}
+
+/** What the global setup hands the test files about the shared server (plain data: it crosses processes). */
+export type SharedApiServerInfo = Pick<RealApiServer, 'kubeConfigPath' | 'server' | 'token' | 'ca' | 'etcdEndpoint' | 'pids' | 'dir'>;
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The real-apiserver suite's shared server, when its global setup started one. */
+    sharedRealApiServer: SharedApiServerInfo | undefined;
+  }
+}
+
+/** The shared server the global setup provided, or undefined (outside vitest, or none started). */
+async function sharedApiServer(): Promise<SharedApiServerInfo | undefined> {
+  if (process.env.VITEST === undefined) return undefined;
+  const { inject } = await import('vitest');
+  return inject('sharedRealApiServer');
+}
+
+/** The plain data of a running server, for the global setup's `provide`. */
+export function sharedApiServerInfo(server: RealApiServer): SharedApiServerInfo {
+  const { kubeConfigPath, server: url, token, ca, etcdEndpoint, pids, dir } = server;
+  return { kubeConfigPath, server: url, token, ca, etcdEndpoint, pids: { ...pids }, dir };
+}
+
+/** A handle on the shared server: `stop()` only checks it is still up; `restart()` rejects. */
+function sharedHandle(info: SharedApiServerInfo): RealApiServer {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(info.kubeConfigPath);
+  return {
+    ...info,
+    shared: true,
+    kubeConfig,
+    restart: (what) =>
+      Promise.reject(
+        new Error(
+          `restart('${what}') on the real-apiserver suite's shared server: it would break the other test files; ` +
+            'a test that kills, restarts or reconfigures its server starts one of its own with startRealApiServer({ private: true })',
+        ),
+      ),
+    stop: async () => {
+      const dead = (['apiServer', 'etcd'] as const).filter((p) => !processRunning(info.pids[p]));
+      if (dead.length > 0) throw new Error(`the real-apiserver suite's shared server died under the tests (${dead.join(', ')} gone); logs in ${info.dir}`);
+    },
   };
 }
 

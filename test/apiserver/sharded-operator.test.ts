@@ -69,7 +69,9 @@ describe('the configmapset operator, three sharded replica processes, on the rea
   const replicas: Replica[] = [];
 
   beforeAll(async () => {
-    server = await startRealApiServer();
+    // Its own server: fixed namespace names, and the replicas reconcile (and the checks list) every
+    // ConfigMapSet and set-labelled ConfigMap in the cluster.
+    server = await startRealApiServer({ private: true });
     await installCrd(server.kubeConfig, AbortSignal.timeout(60_000));
     const ns = newResourceClient(server.kubeConfig, resources.namespaces, { fieldManager: 'test-user' });
     sets = newResourceClient(server.kubeConfig, configMapSets, { fieldManager: 'test-user' });

@@ -15,7 +15,8 @@ describe('the real kube-apiserver harness', () => {
   const namespace = `ki-smoke-${randomBytes(3).toString('hex')}`;
 
   beforeAll(async () => {
-    server = await startRealApiServer();
+    // Its own server: the last test stops it and checks that no process is left.
+    server = await startRealApiServer({ private: true });
     core = server.kubeConfig.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: namespace } } });
   });

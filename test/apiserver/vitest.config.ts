@@ -7,7 +7,8 @@ export default defineConfig({
     root: fileURLToPath(new URL('../..', import.meta.url)),
     include: ['test/apiserver/**/*.test.ts'],
     globalSetup: ['test/apiserver/global-setup.ts'],
-    // Each file starts its own etcd + apiserver; on 2 cores one pair at a time is the fast way.
+    // The global setup starts one etcd + apiserver that most files share (startRealApiServer() with the
+    // default flags); files that restart or reconfigure theirs start their own. On 2 cores, one file at a time.
     fileParallelism: false,
     pool: 'forks',
     testTimeout: 120_000,
