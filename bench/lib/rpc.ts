@@ -111,26 +111,28 @@ export function forkRpc<C extends RpcCommand>(modulePath: string, options: RpcCh
   let readyFns!: { resolve: () => void; reject: (err: Error) => void };
   const ready = new Promise<void>((resolve, reject) => (readyFns = { resolve, reject }));
   ready.catch(() => {});
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let exitedFn!: (code: number | null) => void;
+  const exited = new Promise<number | null>((resolve) => (exitedFn = resolve));
+  child.once('exit', (code) => exitedFn(code));
 
   const kill = (): void => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
   /** The child is of no more use: everything waiting rejects, and the child is killed if it still runs. */
-  const fail = (reason: (command: string) => Error): void => {
-    gone ??= reason('a command');
+  const fail = (reason: (w: Pick<Waiting, 'command'>) => Error): void => {
+    gone ??= reason({ command: 'a command' });
     readyFns.reject(gone);
     for (const [id, w] of waiting) {
       waiting.delete(id);
       if (w.timer !== undefined) clock.clearTimeout(w.timer);
-      w.reject(reason(w.command));
+      w.reject(reason(w));
     }
     kill();
   };
 
   // The runner's process may end without closing the child (a crash): the child goes with it.
   process.once('exit', kill);
-  const onAbort = (): void => fail((command) => new RpcChildError(`${name}: aborted during ${command} (${String(signal?.reason)})`));
+  const onAbort = (): void => fail((w) => new RpcChildError(`${name}: aborted during ${w.command} (${String(signal?.reason)})`));
   if (signal?.aborted) queueMicrotask(onAbort);
   else signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -143,11 +145,14 @@ export function forkRpc<C extends RpcCommand>(modulePath: string, options: RpcCh
     if (reply.ok) w.resolve(reply.result);
     else w.reject(new RpcRemoteError(name, w.command, reply.error));
   });
-  child.once('error', (err) => fail((command) => new RpcChildError(`${name}: ${err.message} (during ${command})`)));
+  child.once('error', (err) => {
+    fail((w) => new RpcChildError(`${name}: ${err.message} (during ${w.command})`));
+    if (child.pid === undefined) exitedFn(null); // it never started: no 'exit' will come
+  });
   child.once('exit', (code, sig) => {
     process.off('exit', kill);
     signal?.removeEventListener('abort', onAbort);
-    fail((command) => new RpcChildError(`${name} process exited (${sig ?? `code ${code}`}) during ${command}`));
+    fail((w) => new RpcChildError(`${name} process exited (${sig ?? `code ${code}`}) during ${w.command}`));
   });
 
   /** Registers the command at once (an abort or exit from now on rejects it), sends it once the child is ready. */
@@ -160,12 +165,12 @@ export function forkRpc<C extends RpcCommand>(modulePath: string, options: RpcCh
       void ready.then(() => {
         if (!waiting.has(id)) return;
         if (limitMs > 0) {
-          const timedOut = (c: string): Error =>
-            new RpcChildError(c === command.cmd ? `${name}: no answer to ${c} within ${limitMs} ms (killed)` : `${name} killed: no answer to ${command.cmd} within ${limitMs} ms (during ${c})`);
+          const timedOut = (w: Pick<Waiting, 'command'>): Error =>
+            new RpcChildError(w === entry ? `${name}: no answer to ${w.command} within ${limitMs} ms (killed)` : `${name} killed: no answer to ${command.cmd} within ${limitMs} ms (during ${w.command})`);
           entry.timer = clock.setTimeout(() => fail(timedOut), limitMs);
         }
         child.send({ id, command } satisfies Request, (err) => {
-          if (err !== null && err !== undefined) fail((c) => new RpcChildError(`${name}: sending ${command.cmd} failed: ${err.message} (during ${c})`));
+          if (err !== null && err !== undefined) fail((w) => new RpcChildError(`${name}: sending ${command.cmd} failed: ${err.message} (during ${w.command})`));
         });
       }, () => {});
     });
@@ -212,12 +217,11 @@ export function serveRpc<C extends RpcCommand>(handle: (command: C | ExitCommand
     const answer = (reply: Reply, then?: () => void): void => {
       if (process.connected) send(reply, undefined, {}, () => then?.());
     };
-    Promise.resolve()
+    // An answer that cannot be sent (a value IPC cannot serialise) goes back as the command's error.
+    void Promise.resolve()
       .then(() => handle(command))
-      .then(
-        (result) => answer({ id, ok: true, result }, () => command.cmd === 'exit' && process.connected && process.disconnect()),
-        (err: unknown) => answer({ id, ok: false, error: errorOf(err) }),
-      );
+      .then((result) => answer({ id, ok: true, result }, () => command.cmd === 'exit' && process.connected && process.disconnect()))
+      .catch((err: unknown) => answer({ id, ok: false, error: errorOf(err) }));
   });
   process.once('disconnect', () => {
     void Promise.resolve()

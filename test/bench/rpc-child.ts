@@ -10,6 +10,7 @@ export type FixtureCommand =
   | { cmd: 'release'; value: string }
   | { cmd: 'linger' }
   | { cmd: 'hang' }
+  | { cmd: 'bigint' }
   | { cmd: 'crash'; code: number }
   | { cmd: 'exit' };
 
@@ -44,6 +45,8 @@ serveRpc<FixtureCommand>((command) => {
         }, 200),
       );
     }
+    case 'bigint':
+      return 1n;
     case 'hang':
       return new Promise<never>(() => {});
     case 'crash':

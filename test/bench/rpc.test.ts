@@ -57,6 +57,9 @@ describe('forkRpc and serveRpc', () => {
     expect(remote.stack).toContain('(command fail)');
     expect(remote.stack).toContain('rpc-child.ts');
     await expect(child.call({ cmd: 'echo', value: 1 })).resolves.toBe(1);
+    // An answer IPC cannot carry is the command's error, not a child that dies of an unhandled rejection.
+    await expect(child.call({ cmd: 'bigint' })).rejects.toThrow(/fixture: .*BigInt/);
+    await expect(child.call({ cmd: 'echo', value: 2 })).resolves.toBe(2);
   });
 
   it('kills a child that does not answer within the time limit', async () => {
