@@ -1,7 +1,7 @@
 // The benchmark's server process: the fake API server, loaded with pods and recorded MODIFIED events.
 //
-// Started by bench/run.ts with `fork` (its own process, so its CPU and heap are never counted against a
-// contender) and driven over IPC with the commands of `ServerCommand` in lib/protocol.ts:
+// Started by bench/run.ts with `forkRpc` (lib/rpc.ts: its own process, so its CPU and heap are never counted
+// against a contender) and driven over IPC with the commands of `ServerCommand` in lib/protocol.ts:
 // - `load`: a fresh server with `pods` pods, then `events` MODIFIED events recorded in its history but
 //   sent to nobody (no watch is open yet). A contender that lists at exactly `loadedRv` and then watches
 //   from there gets the whole burst replayed as fast as the socket drains: throughput is the client's.
@@ -10,6 +10,7 @@
 import { startFakeApiServer, type FakeApiServer } from '../src/testing/index.js';
 import type { LoadResult, ServerCommand } from './lib/protocol.js';
 import { makePod } from './lib/pods.js';
+import { serveRpc } from './lib/rpc.js';
 
 const TOKEN = 'bench-token';
 let server: FakeApiServer | undefined;
@@ -57,6 +58,13 @@ async function load(pods: number, events: number): Promise<LoadResult> {
   return { url: server.url, token: TOKEN, loadedRv, finalRv: server.resourceVersion(), loadSeconds, eventSeconds, podBytes, metaBytes };
 }
 
+async function shutdown(): Promise<void> {
+  clearInterval(steadyTimer);
+  const closing = server;
+  server = undefined;
+  await closing?.close();
+}
+
 function steady(ratePerSecond: number): void {
   clearInterval(steadyTimer);
   const tickMs = 100;
@@ -67,34 +75,21 @@ function steady(ratePerSecond: number): void {
   }, tickMs);
 }
 
-process.on('message', (msg: ServerCommand) => {
-  void (async () => {
-    try {
-      switch (msg.cmd) {
-        case 'load':
-          process.send?.({ ok: true, result: await load(msg.pods, msg.events) });
-          break;
-        case 'steady':
-          steady(msg.ratePerSecond);
-          process.send?.({ ok: true });
-          break;
-        case 'stop-steady':
-          clearInterval(steadyTimer);
-          process.send?.({ ok: true });
-          break;
-        case 'exit':
-          clearInterval(steadyTimer);
-          await server?.close();
-          process.send?.({ ok: true });
-          process.disconnect();
-          break;
-      }
-    } catch (err) {
-      process.send?.({ ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+serveRpc<ServerCommand>(
+  async (msg) => {
+    switch (msg.cmd) {
+      case 'load':
+        return load(msg.pods, msg.events);
+      case 'steady':
+        steady(msg.ratePerSecond);
+        return undefined;
+      case 'stop-steady':
+        clearInterval(steadyTimer);
+        return undefined;
+      case 'exit':
+        await shutdown();
+        return undefined;
     }
-  })();
-});
-process.on('disconnect', () => {
-  clearInterval(steadyTimer);
-  void server?.close();
-});
+  },
+  { onDisconnect: shutdown },
+);

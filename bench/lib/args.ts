@@ -1,6 +1,6 @@
 // Command-line flags of bench/run.ts, with the defaults of a full run and of --quick.
 
-import { OPERATOR_SIDES, type OperatorArgs, type OperatorSideId } from './operator-phase.js';
+import { OPERATOR_SIDES, type OperatorArgs, type OperatorSideId } from './operator-args.js';
 import { DEFAULT_SHAPE, type ContenderId, type IndepShape } from './protocol.js';
 
 /** The parsed flags. */

@@ -9,13 +9,13 @@
 // contender once (order rotated): it syncs, the runner then arms the burst, the server generates the
 // --indep-events events into that contender's watch, and the contender exits once it has seen them all.
 
-import { fork, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
 import type { BenchArgs } from './args.js';
 import { buildBench, buildDist, compiled } from './build.js';
 import type { IndepBurst, IndepCommand, IndepLoad } from './indep-server.js';
 import { CONTENDERS, startContender } from './processes.js';
 import { DEFAULT_SHAPE, type ContenderId, type ContenderLine, type DoneLine, type IndepShape, type SyncedLine } from './protocol.js';
+import { forkRpc, type RpcChild } from './rpc.js';
 import { fmt, fmtSummary, summarize, type Summary } from './stats.js';
 
 /** One contender child of the phase. */
@@ -45,43 +45,9 @@ export interface IndepSection {
   errors: string[];
 }
 
-type Command = IndepCommand extends infer C ? (C extends { id: number } ? Omit<C, 'id'> : never) : never;
-
 /** The server child, commands matched to answers by id (a burst answers late). */
-function startIndepServer(): { ready: Promise<void>; send<R>(cmd: Command): Promise<R>; close(): Promise<void>; child: ChildProcess } {
-  const child = fork(compiled('lib/indep-server.ts'), [], { execArgv: ['--expose-gc', '--max-old-space-size=8192'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  let next = 1;
-  let readyFn!: () => void;
-  const ready = new Promise<void>((resolve) => (readyFn = resolve));
-  child.on('message', (msg: { id: number; ok: boolean; result?: unknown; error?: string }) => {
-    if (msg.id === 0) return readyFn();
-    const w = waiting.get(msg.id);
-    waiting.delete(msg.id);
-    if (msg.ok) w?.resolve(msg.result);
-    else w?.reject(new Error(`indep server: ${msg.error}`));
-  });
-  child.once('exit', () => {
-    for (const w of waiting.values()) w.reject(new Error('indep server exited'));
-    waiting.clear();
-  });
-  const send = <R>(cmd: Command): Promise<R> =>
-    new Promise<R>((resolve, reject) => {
-      const id = next++;
-      waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      child.send({ ...cmd, id });
-    });
-  return {
-    ready,
-    send,
-    child,
-    async close() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      await send({ cmd: 'exit' }).catch(() => child.kill());
-      await exited;
-    },
-  };
+function startIndepServer(): RpcChild<IndepCommand> {
+  return forkRpc<IndepCommand>(compiled('lib/indep-server.ts'), { name: 'indep server', execArgv: ['--expose-gc', '--max-old-space-size=8192'] });
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -95,9 +61,8 @@ export async function runIndepPhase(args: BenchArgs, command: string, log: (msg:
   const section: IndepSection = { date: new Date(started).toISOString(), command, durationMinutes: 0, node: process.version, cpus: `${cpus().length} × ${cpus()[0]?.model ?? '?'}`, events, reps, podBytes: Number.NaN, shape, runs: [], errors: [] };
   const server = startIndepServer();
   try {
-    await server.ready;
     for (const pods of sizes) {
-      const load = await server.send<IndepLoad>({ cmd: 'load', pods, shape });
+      const load = await server.call<IndepLoad>({ cmd: 'load', pods, shape });
       section.podBytes = load.podBytes;
       log(`indep: ${pods} pods of ${Math.round(load.podBytes)} B served from a child process (${JSON.stringify(shape)}); ${events} MODIFIED events per watch`);
       for (let rep = 0; rep < reps; rep++) {
@@ -106,14 +71,14 @@ export async function runIndepPhase(args: BenchArgs, command: string, log: (msg:
           const child = startContender({ id, url: load.url, token: load.token, mode: 'watch', pods, events, handlers: spec.handlers, metadataOnly: false, strip: false, watchList: false, sampleMs: 10_000, syncTimeoutMs: Math.max(120_000, pods * 3) }, args.profile.includes(id));
           let burst: Promise<IndepBurst> | undefined;
           child.onLine((l) => {
-            if (l.type === 'synced') burst = server.send<IndepBurst>({ cmd: 'burst', events });
+            if (l.type === 'synced') burst = server.call<IndepBurst>({ cmd: 'burst', events });
           });
           const limit = setTimeout(() => void child.stop(), Math.max(120_000, pods * 3) + 300_000);
           await child.exited;
           clearTimeout(limit);
           // A burst whose watch never opened (the contender failed) would wait forever: don't.
           const result = burst === undefined ? undefined : await Promise.race([burst, new Promise<undefined>((r) => setTimeout(() => r(undefined), 5_000))]);
-          await server.send({ cmd: 'reset' });
+          await server.call({ cmd: 'reset' });
           const run: IndepRun = { id, pods, rep, lines: child.lines, burst: result };
           section.runs.push(run);
           log(`indep ${id} pods=${pods} rep=${rep}: ${describeRun(run)}`);

@@ -1,6 +1,6 @@
 // The independent phase's server process: a loopback pod server in the shape of issue 29's outside harness, not the fake API server.
 //
-// Forked (compiled) by bench/lib/indep-phase.ts and driven over IPC (`IndepCommand`). What it serves:
+// Forked (compiled) by bench/lib/indep-phase.ts and driven over IPC (`IndepCommand`, bench/lib/rpc.ts). What it serves:
 // - GET /api/v1/pods?limit=500[&continue=…]: pages of pods, items WITHOUT kind and apiVersion (as
 //   kube-apiserver sends list items), the continue token an offset; without `limit` one whole list;
 // - GET /api/v1/pods?watch=1…: an open watch. Nothing comes on it until the runner arms a burst
@@ -16,9 +16,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { indepPod, makePod, type BenchPod } from './pods.js';
 import { DEFAULT_SHAPE, type IndepShape } from './protocol.js';
+import { serveRpc } from './rpc.js';
 
 /** Commands of the runner. */
-export type IndepCommand = { id: number } & ({ cmd: 'load'; pods: number; shape: IndepShape } | { cmd: 'burst'; events: number } | { cmd: 'reset' } | { cmd: 'exit' });
+export type IndepCommand = { cmd: 'load'; pods: number; shape: IndepShape } | { cmd: 'burst'; events: number } | { cmd: 'reset' } | { cmd: 'exit' };
 
 /** The answer to `load`. */
 export interface IndepLoad {
@@ -168,27 +169,23 @@ function load(pods: number, given: IndepShape): IndepLoad {
   return { url: `http://127.0.0.1:${port}`, token: TOKEN, podBytes: sample.reduce((a, b) => a + b, 0) / sample.length };
 }
 
-// Every answer carries the command's id: a burst answers when it was written, other commands meanwhile.
-server.listen(0, '127.0.0.1', () => process.send?.({ id: 0, ok: true, result: 'listening' }));
-process.on('message', (msg: IndepCommand) => {
-  try {
-    if (msg.cmd === 'load') process.send?.({ id: msg.id, ok: true, result: load(msg.pods, msg.shape) });
-    else if (msg.cmd === 'reset') {
+// Commands are served once the server listens; a burst answers when it was written, other commands meanwhile.
+server.listen(0, '127.0.0.1', () =>
+  serveRpc<IndepCommand>((msg) => {
+    if (msg.cmd === 'load') return load(msg.pods, msg.shape);
+    if (msg.cmd === 'reset') {
       // Between contenders: no watch of the last one left open, no burst left armed for the next one.
       armed = undefined;
       for (const res of [...watches]) res.destroy();
-      process.send?.({ id: msg.id, ok: true });
-    } else if (msg.cmd === 'burst') {
-      armed = { events: msg.events, reply: (result) => process.send?.({ id: msg.id, ok: true, result }) };
-      startBurst();
-    } else {
-      for (const res of [...watches]) res.destroy();
-      server.close(() => {
-        process.send?.({ id: msg.id, ok: true });
-        process.disconnect();
+      return undefined;
+    }
+    if (msg.cmd === 'burst') {
+      return new Promise<IndepBurst>((resolve) => {
+        armed = { events: msg.events, reply: resolve };
+        startBurst();
       });
     }
-  } catch (err) {
-    process.send?.({ id: msg.id, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
-  }
-});
+    for (const res of [...watches]) res.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  }),
+);

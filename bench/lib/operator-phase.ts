@@ -27,33 +27,10 @@ import { compiled } from './build.js';
 import { quantile } from './controller-sides.js';
 import { OperatorWorld, type SpecWrite } from './operator-world.js';
 import { epochMs, type OperatorSideConfig, type WindowGc } from './operator-side.js';
+import { OPERATOR_SIDES, type OperatorArgs, type OperatorSideId } from './operator-args.js';
 import { benchDir } from './processes.js';
 import type { ServerRunMeta } from './real-phase.js';
 import { fmt, fmtSummary, summarize, type Summary } from './stats.js';
-
-/** The sides, in table order. */
-export type OperatorSideId = 'controller-runtime' | 'kube-informer' | 'client-node';
-/** Every side. */
-export const OPERATOR_SIDES: OperatorSideId[] = ['controller-runtime', 'kube-informer', 'client-node'];
-
-/** The operator phase's flags. */
-export interface OperatorArgs {
-  /** Primaries (BenchSets) per size. */
-  primaries: number[];
-  /** ConfigMaps per BenchSet. */
-  children: number;
-  /** Reconciles at once, every side. */
-  concurrency: number;
-  /** Spec writes per second, and for how long, after converge. */
-  rate: number;
-  seconds: number;
-  /** Repetitions at the sizes up to 1 000 and above. */
-  reps: number;
-  repsLarge: number;
-  sides: OperatorSideId[];
-  /** Node sides whose saturation restart runs under `node --cpu-prof` (bench/results/profiles/). */
-  profile: OperatorSideId[];
-}
 
 /** What one side's `final` line says. */
 interface FinalLine {

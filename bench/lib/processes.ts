@@ -1,12 +1,13 @@
-// Starting the benchmark's processes: the server (fork + IPC) and one contender child (JSON lines on stdout).
+// Starting the benchmark's processes: the server (forked, commands over lib/rpc.ts) and one contender child (JSON lines on stdout).
 
-import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { compiled } from './build.js';
 import type { ContenderConfig, ContenderId, ContenderLine, LoadResult, ServerCommand } from './protocol.js';
+import { forkRpc } from './rpc.js';
 
 /** bench/ */
 export const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -18,39 +19,13 @@ export interface ServerProcess {
   close(): Promise<void>;
 }
 
-/** Forks bench/server.ts with a large heap (100 000 pods plus recorded history take gigabytes). */
+/** Forks bench/server.ts with a large heap (100 000 pods plus recorded history take gigabytes); one command at a time. */
 export function startServer(): ServerProcess {
-  const child = fork(join(benchDir, 'server.ts'), [], {
-    execArgv: ['--import', 'tsx', '--expose-gc', '--max-old-space-size=16384'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let queue = Promise.resolve<unknown>(undefined);
-  const send = <R>(cmd: ServerCommand): Promise<R> => {
-    const next = queue.then(
-      () =>
-        new Promise<R>((resolve, reject) => {
-          const onExit = (): void => reject(new Error(`server process exited during ${cmd.cmd}`));
-          child.once('exit', onExit);
-          child.once('message', (msg: { ok: boolean; result?: R; error?: string }) => {
-            child.off('exit', onExit);
-            if (msg.ok) resolve(msg.result as R);
-            else reject(new Error(`server: ${msg.error}`));
-          });
-          child.send(cmd);
-        }),
-    );
-    queue = next.catch(() => undefined);
-    return next;
-  };
+  const child = forkRpc<ServerCommand>(join(benchDir, 'server.ts'), { name: 'server', serial: true, execArgv: ['--import', 'tsx', '--expose-gc', '--max-old-space-size=16384'] });
   return {
-    send,
-    load: (pods, events) => send<LoadResult>({ cmd: 'load', pods, events }),
-    async close() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      await send({ cmd: 'exit' }).catch(() => child.kill());
-      await exited;
-    },
+    send: <R>(cmd: ServerCommand) => child.call<R>(cmd),
+    load: (pods, events) => child.call<LoadResult>({ cmd: 'load', pods, events }),
+    close: () => child.close(),
   };
 }
 

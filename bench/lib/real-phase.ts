@@ -13,7 +13,6 @@
 // Contenders get the kubeconfig and the namespace in their config; the server, etcd and the writer are
 // never measured.
 
-import { fork } from 'node:child_process';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { BenchArgs } from './args.js';
@@ -21,6 +20,7 @@ import { benchDir, CONTENDERS, startContender } from './processes.js';
 import type { ContenderConfig, ContenderId, ContenderLine, ContenderMode, DoneLine, SyncedLine } from './protocol.js';
 import { fmt, fmtSummary, summarize, type Summary } from './stats.js';
 import type { CleanupStats, SampleStats, WriterCommand, WriteStats } from './real-writer.js';
+import { forkRpc, type RpcChild } from './rpc.js';
 
 /** One contender child of the real phase. */
 export interface RealRun {
@@ -71,42 +71,9 @@ export interface RealSection extends ServerRunMeta {
   errors: string[];
 }
 
-/** The writer child: one command at a time over IPC. */
-interface Writer {
-  send<R = unknown>(cmd: WriterCommand): Promise<R>;
-  close(): Promise<void>;
-}
-
-function startWriter(): Writer {
-  const child = fork(join(benchDir, 'lib', 'real-writer.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  let queue = Promise.resolve<unknown>(undefined);
-  const send = <R>(cmd: WriterCommand): Promise<R> => {
-    const next = queue.then(
-      () =>
-        new Promise<R>((resolve, reject) => {
-          if (child.exitCode !== null || !child.connected) return reject(new Error(`writer process gone before ${cmd.cmd}`));
-          const onExit = (): void => reject(new Error(`writer process exited during ${cmd.cmd}`));
-          child.once('exit', onExit);
-          child.once('message', (msg: { ok: boolean; result?: R; error?: string }) => {
-            child.off('exit', onExit);
-            if (msg.ok) resolve(msg.result as R);
-            else reject(new Error(`writer: ${msg.error}`));
-          });
-          child.send(cmd);
-        }),
-    );
-    queue = next.catch(() => undefined);
-    return next;
-  };
-  return {
-    send,
-    async close() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      await send({ cmd: 'exit' }).catch(() => child.kill());
-      await exited;
-    },
-  };
+/** The writer child: one command at a time over IPC (lib/rpc.ts). */
+function startWriter(): RpcChild<WriterCommand> {
+  return forkRpc<WriterCommand>(join(benchDir, 'lib', 'real-writer.ts'), { name: 'writer', serial: true, execArgv: ['--import', 'tsx'] });
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -166,7 +133,7 @@ export async function runRealPhase(args: BenchArgs, command: string, log: (msg: 
 
   const watchOnce = async (id: ContenderId, pods: number, rep: number): Promise<void> => {
     const cfg = config(id, 'watch', pods);
-    const terminatedBefore = await writer.send<number | undefined>({ cmd: 'terminated' }).catch(() => undefined);
+    const terminatedBefore = await writer.call<number | undefined>({ cmd: 'terminated' }).catch(() => undefined);
     const child = startContender(cfg, args.profile.includes(id));
     let doneAt: number | undefined;
     const first = new Promise<ContenderLine | undefined>((resolve) => {
@@ -180,7 +147,7 @@ export async function runRealPhase(args: BenchArgs, command: string, log: (msg: 
     const synced = await first;
     clearTimeout(limit);
     const terminatedSince = async (): Promise<number | undefined> => {
-      const after = terminatedBefore === undefined ? undefined : await writer.send<number | undefined>({ cmd: 'terminated' }).catch(() => undefined);
+      const after = terminatedBefore === undefined ? undefined : await writer.call<number | undefined>({ cmd: 'terminated' }).catch(() => undefined);
       return after === undefined || terminatedBefore === undefined ? undefined : after - terminatedBefore;
     };
     if (synced?.type !== 'synced') {
@@ -190,7 +157,7 @@ export async function runRealPhase(args: BenchArgs, command: string, log: (msg: 
     }
     let stats: WriteStats | undefined;
     try {
-      stats = await writer.send<WriteStats>({ cmd: 'patch', count: args.events, pods, rate: args.realRate });
+      stats = await writer.call<WriteStats>({ cmd: 'patch', count: args.events, pods, rate: args.realRate });
     } catch (err) {
       child.lines.push({ type: 'error', message: `writer: ${message(err)}`, cached: synced.cached });
     }
@@ -206,19 +173,19 @@ export async function runRealPhase(args: BenchArgs, command: string, log: (msg: 
   };
 
   try {
-    await writer.send({ cmd: 'init', kubeconfig, namespace, concurrency: args.writers });
-    section.serverVersion = await writer.send<string>({ cmd: 'version' });
+    await writer.call({ cmd: 'init', kubeconfig, namespace, concurrency: args.writers });
+    section.serverVersion = await writer.call<string>({ cmd: 'version' });
     log(`real: kube-apiserver ${section.serverVersion}; namespace ${namespace} (deleted at the end; if this run is interrupted, delete its pods with DELETE /api/v1/namespaces/${namespace}/pods?gracePeriodSeconds=0)`);
-    await writer.send({ cmd: 'setup' });
+    await writer.call({ cmd: 'setup' });
     let loaded = 0;
     for (const [si, pods] of sizes.entries()) {
       log(`real: writing pods ${loaded}…${pods - 1} (create, then status) with ${args.writers} requests in flight`);
-      const stats = await writer.send<WriteStats>({ cmd: 'load', from: loaded, to: pods, status: true });
+      const stats = await writer.call<WriteStats>({ cmd: 'load', from: loaded, to: pods, status: true });
       section.loads.push({ pods, added: pods - loaded, stats });
       log(`real: ${pods} pods: ${stats.writes} writes in ${stats.seconds.toFixed(1)}s (${Math.round(stats.writes / stats.seconds)} writes/s, p50 ${stats.p50Ms.toFixed(0)} ms, p99 ${stats.p99Ms.toFixed(0)} ms, ${stats.retries} retries)`);
       loaded = pods;
       if (si === 0) {
-        section.sample = await writer.send<SampleStats>({ cmd: 'sample' });
+        section.sample = await writer.call<SampleStats>({ cmd: 'sample' });
         log(`real: ${Math.round(section.sample.podBytes)} B/pod as served, ${Math.round(section.sample.metaBytes)} B/pod metadata-only`);
       }
       for (let rep = 0; rep < args.reps; rep++) {
@@ -236,7 +203,7 @@ export async function runRealPhase(args: BenchArgs, command: string, log: (msg: 
   } finally {
     try {
       log(`real: deleting the pods of ${namespace}`);
-      section.cleanup = await writer.send<CleanupStats>({ cmd: 'cleanup' });
+      section.cleanup = await writer.call<CleanupStats>({ cmd: 'cleanup' });
       log(`real: cleanup in ${section.cleanup.seconds.toFixed(1)}s (${section.cleanup.rounds} collection deletes, ${section.cleanup.remaining} pods left; namespace DELETE → ${section.cleanup.namespaceStatus})`);
     } catch (err) {
       section.errors.push(`cleanup: ${message(err)}`);

@@ -1,7 +1,8 @@
 // The writer process of the real-apiserver phase: loads pods into the benchmark's namespace, patches them, cleans up.
 //
 // Forked by bench/lib/real-phase.ts (its own process, so its CPU never counts against a contender)
-// and driven over IPC with `WriterCommand`s, one at a time; every answer is `{ ok, result | error }`.
+// and driven over IPC with `WriterCommand`s, one at a time (bench/lib/rpc.ts: a failed command comes back
+// with its message and stack).
 // Requests are plain HTTPS (bench/lib/real-http.ts) over one keep-alive pool of `concurrency`
 // sockets, with at most `concurrency` requests in flight. A request that fails (network error, 429,
 // 5xx) is retried up to 5 times; a create answered 409 AlreadyExists counts as done (the retry of a
@@ -16,6 +17,7 @@
 import https from 'node:https';
 import { makePod } from './pods.js';
 import { send, serverAccess, type Reply, type ServerAccess } from './real-http.js';
+import { serveRpc } from './rpc.js';
 
 /** What the runner asks of the writer. */
 export type WriterCommand =
@@ -255,9 +257,4 @@ async function handle(msg: WriterCommand): Promise<unknown> {
   }
 }
 
-process.on('message', (msg: WriterCommand) => {
-  handle(msg).then(
-    (result) => process.send?.({ ok: true, result }, () => msg.cmd === 'exit' && process.disconnect()),
-    (err: unknown) => process.send?.({ ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
-  );
-});
+serveRpc<WriterCommand>(handle, { onDisconnect: () => agent?.destroy() });
