@@ -24,3 +24,7 @@ export type { LabelSelectorInput } from '../core/selector-parser.js';
 export { parseLabelSelector, toLabelSelector } from '../core/selector-parser.js';
 export type { Lister, NamespaceLister } from './lister.js';
 export { newLister } from './lister.js';
+// For the informer's write paths (the first list taken whole); not in an entry point.
+export { putByKey, adoptContent, prepareContent } from './store.js';
+export type { StoreContent } from './store.js';
+export { readonlyIndexer } from './readonly.js';
