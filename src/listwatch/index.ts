@@ -14,11 +14,8 @@ export { ResourceClient, newResourceClient } from './resource-client.js';
 export type { ResourceClientOptions, CreateOrUpdateOptions, CreateOrUpdateResult } from './resource-client.js';
 export type {
   ApplyConfiguration,
-  ApplyIdentity,
-  ApplyMetadata,
   ApplyOptions,
   ClientListOptions,
-  DeepPartial,
   DeleteOptions,
   DeleteResult,
   JsonPatchOperation,
