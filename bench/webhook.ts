@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   server.register(
     '/validate',
     validatingWebhook<ConfigMap>({ name: 'v.bench' }, (req) =>
-      req.object!.metadata.name.endsWith('0') ? deny('name ends in 0', { fieldErrors: [{ field: 'metadata.name', message: 'must not end in 0' }] }) : allow(),
+      req.object!.metadata.name.endsWith('0') ? deny('name ends in 0', { fieldErrors: [{ field: 'metadata.name', type: 'FieldValueInvalid', message: 'must not end in 0' }] }) : allow(),
     ),
   );
   server.register(

@@ -11,40 +11,9 @@
  * @module kube-informer/cache
  */
 
-export {
-  NamespaceIndex,
-  metaNamespaceIndexFunc,
-  IndexFuncError,
-  UnknownIndexError,
-  IndexerConflictError,
-  IndexedStore,
-  newStore,
-  newIndexer,
-  newLister,
-  SelectorParseError,
-  everythingSelector,
-  nothingSelector,
-  labelSelectorFromSet,
-  labelSelectorFromObject,
-  parseLabelSelector,
-  toLabelSelector,
-} from './store/index.js';
-export type {
-  IndexFunc,
-  Indexers,
-  Store,
-  Indexer,
-  IndexValues,
-  Lister,
-  NamespaceLister,
-  SelectorOperator,
-  LabelRequirement,
-  Labels,
-  LabelSelector,
-  LabelSelectorObject,
-  LabelSelectorRequirementObject,
-  LabelSelectorInput,
-} from './store/index.js';
+// The listers, indexers, their errors and the label-selector parser are the root's (one home each).
+export { IndexedStore, newStore, newIndexer, everythingSelector, nothingSelector, labelSelectorFromSet, toLabelSelector } from './store/index.js';
+export type { IndexValues } from './store/index.js';
 export { DeltaFIFO, FifoClosedError, TransformFailedError, isFifoClosedError, newestDelta, oldestDelta } from './fifo/index.js';
 export type { ChangeProcessFunc, Delta, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter, PopProcessFunc } from './fifo/index.js';
 export { Reflector, INITIAL_EVENTS_END_ANNOTATION } from './reflector/index.js';

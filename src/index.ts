@@ -1,7 +1,8 @@
 // kube-informer: client-go's informer machinery (tools/cache, util/workqueue) for Node controllers.
 // The front door names the user-facing API one by one; building blocks live behind subpaths:
 // `kube-informer/cache` (store, fifo, reflector, mutation detector), `kube-informer/workqueue`,
-// `kube-informer/leaderelection`, and the test kit `kube-informer/testing`. Every change of what is
+// `kube-informer/leaderelection`, the controller runtime `kube-informer/controller`, and the test kit
+// `kube-informer/testing`. Every change of what is
 // exported here shows in the API report (etc/kube-informer.api.md).
 
 /**
@@ -57,43 +58,6 @@ export type {
   WatchHealth,
   StaleCache,
 } from './informer/index.js';
-
-// Controllers: the reconcile runtime over informers (owns/watches, predicates, backoff, deadlines, leader election).
-export {
-  Controller,
-  Action,
-  exponentialBackoff,
-  predicates,
-  controllerOwnerKey,
-  runWhileLeading,
-  finalizer,
-  ReconcileTimeoutError,
-  TerminalError,
-  NotStartedError,
-} from './controller/index.js';
-export type {
-  ControllerBuilder,
-  ControllerOptions,
-  ControllerStats,
-  ControllerMetricsProvider,
-  ReconcileResult,
-  Reconciler,
-  ReconcileContext,
-  ReconcileClient,
-  ReconcileReason,
-  ReconcileErrorPolicy,
-  ExponentialBackoffOptions,
-  WatchOptions,
-  Predicate,
-  ChangeEvent,
-  MapFunc,
-  ObjectRef,
-  ScheduleRequest,
-  RunWhileLeadingOptions,
-  Runnable,
-  FinalizerContext,
-  FinalizerHandlers,
-} from './controller/index.js';
 
 // Objects, keys, resource versions, resources, errors, the clock, logging, selectors.
 export {
@@ -175,12 +139,7 @@ export type {
   ClientListOptions,
   PatchType,
   ApplyOptions,
-  ApplyConfiguration,
-  ApplyIdentity,
-  ApplyMetadata,
-  DeepPartial,
   Scale,
-  ApplyConflict,
   CreateOrUpdateOptions,
   CreateOrUpdateResult,
 } from './listwatch/index.js';

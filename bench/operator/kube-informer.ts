@@ -4,7 +4,8 @@
 // cache, then PUT the status when it changed); see bench/lib/operator-phase.ts for the method.
 
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
-import { Action, Controller, predicates, resources, SharedInformerFactory, type ResourceDescriptor } from '../../src/index.js';
+import { type ResourceDescriptor, resources, SharedInformerFactory } from '../../src/index.js';
+import { Action, Controller, predicates } from '../../src/controller.js';
 import { BENCH_GROUP, BENCH_PLURAL, BENCH_VERSION, controlledBy, kubeConfigFile, ownerReference, runOperatorSide, sameData, type BenchSet } from '../lib/operator-side.js';
 
 const benchSets: ResourceDescriptor<BenchSet> = { group: BENCH_GROUP, version: BENCH_VERSION, resource: BENCH_PLURAL, kind: 'BenchSet', namespaced: true };

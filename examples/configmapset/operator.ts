@@ -6,25 +6,27 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import * as promClient from 'prom-client';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import {
-  Action,
-  Controller,
-  finalizer,
-  predicates,
-  resources,
-  SharedInformerFactory,
-  stripManagedFields,
-  TerminalError,
-  type ControllerOptions,
-  type ControllerStats,
   type DeepReadonly,
   type JsonPatchOperation,
   type LoggerOption,
-  type Predicate,
-  type ReconcileContext,
-  type ReconcileClient,
-  type RunWhileLeadingOptions,
+  resources,
+  SharedInformerFactory,
   type SharedInformerFactoryOptions,
+  stripManagedFields,
 } from '../../src/index.js';
+import {
+  Action,
+  Controller,
+  type ControllerOptions,
+  type ControllerStats,
+  finalizer,
+  type Predicate,
+  predicates,
+  type ReconcileClient,
+  type ReconcileContext,
+  type RunWhileLeadingOptions,
+  TerminalError,
+} from '../../src/controller.js';
 import {
   DriftAudit,
   EventRecorder,

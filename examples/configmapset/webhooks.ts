@@ -13,13 +13,13 @@ import {
   manifestList,
   validatingWebhookConfiguration,
   validationWebhook,
-  type FieldError,
 } from '../../src/webhook/index.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ValidatingWebhookConfiguration } from 'kubernetes-types/admissionregistration/v1.js';
 import { newResourceClient, type LoggerOption, type ResourceDescriptor } from '../../src/index.js';
 import { isNotFound } from '../../src/objects.js';
 import type { CrdConversion } from '../../src/webhook/index.js';
+import type { FieldError } from '../../src/crd/index.js';
 import { configMapSetDefinition, GROUP, installCrd, VERSION, type ConfigMapSet, type ConfigMapSetV2 } from './crd.js';
 import { abortOnSignals, isMain } from '../lib/cluster.js';
 
@@ -44,7 +44,7 @@ export const validateConfigMapSet = validationWebhook(
       if (seen.has(name)) errors.push({ field: `spec.names[${i}]`, message: `duplicate name ${name}`, type: 'FieldValueDuplicate' });
       seen.add(name);
       const full = `${set.metadata?.name ?? ''}-${name}`;
-      if (full.length > 253) errors.push({ field: `spec.names[${i}]`, message: `the ConfigMap name ${full.slice(0, 40)}… is longer than 253 characters` });
+      if (full.length > 253) errors.push({ field: `spec.names[${i}]`, message: `the ConfigMap name ${full.slice(0, 40)}… is longer than 253 characters`, type: 'FieldValueTooLong' });
     });
     if (names.length > MAX_CONFIGMAPS) errors.push({ field: 'spec.names', message: `at most ${MAX_CONFIGMAPS} ConfigMaps, got ${names.length}`, type: 'FieldValueTooMany' });
     return errors;

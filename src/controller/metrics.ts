@@ -1,7 +1,7 @@
 // Controller metrics: the provider interface (controller-runtime's metrics, by name) and the per-run recorder.
 
 import type { Clock } from '../core/clock.js';
-import type { CounterMetric, HistogramMetric, SettableGaugeMetric, WorkQueueMetricsProvider } from '../workqueue/metrics.js';
+import type { CounterMetric, HistogramMetric, SettableGaugeMetric, WorkQueueMetricsProvider } from '../observability/index.js';
 import type { Action } from './scheduler.js';
 
 /** How a reconcile ended, as controller-runtime's `controller_runtime_reconcile_total` labels it. */

@@ -6,7 +6,7 @@ import { InvalidOptionError, validateOptions } from '../core/options.js';
 import { isAbortOf, TaskScope } from '../core/task-scope.js';
 import { FailureCounts, ItemBackoff } from '../runtime/backoff.js';
 import { DelayQueue } from '../runtime/delay-queue.js';
-import { QueueMetrics, type WorkQueueMetricsProvider } from '../workqueue/metrics.js';
+import { QueueMetrics, type WorkQueueMetricsProvider } from '../observability/index.js';
 import { misuse, misuseIn } from './outcomes.js';
 
 /**

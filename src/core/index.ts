@@ -1,7 +1,7 @@
 // The core room's barrel: shared types, keys, resource versions, errors, the clock and the task scope.
 export * from './types.js';
 export * from './keys.js';
-export { compareResourceVersion, isComparableResourceVersion, maxResourceVersion } from './resource-version.js';
+export { compareResourceVersion, isComparableResourceVersion, maxResourceVersion, compareComparable } from './resource-version.js';
 export * from './errors.js';
 export * from './clock.js';
 export * from './preview.js';

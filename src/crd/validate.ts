@@ -5,7 +5,10 @@ import { isKnownFormat, stringFormatRule } from './formats.js';
 import { coerceObjectMeta } from './object-meta.js';
 import type { StructuralSchema } from './schema.js';
 
-/** The kinds of field error the API server reports (`reason` in a Status cause). */
+/**
+ * The kinds of field error the API server reports (`reason` in a Status cause). The validator reports
+ * the first seven; a webhook's denial may use any (`FieldValueForbidden`, `FieldValueNotFound`, `InternalError`).
+ */
 export type FieldErrorType =
   | 'FieldValueInvalid'
   | 'FieldValueTypeInvalid'
@@ -13,7 +16,10 @@ export type FieldErrorType =
   | 'FieldValueNotSupported'
   | 'FieldValueDuplicate'
   | 'FieldValueTooLong'
-  | 'FieldValueTooMany';
+  | 'FieldValueTooMany'
+  | 'FieldValueForbidden'
+  | 'FieldValueNotFound'
+  | 'InternalError';
 
 /** One failing field, as the API server names it in a 422 Invalid answer's `details.causes`. */
 export interface FieldError {

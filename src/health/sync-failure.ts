@@ -3,7 +3,7 @@
 import type { Clock, ClockTimer } from '../core/clock.js';
 import { ApiStatusError, ErrorCodes, toError } from '../core/errors.js';
 import { KubeConfigError, NetworkError } from '../listwatch/errors.js';
-import { statusCodeOf } from '../reflector/errors.js';
+import { statusCodeOf } from '../reflector/index.js';
 import type { ReflectorEvents } from '../reflector/events.js';
 
 /**

@@ -7,7 +7,7 @@ import type { LoggerOption } from '../core/log.js';
 import { closestOption, InvalidOptionError, omitRules, validateGroupVersionResource, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import type { GroupVersionResourceFor, ResourceDescriptor } from '../core/resources.js';
 import type { GroupVersionResource } from '../core/types.js';
-import { validateCoalesceMs } from '../listwatch/decoder.js';
+import { validateCoalesceMs } from '../listwatch/index.js';
 import { newListWatch, type KubeConfigLike } from '../listwatch/index.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import { metaNamespaceIndexFunc, NamespaceIndex } from '../store/types.js';

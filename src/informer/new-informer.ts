@@ -6,7 +6,7 @@ import { DeltaFIFO } from '../fifo/delta-fifo.js';
 import type { ListerWatcher } from '../listwatch/types.js';
 import type { ReflectorOptions } from '../reflector/types.js';
 import { omitRules, validateOptions, type OptionSchemaFor } from '../core/options.js';
-import { REFLECTOR_OPTION_SCHEMA } from '../reflector/reflector.js';
+import { REFLECTOR_OPTION_SCHEMA } from '../reflector/index.js';
 import { newIndexer, newStore } from '../store/store.js';
 import type { Indexer, Indexers, Store } from '../store/types.js';
 import { HandlerError, type HandlerEventKind } from './errors.js';

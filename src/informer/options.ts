@@ -6,7 +6,7 @@ import { cacheMutationDetectorEnabled, type CacheMutationDetectorOptions } from 
 import type { ReflectorErrorContext, ReflectorOptions } from '../reflector/types.js';
 import type { Indexers } from '../store/types.js';
 import { InvalidOptionError, omitRules, validateOptions, type OptionSchemaFor } from '../core/options.js';
-import { REFLECTOR_OPTION_SCHEMA } from '../reflector/reflector.js';
+import { REFLECTOR_OPTION_SCHEMA } from '../reflector/index.js';
 import type { HandlerError } from './errors.js';
 import type { IndexFuncError } from '../store/errors.js';
 import type { HealthThresholds } from '../health/index.js';

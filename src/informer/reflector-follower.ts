@@ -6,7 +6,7 @@ import type { Clock } from '../core/clock.js';
 import { errorFields, formatClockTime, formatDuration, type RateLimitedLog } from '../core/log.js';
 import { failureReason, type SourceHealth, type SyncFailureTracker } from '../health/index.js';
 import type { CatchUpWaiters } from '../observed/index.js';
-import { reportHookFailure, type ReflectorEvents } from '../reflector/events.js';
+import { reportHookFailure, type ReflectorEvents } from '../reflector/index.js';
 import type { ReflectorErrorContext } from '../reflector/types.js';
 import type { InformerEvents } from './informer-events.js';
 

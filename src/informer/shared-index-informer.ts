@@ -15,7 +15,7 @@ import { Hurry, hurriedBy } from '../listwatch/index.js';
 import { newLister, type Lister } from '../store/lister.js';
 import { newIndexer } from '../store/store.js';
 import type { Indexer, Indexers } from '../store/types.js';
-import { readonlyIndexer, type ReadonlyIndexer, type ReadonlyStore } from '../store/readonly.js';
+import { readonlyIndexer, type ReadonlyIndexer, type ReadonlyStore } from '../store/index.js';
 import { CacheMutationDetector } from '../mutation/detector.js';
 import { computeHealth, SourceHealth, SyncCondition, SyncFailureTracker, type InformerHealth, type InformerState, type SourceCounters } from '../health/index.js';
 import { CatchUpWaiters, checkDeleted, checkWritten, ObservedWaiters, type Observed } from '../observed/index.js';

@@ -1,6 +1,6 @@
 // The request and answer types of ResourceClient: options of each verb, Status, the delete result, Scale, apply configurations.
 
-export type { ApplyConfiguration, ApplyIdentity, ApplyMetadata, DeepPartial } from '../core/managed-fields.js';
+export type { ApplyConfiguration } from '../core/managed-fields.js';
 export type { JsonPatchOperation } from '../core/json-patch.js';
 
 /** The details of a `Status`: what it is about. On a DELETE's success, `kind` is the plural resource name. */

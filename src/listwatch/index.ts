@@ -14,11 +14,8 @@ export { ResourceClient, newResourceClient } from './resource-client.js';
 export type { ResourceClientOptions, CreateOrUpdateOptions, CreateOrUpdateResult } from './resource-client.js';
 export type {
   ApplyConfiguration,
-  ApplyIdentity,
-  ApplyMetadata,
   ApplyOptions,
   ClientListOptions,
-  DeepPartial,
   DeleteOptions,
   DeleteResult,
   JsonPatchOperation,
@@ -31,3 +28,6 @@ export type {
 } from './client-types.js';
 export { ApplyConflictError, MAX_FIELD_MANAGER_LENGTH, checkFieldManager } from './apply.js';
 export type { ApplyConflict } from './apply.js';
+// For the factory's options and the fake API server; not in an entry point.
+export { validateCoalesceMs } from './decoder.js';
+export { isBuiltInGroup } from './apply.js';

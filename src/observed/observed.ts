@@ -2,7 +2,7 @@
 
 import { AbortedError, InvalidObjectError } from '../core/errors.js';
 import { DeletedFinalStateUnknown } from '../core/keys.js';
-import { compareComparable, compareResourceVersion, isComparableResourceVersion } from '../core/resource-version.js';
+import { compareComparable, compareResourceVersion, isComparableResourceVersion } from '../core/index.js';
 
 /** How `awaitObserved` ended: the cache holds the version (or newer), or the object is gone. */
 export type Observed = 'observed' | 'gone';

@@ -2,9 +2,16 @@
 
 import { validateOptions } from '../core/options.js';
 import type { ControllerMetricsProvider, ReconcileResult } from '../controller/metrics.js';
-import type { CounterMetric, HistogramMetric, SettableGaugeMetric } from '../workqueue/metrics.js';
-import { PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA, registeredMetric } from '../workqueue/prometheus.js';
-import { prometheusWorkQueueMetricsProvider, type PromClientLike, type PrometheusWorkQueueMetricsOptions } from '../workqueue/prometheus.js';
+import {
+  PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA,
+  registeredMetric,
+  type CounterMetric,
+  type HistogramMetric,
+  type PromClientLike,
+  type PrometheusWorkQueueMetricsOptions,
+  type SettableGaugeMetric,
+} from '../observability/index.js';
+import { prometheusWorkQueueMetricsProvider } from '../workqueue/index.js';
 
 /** The metric names {@link prometheusControllerMetricsProvider} registers (before any prefix): controller-runtime's. */
 export const controllerMetricNames = {

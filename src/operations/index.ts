@@ -25,7 +25,3 @@ export { DriftAudit } from './drift/index.js';
 export type { AuditedCache, AuditedInformer, Divergence, DriftAuditCounts, DriftAuditOptions, DriftAuditStats, DriftKind, DriftReport } from './drift/index.js';
 export { CacheSyncError } from './cache-sync.js';
 export type { UnsyncedInformer } from './cache-sync.js';
-export type { ControllerMetricsProvider, ReconcileResult } from '../controller/metrics.js';
-export type { Runnable, RunWhileLeadingOptions } from '../controller/leader.js';
-export type { PromClientLike, PromRegistryLike, PromMetricClass, PromLabelled, PrometheusWorkQueueMetricsOptions } from '../workqueue/prometheus.js';
-export type { CounterMetric, GaugeMetric, HistogramMetric, SettableGaugeMetric, WorkQueueMetricsProvider } from '../workqueue/metrics.js';

@@ -5,7 +5,7 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import type { InformerHealth } from '../informer/index.js';
 import type { DriftAuditStats } from './drift/types.js';
 import { channelNames } from '../observability/channels.js';
-import type { PromRegistryLike } from '../workqueue/prometheus.js';
+import type { PromRegistryLike } from '../observability/index.js';
 import type { ShardRingHealth } from '../sharding/ring-options.js';
 
 /** The metric names {@link registerInformerMetrics} registers (before any prefix). Label `informer` on each. */

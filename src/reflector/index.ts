@@ -35,3 +35,8 @@ export {
 } from './errors.js';
 export type { RegressionInfo } from './errors.js';
 export { INITIAL_EVENTS_END_ANNOTATION } from './watch-event.js';
+// For the rooms above (the informer's options and follower, the sync-failure policy); not in an entry point.
+export { REFLECTOR_OPTION_SCHEMA } from './reflector.js';
+export { STAGE_LIST_PAGE } from './types.js';
+export { reportHookFailure } from './events.js';
+export { statusCodeOf } from './errors.js';

@@ -10,7 +10,7 @@
 // every combination of state, memory, options and event it can build, that whenever this path answers,
 // step() gives exactly the same next state, store operations and reports.
 
-import { compareComparable, isComparableResourceVersion } from '../core/resource-version.js';
+import { compareComparable, isComparableResourceVersion } from '../core/index.js';
 import { getResourceVersion } from '../core/types.js';
 import type { WatchEvent } from '../listwatch/types.js';
 import type { State } from './machine.js';

@@ -19,3 +19,5 @@ export { RingBuffer } from './ring-buffer.js';
 export { DelayQueue, type DelayedKey } from './delay-queue.js';
 export { Deadlines } from './deadlines.js';
 export { TokenBucket } from './token-bucket.js';
+// For the reflector's option check; not in an entry point.
+export { BACKOFF_OPTION_SCHEMA } from './backoff.js';

@@ -9,7 +9,7 @@ import { TaskScope } from '../core/task-scope.js';
 import { InformerStoppedError } from '../informer/errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
 import type { InformerHealth, Observed } from '../informer/index.js';
-import { ADD_EVENT_HANDLER_OPTION_SCHEMA, type AddEventHandlerOptions } from '../informer/options.js';
+import { ADD_EVENT_HANDLER_OPTION_SCHEMA, type AddEventHandlerOptions } from '../informer/index.js';
 import type { SharedIndexInformer } from '../informer/shared-index-informer.js';
 import { ShardedRegistration, type SlotSet } from './sharded-registration.js';
 import type { ShardRing } from './ring.js';

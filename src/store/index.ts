@@ -5,14 +5,7 @@ export { NamespaceIndex, metaNamespaceIndexFunc } from './types.js';
 export { IndexFuncError, UnknownIndexError, IndexerConflictError } from './errors.js';
 export type { IndexValues } from './indices.js';
 export { IndexedStore, newStore, newIndexer } from './store.js';
-export type {
-  SelectorOperator,
-  LabelRequirement,
-  Labels,
-  LabelSelector,
-  LabelSelectorObject,
-  LabelSelectorRequirementObject,
-} from '../core/label-selector.js';
+export type { LabelSelectorObject } from '../core/label-selector.js';
 export {
   SelectorParseError,
   everythingSelector,
@@ -20,7 +13,10 @@ export {
   labelSelectorFromSet,
   labelSelectorFromObject,
 } from '../core/label-selector.js';
-export type { LabelSelectorInput } from '../core/selector-parser.js';
 export { parseLabelSelector, toLabelSelector } from '../core/selector-parser.js';
 export type { Lister, NamespaceLister } from './lister.js';
 export { newLister } from './lister.js';
+// For the informer's write paths (the first list taken whole); not in an entry point.
+export { putByKey, adoptContent, prepareContent } from './store.js';
+export type { StoreContent } from './store.js';
+export { readonlyIndexer } from './readonly.js';

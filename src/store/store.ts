@@ -66,7 +66,7 @@ export function adoptContent<T>(store: IndexedStore<T>, content: StoreContent<T>
  * What it adds to client-go:
  * - Every write is atomic. Key and index values are all computed before anything changes, so a key
  *   function or index function that throws leaves the objects and every index exactly as they were.
- *   The error is an {@link IndexFuncError} (code `INDEX_FUNC_FAILED`) naming the index and the key,
+ *   The error is an `IndexFuncError` (code `INDEX_FUNC_FAILED`) naming the index and the key,
  *   or the key function's error (code `INVALID_OBJECT`), never a crash of the process.
  * - Each key's index values are remembered, so an object that was changed in place after it was
  *   stored (which it must not be) cannot leave stale index entries behind.
@@ -223,7 +223,7 @@ export class IndexedStore<T> implements Indexer<T> {
 
   /**
    * Adds index functions and indexes every object already stored. Atomic: on a name conflict
-   * ({@link IndexerConflictError}) or a failing function ({@link IndexFuncError}) no index is added.
+   * (`IndexerConflictError`) or a failing function (`IndexFuncError`) no index is added.
    */
   addIndexers(indexers: Indexers<T>): void {
     const added: IndexState<T>[] = [];

@@ -1,6 +1,7 @@
 // Admission webhooks (admission.k8s.io/v1 AdmissionReview): typed validating and mutating handlers, allow() and deny().
 
 import { InvalidOptionError, formatDuration, jsonPatchDiff, validateOptions } from '../core/index.js';
+import type { FieldError } from '../crd/index.js';
 import { reviewRequest, type Webhook, type WebhookContext } from './review.js';
 
 /** The operation under review. */
@@ -60,16 +61,6 @@ export interface AdmissionRequest<T = Record<string, unknown>> {
   options?: Record<string, unknown>;
 }
 
-/** A field error of a denial: reaches the client as a `details.causes` entry and in the message. */
-export interface FieldError {
-  /** The field's path, e.g. `spec.replicas`. */
-  field: string;
-  /** What is wrong with it. */
-  message: string;
-  /** The cause's reason. Default: `'FieldValueInvalid'`. */
-  type?: string;
-}
-
 /** The `status` of a denial, as the client receives it (a `metav1.Status`). */
 export interface AdmissionStatus {
   /** The HTTP status code the client gets. */
@@ -117,10 +108,20 @@ export interface DenyOptions {
   code?: number;
   /** The status's `reason` (`'Invalid'`, `'Forbidden'`, …). Default: `'Invalid'` with field errors, else `'Forbidden'`. */
   reason?: string;
-  /** Field errors: in `details.causes` and appended to the message (`spec.x: must be …`). Default: none. */
-  fieldErrors?: FieldError[];
+  /**
+   * Field errors, in the API server's shape (`kube-informer/crd`'s `FieldError`, as `validateObject`
+   * reports them): each in `details.causes` (its `type` as the cause's `reason`, its message without the
+   * leading `<field>: `) and appended to the message (`spec.x: must be …`; a message that does not start
+   * with its field's path gets it). Default: none.
+   */
+  fieldErrors?: readonly FieldError[];
   /** Warnings shown to the client. Default: none. */
   warnings?: string[];
+}
+
+/** A field error's message as a Status cause carries it: without the leading `<field>: ` (the cause names the field). */
+function causeMessage(e: FieldError): string {
+  return e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message;
 }
 
 /**
@@ -129,14 +130,14 @@ export interface DenyOptions {
  */
 export function deny(message: string, options: DenyOptions = {}): AdmissionDecision {
   const fieldErrors = options.fieldErrors ?? [];
-  const full = fieldErrors.length ? `${message}: ${fieldErrors.map((e) => `${e.field}: ${e.message}`).join(', ')}` : message;
+  const full = fieldErrors.length ? `${message}: ${fieldErrors.map((e) => `${e.field}: ${causeMessage(e)}`).join(', ')}` : message;
   return {
     allowed: false,
     status: {
       code: options.code ?? (fieldErrors.length ? 422 : 403),
       message: full,
       reason: options.reason ?? (fieldErrors.length ? 'Invalid' : 'Forbidden'),
-      ...(fieldErrors.length ? { details: { causes: fieldErrors.map((e) => ({ field: e.field, message: e.message, reason: e.type ?? 'FieldValueInvalid' })) } } : {}),
+      ...(fieldErrors.length ? { details: { causes: fieldErrors.map((e) => ({ field: e.field, message: causeMessage(e), reason: e.type })) } } : {}),
     },
     ...(options.warnings?.length ? { warnings: options.warnings } : {}),
     [decisionMark]: true,

@@ -1,8 +1,8 @@
 // Admission webhooks from a custom resource definition (kube-informer/crd): its schema's defaults and its validator, one call each.
 
-import type { CustomResource, VersionObject, VersionOptions, ValidationResult } from '../crd/index.js';
+import type { CustomResource, FieldError, VersionObject, VersionOptions, ValidationResult } from '../crd/index.js';
 import { InvalidOptionError, validateOptions } from '../core/index.js';
-import { allow, deny, mutatingWebhook, validatingWebhook, type AdmissionDecision, type AdmissionRequest, type FieldError } from './admission.js';
+import { allow, deny, mutatingWebhook, validatingWebhook, type AdmissionDecision, type AdmissionRequest } from './admission.js';
 import type { AdmissionRule } from './manifests.js';
 import type { Webhook, WebhookContext } from './review.js';
 
@@ -73,11 +73,6 @@ function versionOf(request: AdmissionRequest<unknown>): string {
   return typeof apiVersion === 'string' && apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : request.kind.version;
 }
 
-/** The schema's field errors as a denial's: the server's path in `field`, its words (without the path again) in `message`. */
-function schemaFieldErrors(result: ValidationResult): FieldError[] {
-  return result.errors.map((e) => ({ field: e.field, message: e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message, type: e.type }));
-}
-
 function resourceMatch(r: Resolved): Array<{ group: string; resource: string; versions: string[] }> {
   return [{ group: r.rules[0].apiGroups[0], resource: r.rules[0].resources[0], versions: r.versions }];
 }
@@ -123,7 +118,7 @@ export function defaultingWebhook<V extends Readonly<Record<string, VersionOptio
  *
  * ```ts
  * server.register('/validate-widgets', validationWebhook(widgets, (req) =>
- *   req.object!.spec.min > req.object!.spec.max ? [{ field: 'spec.min', message: 'must not exceed spec.max' }] : []));
+ *   req.object!.spec.min > req.object!.spec.max ? [{ field: 'spec.min', type: 'FieldValueInvalid', message: 'must not exceed spec.max' }] : []));
  * ```
  *
  * Warning: the API server validates a CRD's schema itself before validating webhooks run, so on a CRD
@@ -142,12 +137,12 @@ export function validationWebhook<V extends Readonly<Record<string, VersionOptio
     if (request.object === undefined) return allow(); // DELETE, CONNECT: no object to validate
     const name = request.name || (request.object as { metadata?: { name?: string } }).metadata?.name || '';
     const result = r.validate(request.object, versionOf(request));
-    if (!result.valid) return deny(`${r.kind} "${name}" is invalid`, { fieldErrors: schemaFieldErrors(result) });
+    if (!result.valid) return deny(`${r.kind} "${name}" is invalid`, { fieldErrors: result.errors });
     if (validator === undefined) return allow();
     const answer = await validator({ ...request, object: result.object as AnyVersionObject<V> }, context);
     if (answer === undefined) return allow();
     if (!Array.isArray(answer)) return answer as AdmissionDecision;
-    return answer.length === 0 ? allow() : deny(`${r.kind} "${name}" is invalid`, { fieldErrors: [...(answer as readonly FieldError[])] });
+    return answer.length === 0 ? allow() : deny(`${r.kind} "${name}" is invalid`, { fieldErrors: answer as readonly FieldError[] });
   });
   return { ...webhook, rules: r.rules };
 }

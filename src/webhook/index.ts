@@ -14,7 +14,6 @@ export type {
   AdmissionDecision,
   AdmissionStatus,
   DenyOptions,
-  FieldError,
   ResourceMatch,
   AdmissionWebhookOptions,
   ValidatingHandler,
@@ -23,7 +22,6 @@ export type {
 export { BadReviewError } from './review.js';
 export type { Webhook, WebhookContext } from './review.js';
 export { jsonPatchDiff } from '../core/index.js';
-export type { JsonPatchOperation } from '../core/index.js';
 export { prometheusWebhookMetricsProvider, webhookMetricNames } from './metrics.js';
 export type { WebhookMetricsProvider, PrometheusWebhookMetricsOptions } from './metrics.js';
 export { conversionWebhook } from './conversion.js';

@@ -1,8 +1,15 @@
 // controller-runtime's webhook metrics, by name, over the user's own prom-client module (an optional peer).
 
 import { validateOptions } from '../core/index.js';
-import type { CounterMetric, GaugeMetric, HistogramMetric, PromClientLike, PrometheusWorkQueueMetricsOptions } from '../workqueue/index.js';
-import { PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA, registeredMetric } from '../workqueue/prometheus.js';
+import {
+  PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA,
+  registeredMetric,
+  type CounterMetric,
+  type GaugeMetric,
+  type HistogramMetric,
+  type PromClientLike,
+  type PrometheusWorkQueueMetricsOptions,
+} from '../observability/index.js';
 
 /** The metric names {@link prometheusWebhookMetricsProvider} registers (before any prefix): controller-runtime's. */
 export const webhookMetricNames = {

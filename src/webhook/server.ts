@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ABORTED, AlreadyStartedError, ErrorCodes, InvalidOptionError, KubeInformerError, raceAbort, realClock, resolveLogger, validateOptions, type Clock, type ClockTimer, type Logger, type LoggerOption } from '../core/index.js';
 import { RunGroup } from '../runtime/index.js';
-import type { CounterMetric, GaugeMetric, HistogramMetric } from '../workqueue/index.js';
+import type { CounterMetric, GaugeMetric, HistogramMetric } from '../observability/index.js';
 import type { WebhookMetricsProvider } from './metrics.js';
 import { applyConfigurations, checkConfigurations, type WebhookConfigurationsOptions } from './apply.js';
 import { BadReviewError, type Webhook } from './review.js';

@@ -23,6 +23,6 @@ export type {
   WorkQueueMetricsProvider,
   WorkQueueEvent,
   WorkQueueEventType,
-} from './metrics.js';
+} from '../observability/index.js';
 export { prometheusWorkQueueMetricsProvider, workQueueMetricNames } from './prometheus.js';
-export type { PromClientLike, PromLabelled, PromMetricClass, PromRegistryLike, PrometheusWorkQueueMetricsOptions } from './prometheus.js';
+export type { PromClientLike, PromLabelled, PromMetricClass, PromRegistryLike, PrometheusWorkQueueMetricsOptions } from '../observability/index.js';

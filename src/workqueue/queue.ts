@@ -5,7 +5,7 @@ import { AbortedError } from '../core/errors.js';
 import { describeValue, InvalidOptionError, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { RingBuffer } from '../runtime/ring-buffer.js';
 import { checkMethods } from './check-methods.js';
-import { QueueMetrics, type WorkQueueMetricsProvider } from './metrics.js';
+import { QueueMetrics, type WorkQueueMetricsProvider } from '../observability/index.js';
 
 
 /** The rules of {@link WorkQueueOptions} (the rate-limiting queue adds its `rateLimiter`). */

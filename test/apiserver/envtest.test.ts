@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { resolveBinaryAssets, startTestEnvironment, type TestEnvironment } from '../../src/envtest/index.js';
-import { Action, Controller, SharedInformerFactory, type KubeObject, type ResourceDescriptor } from '../../src/index.js';
+import { type KubeObject, type ResourceDescriptor, SharedInformerFactory } from '../../src/index.js';
+import { Action, Controller } from '../../src/controller.js';
 import { alive } from '../envtest/fake-binaries.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));

@@ -47,7 +47,7 @@ const defaultGadgets = defaultingWebhook(gadgets, (req) => {
 });
 const validateGadgets = validationWebhook(gadgets, (req) => {
   const { min, max } = req.object!.spec;
-  return min !== undefined && max !== undefined && min > max ? [{ field: 'spec.min', message: `must not exceed spec.max (${max})` }] : [];
+  return min !== undefined && max !== undefined && min > max ? [{ field: 'spec.min', type: 'FieldValueInvalid', message: `must not exceed spec.max (${max})` }] : [];
 });
 
 type ConfigMap = { metadata: { name: string; labels?: Record<string, string> }; data?: Record<string, string> };
@@ -102,7 +102,7 @@ describe('webhooks on a real kube-apiserver', () => {
     webhooks.register(
       '/validate',
       validatingWebhook<ConfigMap>({ name: 'vcm.example.com' }, (req) =>
-        req.object?.data?.forbidden !== undefined ? deny('forbidden data', { fieldErrors: [{ field: 'data.forbidden', message: 'must not be set' }] }) : allow(),
+        req.object?.data?.forbidden !== undefined ? deny('forbidden data', { fieldErrors: [{ field: 'data.forbidden', type: 'FieldValueInvalid', message: 'must not be set' }] }) : allow(),
       ),
     );
     webhooks.register(

@@ -4,7 +4,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { newResourceClient, resources, type ApplyConfiguration, type ResourceClient } from '../../src/index.js';
+import { newResourceClient, resources, type ResourceClient } from '../../src/index.js';
+import type { ApplyConfiguration } from '../../src/objects.js';
 import { ApplyConflictError, extract, isNotFound } from '../../src/objects.js';
 import { startFakeApiServer } from '../../src/testing/index.js';
 import type { KubeObject } from '../../src/core/types.js';

@@ -1,7 +1,8 @@
 // defineCustomResource: the CRD it builds, the types it gives, and the definitions it refuses before anything reaches a server.
 
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { Controller, InvalidOptionError, SharedInformerFactory, type ControllerBuilder, type ResourceDescriptor, type SharedIndexInformer } from '../../src/index.js';
+import { InvalidOptionError, type ResourceDescriptor, type SharedIndexInformer, SharedInformerFactory } from '../../src/index.js';
+import { Controller, type ControllerBuilder } from '../../src/controller.js';
 import { Type, IntOrString, defineCustomResource, type ObjectOfDefinition } from '../../src/crd/index.js';
 import { gadgets, widgets } from './definitions.js';
 

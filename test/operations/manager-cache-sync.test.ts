@@ -2,7 +2,8 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/index.js';
-import { resources, SharedInformerFactory, type Runnable } from '../../src/index.js';
+import { resources, SharedInformerFactory } from '../../src/index.js';
+import type { Runnable } from '../../src/controller.js';
 import { Manager } from '../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { memoryLog } from '../controller/fixture.js';

@@ -3,7 +3,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
 import { FakeClock } from '../../src/core/index.js';
-import { ApiStatusError, newResourceClient, resources, SharedInformerFactory, type Runnable } from '../../src/index.js';
+import { ApiStatusError, newResourceClient, resources, SharedInformerFactory } from '../../src/index.js';
+import type { Runnable } from '../../src/controller.js';
 import { CustomResourceDefinitionError, type CustomResourceDefinitionClient } from '../../src/crd/index.js';
 import { Manager } from '../../src/operations/index.js';
 import { FakeControllerSource, startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';

@@ -1,7 +1,8 @@
 // The manager: probes before sync, sync then controllers, the ordered stop with reconciles in flight, and every failure it cannot recover from rejecting run().
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Action, Controller, resources, SharedInformerFactory, type Runnable } from '../../src/index.js';
+import { resources, SharedInformerFactory } from '../../src/index.js';
+import { Action, Controller, type Runnable } from '../../src/controller.js';
 import { InMemoryLock, InMemoryLockStore } from '../../src/leaderelection/index.js';
 import { EventRecorder, eventsV1Resource, Manager } from '../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';

@@ -100,6 +100,8 @@ describe('the published package', () => {
       "const crd = await import('kube-informer/crd');",
       "const webhook = await import('kube-informer/webhook');",
       "const envtest = await import('kube-informer/envtest');",
+      "const controller = await import('kube-informer/controller');",
+      "if (typeof controller.Controller !== 'function' || typeof controller.finalizer !== 'function' || 'Controller' in root || 'TerminalError' in root) throw new Error('controller entry incomplete (or still in the root)');",
       "if (typeof envtest.startTestEnvironment !== 'function' || typeof envtest.resolveBinaryAssets !== 'function') throw new Error('envtest entry incomplete');",
       "if (typeof root.SharedInformerFactory !== 'function' || typeof root.resources.pods !== 'object') throw new Error('root entry incomplete');",
       "if (typeof cache.Reflector !== 'function' || typeof cache.DeltaFIFO !== 'function') throw new Error('cache entry incomplete');",

@@ -1,7 +1,8 @@
 // Server-side apply on the fake API server, through ResourceClient.apply: ownership, removal, conflicts, force, status, extract.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { newResourceClient, resources, type ApplyConfiguration, type ResourceClient } from '../../src/index.js';
+import { newResourceClient, resources, type ResourceClient } from '../../src/index.js';
+import type { ApplyConfiguration } from '../../src/objects.js';
 import { ApplyConflictError, extract, isConflict } from '../../src/objects.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import type { KubeObject } from '../../src/core/types.js';

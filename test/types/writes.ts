@@ -1,7 +1,8 @@
 // Type-level tests of the writing API (checked by tsc): apply configurations need their identity; delete's answer is a union, never T.
 
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
-import type { ApplyConfiguration, DeleteResult, ResourceClient, Status } from '../../src/index.js';
+import type { DeleteResult, ResourceClient, Status } from '../../src/index.js';
+import type { ApplyConfiguration } from '../../src/objects.js';
 
 declare const client: ResourceClient<ConfigMap>;
 

@@ -38,7 +38,7 @@ describe('reviewAdmission', () => {
   });
 
   it('decodes a denial: allowed false, the status with its field errors, the warnings', async () => {
-    const webhook = validatingWebhook<ConfigMap>({ name: 'v.example.com' }, () => deny('bad data', { fieldErrors: [{ field: 'data.a', message: 'must not be 1' }], warnings: ['careful'] }));
+    const webhook = validatingWebhook<ConfigMap>({ name: 'v.example.com' }, () => deny('bad data', { fieldErrors: [{ field: 'data.a', type: 'FieldValueInvalid', message: 'data.a: must not be 1' }], warnings: ['careful'] }));
     const result = await reviewAdmission(webhook, { resource: resources.configmaps, object: cm({ a: '1' }) });
     expect(result).toMatchObject({
       allowed: false,

@@ -20,7 +20,7 @@ describe('validating webhooks', () => {
   it('sends a denial with its code, message and field errors as details.causes', async () => {
     const s = await serve(
       validatingWebhook<ConfigMap>({ name: 'v.example.com' }, (req) =>
-        req.object?.data?.a === '1' ? deny('bad data', { fieldErrors: [{ field: 'data.a', message: 'must not be 1' }], warnings: ['careful'] }) : allow(),
+        req.object?.data?.a === '1' ? deny('bad data', { fieldErrors: [{ field: 'data.a', type: 'FieldValueInvalid', message: 'must not be 1' }], warnings: ['careful'] }) : allow(),
       ),
     );
     const reply = await s.review();

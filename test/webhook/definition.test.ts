@@ -126,7 +126,7 @@ describe('validationWebhook', () => {
       validationWebhook(widgets, (req) => {
         calls++;
         const spec = req.object!.spec;
-        return 'size' in spec && spec.min !== undefined && spec.max !== undefined && spec.min > spec.max ? [{ field: 'spec.min', message: 'must not exceed spec.max' }] : [];
+        return 'size' in spec && spec.min !== undefined && spec.max !== undefined && spec.min > spec.max ? [{ field: 'spec.min', type: 'FieldValueInvalid', message: 'must not exceed spec.max' }] : [];
       }),
     );
     expect((await review(widget({ size: 0 }))).body.response.allowed).toBe(false);
@@ -142,7 +142,7 @@ describe('validationWebhook', () => {
 
   it('admits a DELETE (no object) without calling the validator', async () => {
     let calls = 0;
-    const review = await serve(validationWebhook(widgets, () => (calls++, [{ field: 'spec', message: 'no' }])));
+    const review = await serve(validationWebhook(widgets, () => (calls++, [{ field: 'spec', type: 'FieldValueForbidden', message: 'no' }])));
     expect((await review(undefined, { operation: 'DELETE', oldObject: widget({ size: 1 }) })).body.response).toEqual({ uid: 'uid-1', allowed: true });
     expect(calls).toBe(0);
   });

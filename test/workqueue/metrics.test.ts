@@ -5,7 +5,7 @@ import * as promClient from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { channelNames } from '../../src/observability/channels.js';
-import type { WorkQueueMetricsProvider } from '../../src/workqueue/metrics.js';
+import type { WorkQueueMetricsProvider } from '../../src/observability/index.js';
 import { prometheusWorkQueueMetricsProvider, workQueueMetricNames } from '../../src/workqueue/prometheus.js';
 import { RateLimitingQueue } from '../../src/workqueue/rate-limiting-queue.js';
 import { WorkQueue } from '../../src/workqueue/queue.js';

@@ -9,9 +9,9 @@
 // client-go's rule that the cache shows a list only once it is complete still holds, and a list that
 // fails drops the content.
 
-import { compareComparable, isComparableResourceVersion } from '../../core/resource-version.js';
+import { compareComparable, isComparableResourceVersion } from '../../core/index.js';
 import { getResourceVersion } from '../../core/types.js';
-import { adoptContent, IndexedStore, prepareContent, type StoreContent } from '../../store/store.js';
+import { adoptContent, IndexedStore, prepareContent, type StoreContent } from '../../store/index.js';
 import type { Indexer } from '../../store/types.js';
 import type { FirstListSink } from '../../fifo/index.js';
 

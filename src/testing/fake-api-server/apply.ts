@@ -3,7 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import type { KubeObject, ObjectMeta } from '../../core/types.js';
 import { formatFieldPath, type ManagedFieldsEntry } from '../../core/managed-fields.js';
-import { isBuiltInGroup, MAX_FIELD_MANAGER_LENGTH } from '../../listwatch/apply.js';
+import { isBuiltInGroup, MAX_FIELD_MANAGER_LENGTH } from '../../listwatch/index.js';
 import { ApiStatusError } from '../../core/errors.js';
 import { statusError, type ResourceState } from '../resource-state.js';
 import { metaTime } from './finalizers.js';

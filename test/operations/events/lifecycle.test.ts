@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { flushPromises, type DeepReadonly, type KubeObject } from '../../../src/core/index.js';
 import { EventRecorder, type EventDetails, type EventSubject } from '../../../src/operations/events/index.js';
-import type { Runnable } from '../../../src/operations/index.js';
+import type { Runnable } from '../../../src/controller.js';
 import { bench, CONTROLLER, until, widget } from './fixture.js';
 
 const b = bench();

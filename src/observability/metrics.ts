@@ -1,7 +1,7 @@
 // Work-queue metrics: the provider interface (client-go's MetricsProvider) and the per-queue recorder.
 
-import type { Clock, ClockTimer } from '../core/clock.js';
-import { channels, publish } from '../observability/channels.js';
+import type { Clock, ClockTimer } from '../core/index.js';
+import { channels, publish } from './channels.js';
 
 /** A gauge that moves by one (the queue depth). */
 export interface GaugeMetric {
