@@ -2,7 +2,8 @@
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
-import { Action, Controller, finalizer, predicates, resources, SharedInformerFactory, type ControllerOptions, type DeepReadonly, type ReconcileContext } from '../../src/index.js';
+import { Action, Controller, finalizer, predicates, type ControllerOptions, type ReconcileContext } from '../../src/controller.js';
+import { resources, SharedInformerFactory, type DeepReadonly } from '../../src/index.js';
 import { isNotFound, setCondition, setControllerReference, type ApplyConfiguration, type ApplyIdentity } from '../../src/objects.js';
 import { backups, type Backup } from './crd.js';
 

@@ -2,7 +2,8 @@
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
-import { conversionWebhook, crdConversion, validatingWebhookConfiguration, validationWebhook, WebhookServer, type FieldError } from '../../src/webhook/index.js';
+import type { FieldError } from '../../src/crd/index.js';
+import { conversionWebhook, crdConversion, validatingWebhookConfiguration, validationWebhook, WebhookServer } from '../../src/webhook/index.js';
 import { backups, type Backup, type BackupV2 } from './crd.js';
 
 /**
@@ -15,7 +16,7 @@ export const validateBackup = validationWebhook(
     const backup = req.object as Backup;
     const errors: FieldError[] = [];
     const fields = backup.spec.schedule.trim().split(/\s+/);
-    if (fields.length !== 5) errors.push({ field: 'spec.schedule', message: `a cron expression has 5 fields, got ${fields.length}` });
+    if (fields.length !== 5) errors.push({ field: 'spec.schedule', type: 'FieldValueInvalid', message: `a cron expression has 5 fields, got ${fields.length}` });
     return errors;
   },
   { name: 'vbackup.backup.example.com' },
