@@ -40,7 +40,8 @@ describe('kube-informer/envtest from the packed tarball, with Jest', () => {
       join(project, 'test/gadget.test.mjs'),
       [
         "import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';",
-        "import { Action, Controller, SharedInformerFactory } from 'kube-informer';",
+        "import { SharedInformerFactory } from 'kube-informer';",
+        "import { Action, Controller } from 'kube-informer/controller';",
         '',
         "const group = 'envtest.kube-informer.dev';",
         "const at = { group, version: 'v1', namespace: 'default', plural: 'gadgets' };",
