@@ -94,7 +94,7 @@ function child(path: string, name: string): string {
 }
 
 /** The schema of member `key`: its own entry in `properties`, else `additionalProperties` when that is a schema. */
-function propertyOf(schema: StructuralSchema, key: string): StructuralSchema | undefined {
+export function propertyOf(schema: StructuralSchema, key: string): StructuralSchema | undefined {
   const own = schema.properties === undefined ? undefined : (getMember(schema.properties, key) as StructuralSchema | undefined);
   return own ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
 }

@@ -118,6 +118,10 @@ describe('fake API server: custom resources against their CRD schema', () => {
     const undeclared = await apply(`${WIDGETS}/w2`, { ...widget('w2', { color: 'blue', gone: true }), metadata: { name: 'w2', namespace: 'default' } });
     expect(undeclared.status).toBe(500);
     expect(undeclared.body.message).toBe('failed to create typed patch object (default/w2; example.com/v1, Kind=Widget): .spec.gone: field not declared in schema');
+    // A field named like an Object.prototype member is a field like any other: undeclared here too.
+    const prototypeNamed = await apply(`${WIDGETS}/w2`, { ...widget('w2', { color: 'blue', toString: 'x' }), metadata: { name: 'w2', namespace: 'default' } });
+    expect(prototypeNamed.status).toBe(500);
+    expect(prototypeNamed.body.message).toBe('failed to create typed patch object (default/w2; example.com/v1, Kind=Widget): .spec.toString: field not declared in schema');
     const appliedOk = await apply(`${WIDGETS}/w2`, widget('w2', { color: 'blue', free: { anything: 1 } }));
     expect(appliedOk.status).toBe(201);
     expect(appliedOk.body.spec).toEqual({ size: 1, color: 'blue', free: { anything: 1 } });

@@ -3,7 +3,7 @@
 import { deepEqual, isObject } from '../../core/index.js';
 import { ApiStatusError } from '../../core/errors.js';
 import type { KubeObject } from '../../core/types.js';
-import { applyDefaults, validateObject, type FieldError } from '../../crd/validate.js';
+import { applyDefaults, propertyOf, validateObject, type FieldError } from '../../crd/validate.js';
 import { statusError } from '../resource-state.js';
 
 /** A version's schema, as `validateObject` takes it (the CRD's `openAPIV3Schema`). */
@@ -70,8 +70,8 @@ function unchangedPaths(schema: VersionSchema | undefined, next: unknown, prev: 
   }
   if (isObject(next) && isObject(prev)) {
     for (const [key, value] of Object.entries(next)) {
-      if (!(key in prev)) continue;
-      const sub = schema?.properties?.[key] ?? (typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+      if (!Object.hasOwn(prev, key)) continue;
+      const sub = schema === undefined ? undefined : propertyOf(schema, key);
       unchangedPaths(sub, value, prev[key], path === '' ? key : `${path}.${key}`, out);
     }
     return;
@@ -185,11 +185,10 @@ function undeclaredFields(schema: VersionSchema | undefined, value: unknown, pat
     return;
   }
   if (!isObject(value)) return;
-  const extra = schema.additionalProperties;
   for (const [key, v] of Object.entries(value)) {
     if (root && (key === 'apiVersion' || key === 'kind' || key === 'metadata')) continue;
-    const sub = schema.properties?.[key] ?? (typeof extra === 'object' ? extra : undefined);
-    if (sub === undefined && extra !== true) {
+    const sub = propertyOf(schema, key);
+    if (sub === undefined && schema.additionalProperties !== true) {
       out.push(`${path}.${key}`);
       return; // structured-merge-diff stops at the first one of a map
     }
