@@ -1,18 +1,8 @@
 // Defaults checked as kube-apiserver checks them when a CRD is created: as written (their members' defaults not applied first), pruned, with the server's field paths.
 
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionError } from '../../src/index.js';
+import { refusal } from './definitions.js';
 import { EmbeddedResource, Type, defineCustomResource, type TSchema } from '../../src/crd/index.js';
-
-function refusal(build: () => unknown): string {
-  try {
-    build();
-  } catch (err) {
-    expect(err).toBeInstanceOf(InvalidOptionError);
-    return (err as Error).message;
-  }
-  throw new Error('the definition was accepted');
-}
 
 const define = (properties: Record<string, TSchema>) => defineCustomResource({ group: 'a.example.com', names: { kind: 'A' }, versions: { v1: { spec: Type.Object(properties) } } });
 

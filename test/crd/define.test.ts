@@ -1,23 +1,12 @@
 // defineCustomResource: the CRD it builds, the types it gives, and the definitions it refuses before anything reaches a server.
 
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { InvalidOptionError, type ResourceDescriptor, type SharedIndexInformer, SharedInformerFactory } from '../../src/index.js';
+import { type ResourceDescriptor, type SharedIndexInformer, SharedInformerFactory } from '../../src/index.js';
 import { Controller, type ControllerBuilder } from '../../src/controller.js';
 import { Type, IntOrString, defineCustomResource, type ObjectOfDefinition } from '../../src/crd/index.js';
-import { gadgets, widgets } from './definitions.js';
+import { gadgets, refusal, widgets } from './definitions.js';
 
 const spec = Type.Object({ size: Type.Integer() });
-
-function refusal(build: () => unknown): string {
-  try {
-    build();
-  } catch (err) {
-    expect(err).toBeInstanceOf(InvalidOptionError);
-    expect((err as InvalidOptionError).code).toBe('INVALID_OPTION');
-    return (err as Error).message;
-  }
-  throw new Error('the definition was accepted');
-}
 
 describe('defineCustomResource', () => {
   it('builds a CustomResourceDefinition with names, scope, versions in priority order, and one storage version', () => {

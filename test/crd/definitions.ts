@@ -1,5 +1,7 @@
 // Custom resources defined once, shared by the unit tests and the real-apiserver test, and the table of objects both validate.
 
+import { expect } from 'vitest';
+import { InvalidOptionError } from '../../src/index.js';
 import { Type, IntOrString, PreserveUnknownFields, defineCustomResource } from '../../src/crd/index.js';
 
 /** A namespaced resource using every feature: limits, enums, defaults, int-or-string, CEL, list types, subresources, columns. */
@@ -148,4 +150,16 @@ export function objectOf(row: Row, index: number, namespace = 'default'): Record
   const obj: Record<string, unknown> = { ...base, metadata: { name: row.name ?? `row-${index}`, namespace } };
   if (row.spec !== undefined) obj.spec = row.spec;
   return obj;
+}
+
+/** The message of the `InvalidOptionError` that `build` throws (a definition refused); fails the test when it throws nothing. */
+export function refusal(build: () => unknown): string {
+  try {
+    build();
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidOptionError);
+    expect((err as InvalidOptionError).code).toBe('INVALID_OPTION');
+    return (err as Error).message;
+  }
+  throw new Error('the definition was accepted');
 }

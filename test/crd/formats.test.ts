@@ -1,19 +1,9 @@
 // The formats kube-apiserver validates, checked by the client-side validator with the server's rules and words; an unknown format refused at definition.
 
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionError } from '../../src/index.js';
+import { refusal } from './definitions.js';
 import { Type, defineCustomResource, validateObject, type StructuralSchema } from '../../src/crd/index.js';
 import { formatCases, stamps } from './format-cases.js';
-
-function refusal(build: () => unknown): string {
-  try {
-    build();
-  } catch (err) {
-    expect(err).toBeInstanceOf(InvalidOptionError);
-    return (err as Error).message;
-  }
-  throw new Error('the definition was accepted');
-}
 
 const define = (spec: ReturnType<typeof Type.Object>) => defineCustomResource({ group: 'a.example.com', names: { kind: 'A' }, versions: { v1: { spec } } });
 
