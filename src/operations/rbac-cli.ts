@@ -28,8 +28,9 @@ export interface RbacCommandOutput {
  * by name. Throws naming the module and its exports when there is none (or `only` names none).
  */
 export function managersOf(path: string, exports: Record<string, unknown>, only: string | undefined): Array<[string, ManagerLike]> {
-  const found = Object.entries(exports).filter((e): e is [string, ManagerLike] => isManager(e[1]));
-  const names = Object.keys(exports);
+  // Sorted, as a module namespace object's keys are (Node sorts them; other loaders may not).
+  const names = Object.keys(exports).sort();
+  const found = names.map((n): [string, unknown] => [n, exports[n]]).filter((e): e is [string, ManagerLike] => isManager(e[1]));
   const listed = names.length === 0 ? 'it exports nothing' : `its exports: ${names.join(', ')}`;
   if (only !== undefined) {
     const chosen = found.filter(([name]) => name === only);
