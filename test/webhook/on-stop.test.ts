@@ -79,7 +79,7 @@ describe('WebhookServer configurations at stop (onStop)', () => {
     let other = '';
     const lines = await runAndStop({ onStop: 'delete' }, () => {
       api.delete(validatingConfigs, 'widgets');
-      other = (api.create(validatingConfigs, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'widgets' }, webhooks: [] }) as { metadata: { uid: string } }).metadata.uid;
+      other = (api.create(validatingConfigs, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'widgets' }, webhooks: [] }) as unknown as { metadata: { uid: string } }).metadata.uid;
     });
     expect(stored()?.metadata.uid).toBe(other);
     expect(lines.warn.join('\n')).toMatch(/^WebhookServer: left ValidatingWebhookConfiguration widgets alone at stop: it is no longer the object this process applied \(uid /);
