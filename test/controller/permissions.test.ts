@@ -150,6 +150,21 @@ describe("ctx.client's check", () => {
     expect(done).toBe(true);
   });
 
+  it('leaves a namespaced request without a namespace to the client, which refuses it with INVALID_OPTION', async () => {
+    server.create(widgets, widget('w'));
+    let caught: unknown;
+    start((factory) =>
+      Controller.for(factory, widgets)
+        .uses(resources.configmaps, ['get'])
+        .build(async (_key, ctx: ReconcileContext<Widget>) => {
+          caught = await ctx.client(resources.configmaps).delete('c').catch((e: unknown) => e);
+          return Action.done();
+        }, { name: 'w', logger: false }),
+    );
+    await until(() => caught !== undefined, 'the reconcile');
+    expect(caught).toMatchObject({ code: ErrorCodes.INVALID_OPTION, message: expect.stringContaining('configmaps are namespaced; give a namespace') });
+  });
+
   it('checks get, create and update for createOrUpdate before it reads', async () => {
     server.create(widgets, widget('w'));
     const { outcome } = start((factory) =>
