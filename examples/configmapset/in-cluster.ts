@@ -116,21 +116,27 @@ export function parseInClusterArgs(argv: readonly string[], podNamespace: string
   };
 }
 
-async function main(): Promise<void> {
+/**
+ * The process: the KubeConfig from the service-account mount, the flags, JSON logs, the operator run
+ * until SIGTERM/SIGINT. `wrapRegistry` lets a test put something around the registry (one that hangs).
+ */
+export async function main(argv: readonly string[] = process.argv.slice(2), wrapRegistry: (registry: ExternalRegistry) => ExternalRegistry = (r) => r): Promise<void> {
   const logger = jsonLogger();
   const kubeConfig = loadInClusterConfig({ root: process.env.KUBE_INFORMER_SERVICE_ACCOUNT_ROOT ?? '', logger });
-  const settings = parseInClusterArgs(process.argv.slice(2), kubeConfig.namespace, logger);
-  const operator = inClusterOperator(kubeConfig, settings);
+  const settings = parseInClusterArgs(argv, kubeConfig.namespace, logger);
+  const operator = inClusterOperator(kubeConfig, { ...settings, registry: wrapRegistry(settings.registry) });
   const signal = shutdownSignal();
   const where = settings.watchNamespace === undefined ? 'every namespace' : `namespace ${settings.watchNamespace}`;
   logger.info(`configmapset operator in cluster: ${kubeConfig.getCurrentCluster()?.server ?? '?'}, ${where}${settings.leaderElect ? `, leader election on ${kubeConfig.namespace}/${LEASE_NAME}` : ''}`);
   await operator.run(signal);
-  exitWhenIdle(0);
 }
 
 if (isMain(import.meta.url)) {
-  main().catch((err: unknown) => {
-    console.error(JSON.stringify({ level: 'error', msg: `configmapset: ${err instanceof Error ? err.message : String(err)}` }));
-    exitWhenIdle(1);
-  });
+  main().then(
+    () => exitWhenIdle(0),
+    (err: unknown) => {
+      console.error(JSON.stringify({ level: 'error', msg: `configmapset: ${err instanceof Error ? err.message : String(err)}` }));
+      exitWhenIdle(1);
+    },
+  );
 }
