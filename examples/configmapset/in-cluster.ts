@@ -18,7 +18,16 @@ import { parseArgs } from 'node:util';
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { loadInClusterConfig, type LoggerOption } from '../../src/index.js';
 import { LeaseLock } from '../../src/leaderelection/index.js';
-import { jsonLogger, shutdownSignal } from '../../src/operations/index.js';
+// TEMP until B's jsonLogger/shutdownSignal land on wp-incluster.
+const jsonLogger = (): import('../../src/index.js').Logger => {
+  const line = (level: string) => (msg: string, fields?: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
+  return { debug: () => undefined, info: line('info'), warn: line('warn'), error: line('error') };
+};
+const shutdownSignal = (): AbortSignal => {
+  const c = new AbortController();
+  for (const s of ['SIGTERM', 'SIGINT'] as const) process.once(s, () => c.abort(new Error(s)));
+  return c.signal;
+};
 import { exitWhenIdle, isMain } from '../lib/cluster.js';
 import { ConfigMapSetOperator } from './operator.js';
 import { DirectoryRegistry, type ExternalRegistry } from './registry.js';

@@ -212,6 +212,12 @@ export class ConfigMapSetOperator {
     const counting = <R>(): Array<Predicate<R>> => (seen === undefined ? [] : [() => (seen(), true)]);
     this.controller = Controller.for(this.factory, configMapSets, { predicates: [...counting<ConfigMapSet>(), predicates.generationChanged] })
       .owns(resources.configmaps, { predicates: counting<ConfigMap>() })
+      // What the reconcile writes (ctx.client refuses anything else before sending it): the ConfigMaps read
+      // (a name taken by others?), applied (which may create them) and deleted; the finalizer by JSON Patch;
+      // the status by apply through its subresource. Leases and Events are the Manager's and the recorder's.
+      .uses(resources.configmaps, ['get', 'create', 'patch', 'delete'])
+      .uses(configMapSets, ['patch'])
+      .uses(configMapSets, ['patch'], { subresource: 'status' })
       .build((_key, ctx) => this.#reconcile(ctx), {
         name: 'configmapsets',
         concurrency: options.concurrency ?? 2,
@@ -221,7 +227,12 @@ export class ConfigMapSetOperator {
         ...options.controller,
         sharded: options.sharded,
       });
-    this.events = new EventRecorder(kubeConfig, { reportingController: 'examples.kube-informer.dev/configmapset-operator', logger: options.logger });
+    // Its Events go to the sets' namespace: one namespace when it watches one (a Role), else any (a ClusterRole).
+    this.events = new EventRecorder(kubeConfig, {
+      reportingController: 'examples.kube-informer.dev/configmapset-operator',
+      logger: options.logger,
+      namespaces: options.namespace === undefined ? undefined : [options.namespace],
+    });
     const audit = (resource: typeof configMapSets | typeof resources.configmaps): DriftAudit =>
       new DriftAudit(kubeConfig, this.factory.forResource<unknown>(resource), {
         resource,
