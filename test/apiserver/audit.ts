@@ -35,6 +35,8 @@ export interface AuditEvent {
   uri: string;
   /** When the answer started (or completed), in ms since the epoch. */
   at: number;
+  /** The credential's id: `JTI=<jti>` of a service-account token (which token was used); empty otherwise. */
+  credential: string;
 }
 
 /** The audit log of one private test server: the flags that turn it on, and its reader. */
@@ -70,7 +72,7 @@ export class AuditLog {
       const e = JSON.parse(line) as {
         stage: string;
         verb: string;
-        user?: { username?: string };
+        user?: { username?: string; extra?: Record<string, string[]> };
         objectRef?: { resource?: string; subresource?: string; namespace?: string };
         responseStatus?: { code?: number };
         requestURI: string;
@@ -89,6 +91,7 @@ export class AuditLog {
         code: e.responseStatus?.code ?? 0,
         uri: e.requestURI,
         at: Date.parse(e.stageTimestamp),
+        credential: e.user?.extra?.['authentication.kubernetes.io/credential-id']?.[0] ?? '',
       });
     }
     return out;
@@ -113,4 +116,10 @@ export function countByVerb(events: readonly AuditEvent[]): Record<string, numbe
     counts[key] = (counts[key] ?? 0) + 1;
   }
   return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** The `credential` an audit event shows for a service-account token: `JTI=<its jti claim>`. */
+export function credentialOf(token: string): string {
+  const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { jti?: string };
+  return `JTI=${payload.jti ?? ''}`;
 }
