@@ -49,7 +49,7 @@ export interface Verb {
   run(args: ParsedArgs, io: CommandIo): Promise<void>;
 }
 
-/** A subcommand of `kube-informer`: a name and its verbs. */
+/** A subcommand of `kube-informer`: a name and its verbs (one verb named `''`: the subcommand takes its arguments at once). */
 export interface Subcommand {
   /** `crd`, `webhook`, `envtest`. */
   name: string;
@@ -180,6 +180,8 @@ export const EXIT_CODES = 'Exit codes: 0 done, 1 failed (the reason on stderr), 
  * (exit 2); a failure prints `kube-informer <sub> <verb>: <reason>` on stderr (exit 1).
  */
 export async function runSubcommand(sub: Subcommand, argv: readonly string[], io: CommandIo): Promise<number> {
+  // A subcommand of one verb without a name (`kube-informer rbac <module>`) takes its arguments at once.
+  if (sub.verbs.length === 1 && sub.verbs[0].name === '') return runVerb(sub, sub.verbs[0], argv[0] === 'help' ? ['--help'] : argv, io);
   const [word, ...rest] = argv;
   if (word === undefined) {
     io.stderr(`kube-informer ${sub.name}: no command given\n\n${subcommandHelp(sub)}`);
@@ -196,7 +198,11 @@ export async function runSubcommand(sub: Subcommand, argv: readonly string[], io
     io.stderr(`kube-informer ${sub.name}: unknown command ${JSON.stringify(word)}${close === undefined ? '' : ` (did you mean ${close}?)`}\n\n${subcommandHelp(sub)}`);
     return EXIT.usage;
   }
-  const command = `kube-informer ${sub.name} ${verb.name}`;
+  return runVerb(sub, verb, rest, io);
+}
+
+async function runVerb(sub: Subcommand, verb: Verb, rest: readonly string[], io: CommandIo): Promise<number> {
+  const command = ['kube-informer', sub.name, verb.name].filter((w) => w !== '').join(' ');
   try {
     const parsed = parseVerbArgs(verb, rest);
     if (parsed.help) {

@@ -1,4 +1,4 @@
-// The `kube-informer` command: one dispatcher for `crd`, `webhook` and `envtest`, each loaded only when asked for.
+// The `kube-informer` command: one dispatcher for `crd`, `webhook`, `rbac` and `envtest`, each loaded only when asked for.
 
 import { readFileSync } from 'node:fs';
 import { closestOption } from '../core/options.js';
@@ -11,6 +11,7 @@ import { EXIT, EXIT_CODES, runSubcommand, type CommandIo, type Subcommand } from
 const SUBCOMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<Subcommand> }>> = {
   crd: { summary: 'CRD YAML from defineCustomResource definitions; TypeScript from CRDs', load: async () => (await import('./crd.js')).crdCommand },
   webhook: { summary: 'the webhook configurations a module exports, as YAML', load: async () => (await import('./webhook.js')).webhookCommand },
+  rbac: { summary: 'least-privilege RBAC derived from the Managers a module exports, as YAML', load: async () => (await import('./rbac.js')).rbacCommandSpec },
   envtest: { summary: 'find or build the etcd and kube-apiserver of kube-informer/envtest', load: async () => (await import('./envtest.js')).envtestCommand() },
 };
 
@@ -24,6 +25,7 @@ ${Object.entries(SUBCOMMANDS)
   kube-informer crd generate <module>...
   kube-informer crd types <crd.yaml>... | --name <crd-name> [--kubeconfig <file>] [--import-from <module>]
   kube-informer webhook manifests <module>... [--ca-file <ca.pem>]
+  kube-informer rbac <module>... [--name <name>] [--namespace <ns>] [--service-account <sa>] [-o yaml|json]
   kube-informer envtest use [version] [-p overview|path|env] [-i]
 
 Run \`kube-informer <command> --help\` (or \`kube-informer help <command>\`) for a command's flags.
