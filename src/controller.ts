@@ -26,6 +26,7 @@ export {
   TerminalError,
   NotStartedError,
   FinalizerError,
+  PermissionNotDeclaredError,
 } from './controller/index.js';
 export type {
   ControllerBuilder,
@@ -49,4 +50,5 @@ export type {
   Runnable,
   FinalizerContext,
   FinalizerHandlers,
+  UsesOptions,
 } from './controller/index.js';

@@ -14,6 +14,7 @@ import type { ControllerMetricsProvider } from './metrics.js';
 import type { Predicate } from './predicates.js';
 import type { Action, ReconcileErrorPolicy } from './scheduler.js';
 import type { WatchSpec } from './sources.js';
+import type { DeclaredUse } from './permissions.js';
 
 /** Options of one watched resource (`for`, `owns`, `watches`). */
 export interface WatchOptions<T> {
@@ -121,6 +122,8 @@ export interface ControllerSpec<T> {
   readonly primary: ResourceDescriptor<T>;
   readonly sources: readonly WatchSpec[];
   readonly owned: ReadonlyArray<ResourceDescriptor<unknown>>;
+  /** What `uses` declared, in order. */
+  readonly uses: readonly DeclaredUse[];
   readonly reconcile: Reconciler<T>;
   readonly options: ControllerOptions;
 }

@@ -6,7 +6,7 @@ import { withFields, type Logger } from '../core/log.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { DeepReadonly } from '../core/types.js';
 import type { ResourceClient } from '../listwatch/index.js';
-import { ReconcileClient, type WriteRecorder } from './client.js';
+import { ReconcileClient, type PermissionCheck, type WriteRecorder } from './client.js';
 import type { ObservedWrites } from './writes.js';
 
 /**
@@ -183,6 +183,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
   readonly #children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>;
   readonly #writes: ObservedWrites;
   readonly #clientOf: <C>(resource: ResourceDescriptor<C>) => ResourceClient<C>;
+  readonly #check: PermissionCheck;
   #bound: Map<ResourceDescriptor<unknown>, ReconcileClient<unknown>> | undefined;
   #recorder: WriteRecorder | undefined;
 
@@ -196,6 +197,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>,
     writes: ObservedWrites,
     clientOf: <C>(resource: ResourceDescriptor<C>) => ResourceClient<C>,
+    check: PermissionCheck,
   ) {
     this.key = key;
     this.object = object;
@@ -206,6 +208,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     this.#children = children;
     this.#writes = writes;
     this.#clientOf = clientOf;
+    this.#check = check;
   }
 
   get reconcileID(): string {
@@ -245,7 +248,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
         wrote: (r, answer) => this.#writes.recordFor(this.key, r, answer),
         deleted: (r, name, namespace, uid) => this.#writes.recordDeletionFor(this.key, r, name, namespace, uid),
       });
-      client = new ReconcileClient(this.#clientOf(resource), resource, this.signal, recorder);
+      client = new ReconcileClient(this.#clientOf(resource), resource, this.signal, recorder, this.#check);
       bound.set(resource, client);
     }
     return client;

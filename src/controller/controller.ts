@@ -28,6 +28,8 @@ import { followsShard, ShardedSources, ShardGate } from './sharded.js';
 import { checkInformers, sourceHandler, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
 import { RunGroup } from '../runtime/run-group.js';
+import type { HasPermissions, Permission, Verb } from '../core/permissions.js';
+import { checkUses, ControllerPermissions, type DeclaredUse, type UsesOptions } from './permissions.js';
 import { Deadlines } from '../runtime/deadlines.js';
 
 const DONE_ACTION: Action = Actions.done();
@@ -77,8 +79,9 @@ export interface ControllerStats {
  * programming error the runtime raises (`ctx.children` of a resource not owned, a result that is not
  * an `Action`): that is logged and `run` rejects with it, after the same orderly stop.
  */
-export class Controller<T> {
+export class Controller<T> implements HasPermissions {
   readonly #spec: ControllerSpec<T>;
+  readonly #permissions: ControllerPermissions;
   readonly #name: string;
   readonly #log: Logger;
   readonly #clock: Clock;
@@ -134,6 +137,21 @@ export class Controller<T> {
     this.#shared = spec.sources.map((s) => (followsShard(ring, spec.primary, s.role, s.resource) ? undefined : spec.factory.forResource(s.resource)));
     this.#sources = this.#sourcesOf(undefined);
     this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
+    this.#permissions = new ControllerPermissions({ name: this.#name, sources: spec.sources, uses: spec.uses, namespace: spec.factory.namespace, ring, log: this.#log });
+  }
+
+  /**
+   * What the controller needs from the API server (docs/rbac.md): `list` and `watch` of each resource
+   * it watches (`for`, `owns`, `watches`; in the factory's namespace, or every namespace), what its
+   * builder declared with `uses`, and, sharded, its ring's Leases — merged, each with its reason.
+   */
+  permissions(): Permission[] {
+    return this.#permissions.permissions();
+  }
+
+  /** Whether the builder declared any `uses`: then `ctx.client` refuses a request none covers (see {@link ControllerBuilder.uses}). */
+  get declaresUses(): boolean {
+    return this.#permissions.declared;
   }
 
   /** The controller's name (see `ControllerOptions.name`). */
@@ -354,7 +372,7 @@ export class Controller<T> {
 
   #context(run: ReconcileRun, attempt: number, reason: ReconcileReason): ReconcileContext<T> {
     const object = this.#sources[0].informer.getIndexer().getByKey(run.key) as DeepReadonly<T> | undefined;
-    return new ReconcileCtx<T>(run.key, object, run, attempt, reason, this.#log, this.#childrenOf, this.#writes, this.#clientOf);
+    return new ReconcileCtx<T>(run.key, object, run, attempt, reason, this.#log, this.#childrenOf, this.#writes, this.#clientOf, this.#check);
   }
 
   readonly #clientOf = <C>(resource: ResourceDescriptor<C>): ResourceClient<C> => {
@@ -371,6 +389,9 @@ export class Controller<T> {
     }
     return client;
   };
+
+  readonly #check = (resource: ResourceDescriptor<unknown>, verb: Verb, subresource: string | undefined, namespace: string | undefined, name: string | undefined): void =>
+    this.#permissions.check(resource, verb, subresource, namespace, name);
 
   readonly #childrenOf = <C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> =>
     this.#children(resource, key, namespace);
@@ -446,6 +467,7 @@ export class ControllerBuilder<T> {
   readonly #primary: ResourceDescriptor<T>;
   readonly #sources: WatchSpec[] = [];
   readonly #owned: Array<ResourceDescriptor<unknown>> = [];
+  readonly #uses: DeclaredUse[] = [];
   readonly #create: (spec: ControllerSpec<T>) => Controller<T>;
   #built = false;
 
@@ -491,6 +513,35 @@ export class ControllerBuilder<T> {
   }
 
   /**
+   * Declares what the reconcile's client (`ctx.client(resource)`) does beyond what the informers read
+   * (`list` of the watched resources): `verbs` on `resource`, or on its `subresource` — in the factory's
+   * namespace (every namespace when it has none) unless `namespace` says otherwise. The declarations
+   * become the controller's {@link Controller.permissions} (and `kube-informer rbac`'s rules), and once
+   * the builder declared anything, a request of `ctx.client` none covers is refused before it is sent
+   * with `PERMISSION_NOT_DECLARED` naming the missing rule (a programming error: it stops the
+   * controller). The verbs of `ctx.client`'s methods: `get`/`getStatus`/`getScale` get; `list` list;
+   * `create` create; `update`/`replace` (and their status and scale forms) update; `patch` and `apply`
+   * (status: `patchStatus`, `applyStatus`) patch — an `apply` that may create the object needs `create`
+   * too, which the server checks only when the object is absent, so declare both; `delete` delete;
+   * `createOrUpdate` get, create and update. Throws `INVALID_OPTION` for an unknown verb or option.
+   *
+   * @example
+   * ```ts
+   * Controller.for(factory, widgets)
+   *   .owns(resources.configmaps)
+   *   .uses(resources.configmaps, ['get', 'create', 'patch', 'delete'])
+   *   .uses(widgets, ['patch'], { subresource: 'status' })
+   *   .build(reconcile);
+   * ```
+   */
+  uses<U>(resource: ResourceDescriptor<U>, verbs: readonly Verb[], options: UsesOptions = {}): this {
+    checkResource('ControllerBuilder.uses', resource);
+    validateOptions('ControllerBuilder.uses', options, { subresource: 'string', namespace: 'string' });
+    this.#uses.push(checkUses(resource as ResourceDescriptor<unknown>, verbs, options));
+    return this;
+  }
+
+  /**
    * Builds the controller running `reconcile` for each key. Throws `INVALID_OPTION` for an option
    * out of range, or when called twice.
    */
@@ -498,7 +549,7 @@ export class ControllerBuilder<T> {
     if (typeof reconcile !== 'function') throw new InvalidOptionError('ControllerBuilder.build: reconcile must be a function');
     if (this.#built) throw new InvalidOptionError('ControllerBuilder.build: this builder has built its controller already');
     this.#built = true;
-    return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, reconcile, options });
+    return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, uses: this.#uses, reconcile, options });
   }
 
   #add<W>(role: SourceRole, resource: ResourceDescriptor<W>, keys: (obj: unknown) => string[], options: WatchOptions<W>): this {

@@ -11,3 +11,5 @@ export * from './controller.js';
 export * from './leader.js';
 export * from './finalizer.js';
 export * from './metrics.js';
+export { PermissionNotDeclaredError } from '../core/permissions.js';
+export type { UsesOptions } from './permissions.js';

@@ -116,6 +116,11 @@ export const ErrorCodes = {
   ENVTEST_PROCESS_FAILED: 'ENVTEST_PROCESS_FAILED',
   /** The API server refused a CustomResourceDefinition, or it never became `Established`. */
   ENVTEST_CRD_REJECTED: 'ENVTEST_CRD_REJECTED',
+  /**
+   * A controller's reconcile asked `ctx.client` for a request its controller did not declare
+   * (`ControllerBuilder.uses`): refused before anything was sent, the missing rule named.
+   */
+  PERMISSION_NOT_DECLARED: 'PERMISSION_NOT_DECLARED',
 } as const;
 
 /** One of the {@link ErrorCodes} values: the `code` of every library error. */

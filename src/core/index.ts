@@ -20,3 +20,4 @@ export * from './owner-references.js';
 export * from './managed-fields.js';
 export * from './json.js';
 export * from './json-patch.js';
+export * from './permissions.js';

@@ -7,6 +7,7 @@ import type { LoggerOption } from '../core/log.js';
 import { closestOption, InvalidOptionError, omitRules, validateGroupVersionResource, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import type { GroupVersionResourceFor, ResourceDescriptor } from '../core/resources.js';
 import type { GroupVersionResource } from '../core/types.js';
+import type { HasPermissions, Permission } from '../core/permissions.js';
 import { validateCoalesceMs } from '../listwatch/index.js';
 import { newListWatch, type KubeConfigLike } from '../listwatch/index.js';
 import type { ListerWatcher } from '../listwatch/types.js';
@@ -112,6 +113,8 @@ interface Entry {
   informer: SharedIndexInformer<unknown>;
   lw: ListerWatcher<unknown>;
   started: boolean;
+  /** The resource, as given (a descriptor says whether it is namespaced). */
+  gvr: GroupVersionResource & { namespaced?: boolean };
 }
 
 /**
@@ -133,7 +136,7 @@ interface Entry {
  * await factory.waitForCacheSync(signal);          // rejects with the reason if a cache cannot sync
  * ```
  */
-export class SharedInformerFactory {
+export class SharedInformerFactory implements HasPermissions {
   readonly #kubeConfig: KubeConfigLike | undefined;
   readonly #options: SharedInformerFactoryOptions;
   readonly #entries = new Map<string, Entry>();
@@ -174,6 +177,26 @@ export class SharedInformerFactory {
     return this.#kubeConfig;
   }
 
+  /** The namespace every informer lists and watches (option `namespace`); `undefined` = every namespace. */
+  get namespace(): string | undefined {
+    return this.#options.namespace === '' ? undefined : this.#options.namespace;
+  }
+
+  /**
+   * What the informers created so far need (see `HasPermissions`): `list` and `watch` of each resource,
+   * in the factory's `namespace` (every namespace without one, and always for a resource whose
+   * descriptor says `namespaced: false`). With `listWatchFor` the requests are that function's: the
+   * permissions say what the factory's own `newListWatch` would send.
+   */
+  permissions(): Permission[] {
+    return [...this.#entries].map(([key, e]) => {
+      const p: Permission = { group: e.gvr.group, resource: e.gvr.resource, verbs: ['list', 'watch'], reason: `informer of ${key}` };
+      const namespace = e.gvr.namespaced === false ? undefined : this.namespace;
+      if (namespace !== undefined) p.namespace = namespace;
+      return p;
+    });
+  }
+
   /**
    * The shared informer of a built-in (or your own) described resource, typed by the descriptor:
    * `forResource(resources.pods)` is a `SharedIndexInformer<Pod>`. Created on first use; on a running
@@ -201,7 +224,7 @@ export class SharedInformerFactory {
       if (this.#isStopped()) throw this.#stoppedError(`informer ${key} was not created`);
       const lw = this.#listWatch(gvr, this.#options.shard);
       const informer = this.#informer(key, lw, false); // the factory created the ListerWatcher: it closes it, once (#closeLw)
-      entry = { informer, lw, started: false };
+      entry = { informer, lw, started: false, gvr };
       this.#entries.set(key, entry);
       if (this.#scope?.state === 'open') this.#startEntry(key, entry);
     }

@@ -10,6 +10,7 @@ import {
   type ResourceLock,
 } from './lock.js';
 import { abortableWait } from '../core/abort.js';
+import type { HasPermissions, Permission } from '../core/permissions.js';
 
 /** The Lease fields the lock reads and writes (a structural subset of client-node's `V1Lease`). */
 export interface LeaseObject {
@@ -108,7 +109,7 @@ function parseTime(value: Date | string | undefined): Date | undefined {
  * The client cannot cancel a request in flight; when `signal` aborts, the call rejects at once and its
  * late answer is ignored.
  */
-export class LeaseLock implements ResourceLock {
+export class LeaseLock implements ResourceLock, HasPermissions {
   readonly #client: LeaseClient;
   readonly #namespace: string;
   readonly #name: string;
@@ -154,6 +155,19 @@ export class LeaseLock implements ResourceLock {
   }
 
   /** This candidate's identity. */
+  /**
+   * What the lock needs (see `HasPermissions`): `get` and `update` of its Lease by name, and `create`
+   * of Leases in its namespace (a create names no object, so RBAC cannot narrow it to one name).
+   */
+  permissions(): Permission[] {
+    const lease = { group: 'coordination.k8s.io', resource: 'leases', namespace: this.#namespace };
+    const reason = `leader election lock ${this.describe()}`;
+    return [
+      { ...lease, verbs: ['get', 'update'], resourceNames: [this.#name], reason },
+      { ...lease, verbs: ['create'], reason },
+    ];
+  }
+
   identity(): string {
     return this.#identity;
   }

@@ -1,5 +1,6 @@
 // An in-memory ResourceLock with the Lease's optimistic concurrency, for tests and single-process use.
 
+import type { HasPermissions, Permission } from '../core/permissions.js';
 import { AbortedError } from '../core/errors.js';
 import { LeaderElectionError, LockConflictError, LockNotFoundError, type LeaderElectionRecord, type ResourceLock } from './lock.js';
 
@@ -71,7 +72,7 @@ function copy(record: LeaderElectionRecord): LeaderElectionRecord {
  * shared store. Behaves like a Lease (not-found, conflict on create, compare-and-swap on update) but
  * answers synchronously (in a resolved promise).
  */
-export class InMemoryLock implements ResourceLock {
+export class InMemoryLock implements ResourceLock, HasPermissions {
   readonly #store: InMemoryLockStore;
   readonly #identity: string;
   #seenVersion: number | undefined;
@@ -112,6 +113,11 @@ export class InMemoryLock implements ResourceLock {
   }
 
   /** This candidate's identity. */
+  /** Nothing: the lock lives in memory, not on the API server (see `HasPermissions`). */
+  permissions(): Permission[] {
+    return [];
+  }
+
   identity(): string {
     return this.#identity;
   }

@@ -24,4 +24,9 @@ export type { EventDetails, EventObject, EventRecorderOptions, EventRecorderStat
 export { DriftAudit } from './drift/index.js';
 export type { AuditedCache, AuditedInformer, Divergence, DriftAuditCounts, DriftAuditOptions, DriftAuditStats, DriftKind, DriftReport } from './drift/index.js';
 export { CacheSyncError } from './cache-sync.js';
+export { rbacManifests } from './rbac.js';
+export type { RbacManifestOptions, RbacObject } from './rbac.js';
+export type { PermissionReport } from './permissions.js';
+export { mergePermissions, VERBS } from '../core/index.js';
+export type { HasPermissions, Permission, PermissionUse, Verb } from '../core/index.js';
 export type { UnsyncedInformer } from './cache-sync.js';

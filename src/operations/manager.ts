@@ -11,6 +11,8 @@ import { newResourceClient } from '../listwatch/index.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
 import { RunGroup, type Runnable } from '../runtime/run-group.js';
 import { waitForCaches } from './cache-sync.js';
+import type { Permission } from '../core/permissions.js';
+import { managerPermissionReport, type PermissionReport } from './permissions.js';
 import { startProbeServer, type HasReadiness, type MetricsRegistryLike, type ProbeServer, type ProbeServerOptions } from './probes.js';
 
 /** How a {@link Manager} installs its `crds` (see `ensureCustomResourceDefinitions`). */
@@ -178,6 +180,21 @@ export class Manager {
     this.#options = options;
     this.#log = withFields(resolveLogger(options.logger), { component: 'manager' });
     this.#clock = options.clock ?? realClock;
+  }
+
+  /**
+   * Everything the process needs from the API server (docs/rbac.md), merged, each with its reasons: the
+   * factory's informers, each controller's (its informers and `uses`), the runnables', the shard rings',
+   * the leader-election lock's, the webhook server's configurations and the `crds`. Turn them into
+   * RBAC objects with `rbacManifests`, or run `kube-informer rbac`.
+   */
+  permissions(): Permission[] {
+    return this.permissionReport().permissions;
+  }
+
+  /** {@link Manager.permissions} with what they cannot cover (a controller that declares no `uses`, a runnable without `permissions()`). */
+  permissionReport(): PermissionReport {
+    return managerPermissionReport(this.#factory, this.#options);
   }
 
   /** Where the run is. */

@@ -8,6 +8,7 @@ import { AbortedError, AlreadyStartedError, ErrorCodes, KubeInformerError } from
 import { realClock, sleep, type Clock, type ClockTimer } from '../core/clock.js';
 import { RateLimitedLog, errorFields, formatDuration, resolveLogger, withFields, type Logger } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
+import { hasPermissions, type HasPermissions, type Permission } from '../core/permissions.js';
 import { HASH_SPACE, evenRange, shardFieldValue, shardHash, shardSelector, type HashRange, type ShardField, type ShardSelector } from '../core/shard-selector.js';
 import { channels, publish } from '../observability/channels.js';
 import { assignSlots } from './assign.js';
@@ -27,7 +28,7 @@ interface Observed {
  * sequence diagrams). Start work only when {@link ShardRing.owns} says so, run it under
  * {@link ShardRing.track}: a slot handed over is released only after its tracked work finished.
  */
-export class ShardRing {
+export class ShardRing implements HasPermissions {
   readonly #store: RingStore;
   readonly #name: string;
   readonly #identity: string;
@@ -97,6 +98,15 @@ export class ShardRing {
   /** What objects are hashed by (`uid` or `namespace`). */
   get field(): ShardField {
     return this.#field;
+  }
+
+  /**
+   * What the ring needs (see `HasPermissions`): its store's permissions (a `LeaseRingStore`: `list`,
+   * `create`, `update` of Leases in its namespace); none for a store that has no `permissions()`
+   * (`InMemoryRingStore`).
+   */
+  permissions(): Permission[] {
+    return hasPermissions(this.#store) ? this.#store.permissions() : [];
   }
 
   /** Whether `run` is in progress (only a running ring owns slots). */

@@ -2,6 +2,7 @@
 // Kubernetes Leases for real rings; an in-memory store with the same compare-and-swap for tests.
 
 import { validateOptions } from '../core/options.js';
+import type { HasPermissions, Permission } from '../core/permissions.js';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import { KubeInformerError, ErrorCodes } from '../core/errors.js';
 import { resources } from '../core/resources.js';
@@ -87,7 +88,7 @@ export interface LeaseRingStoreOptions {
  * per period, and a replace with `metadata.resourceVersion` (409 on a conflict) per write. Needs RBAC to
  * list, create and update Leases in the namespace.
  */
-export class LeaseRingStore implements RingStore {
+export class LeaseRingStore implements RingStore, HasPermissions {
   readonly #options: LeaseRingStoreOptions;
   readonly #leases;
   readonly #client;
@@ -130,6 +131,14 @@ export class LeaseRingStore implements RingStore {
       }
       throw err;
     }
+  }
+
+  /**
+   * What the store needs (see `HasPermissions`): `list`, `create` and `update` of Leases in its
+   * namespace (member Leases are named after each replica's identity, so no name narrows them).
+   */
+  permissions(): Permission[] {
+    return [{ group: 'coordination.k8s.io', resource: 'leases', namespace: this.#options.namespace, verbs: ['list', 'create', 'update'], reason: `shard ring ${this.#options.ring} (Lease store)` }];
   }
 
   /** Releases the pooled connections. */

@@ -61,3 +61,4 @@ export type {
   SequenceFault,
 } from './fake-api-server/faults.js';
 export type { RequestRecord } from './fake-api-server/routes.js';
+export { uncoveredUses } from '../core/permissions.js';

@@ -1,7 +1,7 @@
 // Webhook configurations applied when the server serves: server-side apply, the server's caBundle filled in where a webhook has none.
 
 import type { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from 'kubernetes-types/admissionregistration/v1.js';
-import { ErrorCodes, InvalidOptionError, KubeInformerError, validateOptions, type ResourceDescriptor } from '../core/index.js';
+import { ErrorCodes, InvalidOptionError, KubeInformerError, validateOptions, type Permission, type ResourceDescriptor } from '../core/index.js';
 import { newResourceClient, type ApplyConfiguration, type KubeConfigLike } from '../listwatch/index.js';
 
 /** Options of `WebhookServerOptions.configurations`: what the server registers with the API server once it serves. */
@@ -46,6 +46,19 @@ export function withCaBundle<T extends Configuration>(object: T, caBundle: strin
   const copy = structuredClone(object);
   for (const w of copy.webhooks ?? []) if (w.clientConfig.caBundle === undefined) w.clientConfig.caBundle = caBundle;
   return copy;
+}
+
+/**
+ * What applying the configurations needs: `patch` (the apply) and `create` (an apply that creates the
+ * object is authorized as a create too: kube-apiserver's patch handler) of each kind, narrowed to the
+ * configurations' names (an apply names its object, so RBAC's `resourceNames` holds for both verbs).
+ */
+export function configurationPermissions(options: WebhookConfigurationsOptions): Permission[] {
+  return options.objects.map((object) => {
+    const descriptor = KINDS[object.kind as keyof typeof KINDS];
+    const name = object.metadata?.name ?? '';
+    return { group: descriptor.group, resource: descriptor.resource, verbs: ['create', 'patch'], resourceNames: [name], reason: `webhook server: applies ${object.kind} ${name}` };
+  });
 }
 
 /**

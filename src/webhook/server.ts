@@ -3,11 +3,11 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ABORTED, AlreadyStartedError, ErrorCodes, InvalidOptionError, KubeInformerError, raceAbort, realClock, resolveLogger, validateOptions, type Clock, type ClockTimer, type Logger, type LoggerOption } from '../core/index.js';
+import { ABORTED, AlreadyStartedError, ErrorCodes, InvalidOptionError, KubeInformerError, raceAbort, realClock, resolveLogger, validateOptions, type Clock, type ClockTimer, type HasPermissions, type Logger, type LoggerOption, type Permission } from '../core/index.js';
 import { RunGroup } from '../runtime/index.js';
 import type { CounterMetric, GaugeMetric, HistogramMetric } from '../observability/index.js';
 import type { WebhookMetricsProvider } from './metrics.js';
-import { applyConfigurations, checkConfigurations, type WebhookConfigurationsOptions } from './apply.js';
+import { applyConfigurations, checkConfigurations, configurationPermissions, type WebhookConfigurationsOptions } from './apply.js';
 import { BadReviewError, type Webhook } from './review.js';
 import { TlsSource, type WebhookTlsOptions } from './tls.js';
 
@@ -89,7 +89,7 @@ interface InFlight {
  * Recovery: a certificate that fails to reload is logged and the previous one kept.
  * Warning: {@link WebhookServer.ready} is false until the server listens and after stop begins; wire it to the readiness probe.
  */
-export class WebhookServer {
+export class WebhookServer implements HasPermissions {
   #options: WebhookServerOptions;
   #clock: Clock;
   #logger: Logger;
@@ -231,6 +231,15 @@ export class WebhookServer {
     const stopPolling = this.#tls.watch(server);
     await raceAbort(new Promise<never>(() => undefined), signal);
     stopPolling();
+  }
+
+  /**
+   * What the server needs from the API server (see `HasPermissions`): with `configurations`, `patch`
+   * and `create` of each configuration by name (server-side apply); nothing otherwise (serving reviews
+   * needs no permission).
+   */
+  permissions(): Permission[] {
+    return this.#options.configurations === undefined ? [] : configurationPermissions(this.#options.configurations);
   }
 
   /** Applies the configurations (when given), then reports ready; rejects with `WEBHOOK_CONFIG` when the API server refuses one. */

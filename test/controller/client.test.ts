@@ -235,7 +235,10 @@ describe('ctx.client', () => {
     const { factory } = setup();
     const log = memoryLog();
     let calls = 0;
-    const controller = Controller.for(factory, widgets).build(
+    const controller = Controller.for(factory, widgets)
+      .uses(resources.secrets, ['create'])
+      .uses(widgets, ['patch'])
+      .build(
       async (_key, ctx: ReconcileContext<Widget>) => {
         calls++;
         if (calls === 1) {

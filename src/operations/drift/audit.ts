@@ -1,5 +1,6 @@
 // The live drift audit: every so often, a metadata-only list of the watched resource diffed against the informer's cache.
 
+import type { HasPermissions, Permission } from '../../core/permissions.js';
 import { callWithTimeout, TIMED_OUT, ABORTED } from '../../core/abort.js';
 import { realClock, sleep, type Clock } from '../../core/clock.js';
 import { AbortedError, AlreadyStartedError } from '../../core/errors.js';
@@ -43,7 +44,7 @@ const LOGGED_KEYS = 10;
  * await new Manager(factory, { controllers, runnables: [audit] }).run(signal);
  * ```
  */
-export class DriftAudit {
+export class DriftAudit implements HasPermissions {
   /** `drift-audit:<informer>`: its name as a `Runnable` and in log lines. */
   readonly name: string;
   /** The audited informer's name (`v1/pods`): the `informer` label of its metrics. */
@@ -60,6 +61,7 @@ export class DriftAudit {
   readonly #listTimeoutMs: number;
   readonly #pageSize: number;
   readonly #repair: boolean;
+  readonly #permissions: Permission[];
   readonly #stats = { clean: 0, divergent: 0, failed: 0, repairs: 0 };
   #last: DriftReport | undefined;
   #started = false;
@@ -114,6 +116,19 @@ export class DriftAudit {
     this.#listTimeoutMs = options.listTimeoutMs ?? 120_000;
     this.#pageSize = options.pageSize ?? 500;
     this.#repair = options.repair ?? false;
+    const r = options.resource;
+    this.#permissions =
+      options.listWatch !== undefined || r === undefined
+        ? []
+        : [{ group: r.group, resource: r.resource, verbs: ['list'], reason: `drift audit of ${this.informer}`, ...(options.namespace === undefined || options.namespace === '' || (r as { namespaced?: boolean }).namespaced === false ? {} : { namespace: options.namespace }) }];
+  }
+
+  /**
+   * What the audit needs (see `HasPermissions`): `list` of `resource` in its `namespace` (every
+   * namespace without one); nothing with option `listWatch` (its requests are that ListerWatcher's).
+   */
+  permissions(): Permission[] {
+    return this.#permissions.map((p) => ({ ...p }));
   }
 
   /** The last completed audit's report; `undefined` before the first. */

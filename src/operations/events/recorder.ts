@@ -5,6 +5,7 @@ import { realClock, sleep, type Clock, type ClockTimer } from '../../core/clock.
 import { AbortedError, AlreadyStartedError, ApiStatusError } from '../../core/errors.js';
 import { RateLimitedLog, errorFields, formatDuration, resolveLogger, withFields } from '../../core/log.js';
 import { describeValue, InvalidOptionError, validateOptions } from '../../core/options.js';
+import type { HasPermissions, Permission, Verb } from '../../core/permissions.js';
 import { NetworkError } from '../../listwatch/errors.js';
 import { newResourceClient, type ResourceClient } from '../../listwatch/resource-client.js';
 import type { KubeConfigLike } from '../../listwatch/transport.js';
@@ -70,7 +71,7 @@ type State = 'new' | 'running' | 'stopping' | 'stopped';
  * recorder.event(widget, { type: 'Warning', reason: 'ReconcileFailed', action: 'Reconcile', note: err.message });
  * ```
  */
-export class EventRecorder {
+export class EventRecorder implements HasPermissions {
   /** `events:<reportingController>`: the recorder's name as a `Runnable`, and in its log lines. */
   readonly name: string;
   readonly #client: ResourceClient<EventsV1Event>;
@@ -94,6 +95,9 @@ export class EventRecorder {
   #writing = false;
   #wake: (() => void) | undefined;
   #seq = 0;
+  /** Option `namespaces` (sorted), and the namespaces outside it already warned about. */
+  readonly #namespaces: readonly string[] | undefined;
+  readonly #outside = new Set<string>();
 
   /** A recorder writing through `kubeConfig`'s cluster. Throws `INVALID_OPTION` for a bad option. */
   constructor(kubeConfig: KubeConfigLike, options: EventRecorderOptions) {
@@ -111,6 +115,7 @@ export class EventRecorder {
       writeTimeoutMs: 'positiveDuration',
       drainTimeoutMs: 'duration',
       fieldManager: 'string',
+      namespaces: 'any', // checked below
       clock: 'clock',
       random: 'function',
       logger: 'logger',
@@ -137,7 +142,21 @@ export class EventRecorder {
     const cacheSize = options.cacheSize ?? 4096;
     this.#series = new SeriesCache(options.seriesWindowMs ?? 360_000, cacheSize);
     this.#buckets = new TokenBuckets(options.rateLimitBurst ?? 25, options.rateLimitRefillMs ?? 300_000, cacheSize);
+    const namespaces: unknown = options.namespaces;
+    if (namespaces !== undefined && !(Array.isArray(namespaces) && namespaces.every((n) => typeof n === 'string' && n !== ''))) {
+      throw new InvalidOptionError(`${OWNER}: option namespaces must be an array of namespace names, got ${describeValue(namespaces)}`);
+    }
+    this.#namespaces = namespaces === undefined ? undefined : [...new Set(namespaces as string[])].sort();
     this.#client = newResourceClient(kubeConfig, eventsV1Resource, { fieldManager: options.fieldManager ?? 'kube-informer', userAgent: 'kube-informer-events' });
+  }
+
+  /**
+   * What the recorder needs (see `HasPermissions`): `create` and `patch` of `events.k8s.io` events, in
+   * each namespace of option `namespaces`, or in every namespace without it.
+   */
+  permissions(): Permission[] {
+    const p = { group: eventsV1Resource.group, resource: eventsV1Resource.resource, verbs: ['create', 'patch'] as Verb[], reason: `Event recorder ${this.#controller}` };
+    return this.#namespaces === undefined ? [p] : this.#namespaces.map((namespace) => ({ ...p, namespace }));
   }
 
   /**
@@ -349,6 +368,10 @@ export class EventRecorder {
     const meta = entry.event.metadata ?? {};
     const name = meta.name ?? '';
     const namespace = meta.namespace ?? 'default';
+    if (this.#namespaces !== undefined && !this.#namespaces.includes(namespace) && !this.#outside.has(namespace)) {
+      this.#outside.add(namespace);
+      this.#log.log('warn', `outside:${namespace}`, `${this.name}: an Event goes to namespace ${namespace}, outside option namespaces (${this.#namespaces.join(', ')}): the rules from permissions() do not grant it`);
+    }
     try {
       if (entry.created) {
         if (entry.writtenCount >= count) return undefined;

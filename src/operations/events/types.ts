@@ -128,6 +128,14 @@ export interface EventRecorderOptions {
   drainTimeoutMs?: number;
   /** The `fieldManager` the writes name. Default `'kube-informer'`. */
   fieldManager?: string;
+  /**
+   * The namespaces its Events are written in — an Event goes to the namespace of the object it is about,
+   * `default` for a cluster-scoped one — as {@link EventRecorder.permissions} reports them: `create` and
+   * `patch` of `events.k8s.io` events there (a Role each) instead of in every namespace (a ClusterRole).
+   * An Event written elsewhere is still sent, with a warning (once per namespace): the rules do not
+   * grant it. Default: every namespace.
+   */
+  namespaces?: readonly string[];
   /** The clock every timer, the series window and the rate limit use. Default `realClock`. */
   clock?: Clock;
   /** Uniform random numbers in `[0, 1)`, for the retry delays' jitter. Default `Math.random`. */

@@ -13,6 +13,7 @@ import { WatchConnection } from './watch.js';
 import { serveCreate, serveDelete, serveGet, servePatch, serveUpdate, type ObjectRequest } from './writes.js';
 import { serveScale } from './scale.js';
 import { isApplyPatch, serveApply } from './apply.js';
+import { useKey, type PermissionUse } from '../../core/permissions.js';
 
 /** One request the fake server received, as {@link FakeApiServer.requests} reports it. */
 export interface RequestRecord {
@@ -62,10 +63,31 @@ export interface RouteContext {
   requiredToken?: string;
   /** The request log (appended to). */
   log: RequestRecord[] | undefined;
+  /** The uses recorded (see `FakeApiServer.usedPermissions`), by token and use, each once. */
+  uses: UseLog;
   /** Open watches (the dispatcher adds; each removes itself on close). */
   watches: Set<WatchConnection>;
   /** Stalled responses (held open by a `stall` fault). */
   stalled: Set<ServerResponse>;
+}
+
+/** What each bearer token used: token → use key → use. */
+export type UseLog = Map<string, Map<string, PermissionUse>>;
+
+function recordUse(ctx: RouteContext, authorization: string | undefined, use: PermissionUse): void {
+  const token = authorization?.startsWith('Bearer ') === true ? authorization.slice(7) : '';
+  let uses = ctx.uses.get(token);
+  if (uses === undefined) ctx.uses.set(token, (uses = new Map()));
+  uses.set(useKey(use), use);
+}
+
+/** The request as kube-apiserver's authorizer sees it. */
+function useOf(verb: FakeApiVerb, parsed: { group: string; resource: string; subresource?: string; namespace?: string; name?: string }): PermissionUse {
+  const use: PermissionUse = { verb, group: parsed.group, resource: parsed.resource };
+  if (parsed.subresource !== undefined) use.subresource = parsed.subresource;
+  if (parsed.namespace !== undefined) use.namespace = parsed.namespace;
+  if (parsed.name !== undefined) use.name = parsed.name;
+  return use;
 }
 
 function verbOf(method: string, hasName: boolean, watch: boolean): FakeApiVerb | undefined {
@@ -171,6 +193,8 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
   if (parsed.subresource !== undefined) checkSubresource(ri, parsed.subresource, parsed.name ?? '', method);
   if (method === 'DELETE' && parsed.name === undefined) throw notModelled(`deletecollection (DELETE ${url.pathname})`);
   if (verb === undefined) throw statusError(405, 'MethodNotAllowed', `${method} is not supported on ${url.pathname}`);
+  const use = useOf(verb, parsed);
+  recordUse(ctx, req.headers.authorization, use);
   checkAccept(req.headers.accept);
   checkBodyType(method, req.headers['content-type']);
 
@@ -250,7 +274,12 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
     case 'update':
       return serveUpdate(res, ctx.state, r);
     case 'patch':
-      if (isApplyPatch(r.contentType)) return serveApply(res, ctx.state, r);
+      if (isApplyPatch(r.contentType)) {
+        serveApply(res, ctx.state, r);
+        // An apply that created the object was authorized as a create too (kube-apiserver's patch handler).
+        if (res.statusCode === 201) recordUse(ctx, req.headers.authorization, { ...use, verb: 'create' });
+        return;
+      }
       return servePatch(res, ctx.state, r);
     case 'delete':
       return serveDelete(res, ctx.state, r);

@@ -1,6 +1,7 @@
 // The fake Kubernetes API server: a loopback HTTP server over a ResourceState, with faults and a request log.
 
-import { validateOptions } from '../../core/options.js';
+import { InvalidOptionError, validateOptions } from '../../core/options.js';
+import type { PermissionUse } from '../../core/permissions.js';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -145,6 +146,7 @@ export class FakeApiServer {
       bookmarkIntervalMs: options.bookmarkIntervalMs,
       requiredToken: options.requireToken ? (options.token ?? 'fake-token') : undefined,
       log: options.recordRequests === false ? undefined : [],
+      uses: new Map(),
       watches: this.#watches,
       stalled: this.#stalled,
     };
@@ -317,9 +319,43 @@ export class FakeApiServer {
     return (this.#ctx.log ?? []).map((r) => ({ ...r, query: { ...r.query } }));
   }
 
-  /** Empties the request log. */
+  /**
+   * What the requests served so far needed, as kube-apiserver's RBAC authorizer names it — one
+   * {@link PermissionUse} per distinct verb, group, resource, subresource, namespace and name (a
+   * server-side apply that created its object counts as `patch` and `create`) — in a stable order.
+   * Recorded whatever the answer (an authorizer decides before the handler runs), and kept even when
+   * `recordRequests` is false. With `token`, only the requests that carried `Authorization: Bearer
+   * <token>`: give the code under test a KubeConfig with a token of its own (`kubeConfigFor(token)`)
+   * to tell its requests from the test's. Cross-check them with `uncoveredUses(used, permissions)`.
+   */
+  usedPermissions(options: { token?: string } = {}): PermissionUse[] {
+    validateOptions('FakeApiServer.usedPermissions', options, { token: 'string' });
+    const tokens = options.token === undefined ? [...this.#ctx.uses.keys()] : [options.token];
+    const all = new Map<string, PermissionUse>();
+    for (const t of tokens) for (const [k, u] of this.#ctx.uses.get(t) ?? []) all.set(k, { ...u });
+    return [...all.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, u]) => u);
+  }
+
+  /**
+   * A KubeConfig for this server whose user sends `token` (see {@link FakeApiServer.usedPermissions}).
+   * With `requireToken`, the server still accepts only its own token.
+   */
+  kubeConfigFor(token: string): KubeConfig {
+    if (typeof token !== 'string' || token === '') throw new InvalidOptionError(`FakeApiServer.kubeConfigFor: token must be a non-empty string, got ${JSON.stringify(token)}`);
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'fake', server: this.url, skipTLSVerify: true }],
+      users: [{ name: 'fake', token }],
+      contexts: [{ name: 'fake', cluster: 'fake', user: 'fake', namespace: 'default' }],
+      currentContext: 'fake',
+    });
+    return kc;
+  }
+
+  /** Empties the request log and the recorded uses ({@link FakeApiServer.usedPermissions}). */
   clearRequests(): void {
     if (this.#ctx.log !== undefined) this.#ctx.log.length = 0;
+    this.#ctx.uses.clear();
   }
 
   /** Drops every connection (watches end abruptly) and listens again on the same port; state is kept. */

@@ -1,0 +1,129 @@
+// What a controller needs from the API server: its informers' reads (for, owns, watches), what its builder's `uses` declares, and the local check of `ctx.client`'s requests against them.
+
+import type { Logger } from '../core/log.js';
+import { InvalidOptionError } from '../core/options.js';
+import { hasPermissions, isCovered, isVerb, mergePermissions, PermissionNotDeclaredError, describeRule, sortVerbs, type Permission, type PermissionUse, type Verb } from '../core/permissions.js';
+import { resources, type ResourceDescriptor } from '../core/resources.js';
+import { misuse } from './outcomes.js';
+import { gvrKey } from '../informer/factory.js';
+import type { ShardRing } from '../sharding/ring.js';
+import type { SourceRole } from './sharded.js';
+
+/** Options of `ControllerBuilder.uses`. */
+export interface UsesOptions {
+  /** The subresource the verbs are for (`status`, `scale`). Default: the resource itself. */
+  subresource?: string;
+  /**
+   * The namespace the requests go to. Default: the factory's `namespace` (every namespace when the
+   * factory has none); ignored for a cluster-scoped resource.
+   */
+  namespace?: string;
+}
+
+/** One `uses` declaration of a builder. */
+export interface DeclaredUse {
+  readonly resource: ResourceDescriptor<unknown>;
+  readonly verbs: readonly Verb[];
+  readonly subresource?: string;
+  readonly namespace?: string;
+}
+
+/** Checks the arguments of `ControllerBuilder.uses` and returns the declaration. */
+export function checkUses(resource: ResourceDescriptor<unknown>, verbs: unknown, options: UsesOptions): DeclaredUse {
+  if (!Array.isArray(verbs) || verbs.length === 0 || !verbs.every(isVerb)) {
+    throw new InvalidOptionError(
+      `ControllerBuilder.uses(${gvrKey(resource)}): verbs must be a non-empty array of get, list, watch, create, update, patch, delete, deletecollection, got ${JSON.stringify(verbs)}`,
+    );
+  }
+  const sub = options.subresource;
+  if (sub !== undefined && (sub === '' || sub.includes('/'))) throw new InvalidOptionError(`ControllerBuilder.uses(${gvrKey(resource)}): option subresource must be one path segment (status, scale), got ${JSON.stringify(sub)}`);
+  return { resource, verbs: sortVerbs(verbs), subresource: sub, namespace: options.namespace === '' ? undefined : options.namespace };
+}
+
+/** The `.uses(...)` line that would declare `use` (what a refusal tells the user to add). */
+function usesLine(resource: ResourceDescriptor<unknown>, use: PermissionUse, defaultNamespace: string | undefined): string {
+  const options: string[] = [];
+  if (use.subresource !== undefined) options.push(`subresource: '${use.subresource}'`);
+  if (resource.namespaced && defaultNamespace !== undefined && use.namespace !== undefined && use.namespace !== defaultNamespace) options.push(`namespace: '${use.namespace}'`);
+  const builtIn = (resources as unknown as Record<string, ResourceDescriptor<unknown> | undefined>)[resource.resource];
+  const what = builtIn !== undefined && builtIn.group === resource.group ? `resources.${resource.resource}` : `<the ${resource.kind} descriptor>`;
+  return `.uses(${what}, ['${use.verb}']${options.length === 0 ? '' : `, { ${options.join(', ')} }`})`;
+}
+
+/** What builds a {@link ControllerPermissions}: the controller's name, its sources and declarations, where its factory lists. */
+export interface ControllerPermissionSpec {
+  readonly name: string;
+  readonly sources: ReadonlyArray<{ readonly role: SourceRole; readonly resource: ResourceDescriptor<unknown> }>;
+  readonly uses: readonly DeclaredUse[];
+  /** The factory's namespace; undefined = every namespace. */
+  readonly namespace: string | undefined;
+  readonly ring: ShardRing | undefined;
+  readonly log: Logger;
+}
+
+/**
+ * A controller's permissions and the check of its reconciles' requests. The rule: once the builder
+ * declared anything with `uses`, a request of `ctx.client` that neither the informers' reads nor a
+ * declaration covers is refused before it is sent (`PERMISSION_NOT_DECLARED`, a programming error
+ * that stops the controller). A controller that declares nothing is not checked — its writes cannot
+ * be known — but the first request of each kind is logged as a warning naming the `.uses` line, and
+ * `kube-informer rbac` warns about the controller.
+ */
+export class ControllerPermissions {
+  readonly #spec: ControllerPermissionSpec;
+  readonly #all: Permission[];
+  readonly #warned = new Set<string>();
+
+  constructor(spec: ControllerPermissionSpec) {
+    this.#spec = spec;
+    const reads: Permission[] = spec.sources.map((s) => scoped(s.resource, spec.namespace, { verbs: ['list', 'watch'], reason: `informer of ${gvrKey(s.resource)} (${s.role}) of controller ${spec.name}` }));
+    const uses: Permission[] = spec.uses.map((u) => {
+      const p = scoped(u.resource, u.namespace ?? spec.namespace, { verbs: u.verbs, reason: `ctx.client of controller ${spec.name} (uses)` });
+      if (u.subresource !== undefined) p.subresource = u.subresource;
+      return p;
+    });
+    const ring = spec.ring !== undefined && hasPermissions(spec.ring) ? spec.ring.permissions() : [];
+    this.#all = mergePermissions([...reads, ...uses, ...ring]);
+  }
+
+  /** Whether the builder declared any `uses` (the check is on). */
+  get declared(): boolean {
+    return this.#spec.uses.length > 0;
+  }
+
+  /** Every permission, merged. */
+  permissions(): Permission[] {
+    return this.#all.map((p) => ({ ...p }));
+  }
+
+  /**
+   * Checks one request of `ctx.client(resource)`: throws {@link PermissionNotDeclaredError} when the
+   * controller declared uses and none covers it; warns once per kind of request when it declared none.
+   */
+  check(resource: ResourceDescriptor<unknown>, verb: Verb, subresource: string | undefined, namespace: string | undefined, name: string | undefined): void {
+    const use: PermissionUse = { verb, group: resource.group, resource: resource.resource };
+    if (subresource !== undefined) use.subresource = subresource;
+    if (resource.namespaced && namespace !== undefined && namespace !== '') use.namespace = namespace;
+    if (name !== undefined && name !== '') use.name = name;
+    if (isCovered(this.#all, use)) return;
+    const rule = describeRule(use);
+    const line = usesLine(resource, use, this.#spec.namespace);
+    const controller = `controller ${this.#spec.name}`;
+    const what = `ctx.client(${gvrKey(resource)}) ${verb}${subresource === undefined ? '' : ` of ${subresource}`}${use.namespace === undefined ? '' : ` in namespace ${use.namespace}`}`;
+    if (this.declared) {
+      throw misuse(new PermissionNotDeclaredError(`${controller}: ${what} is not declared: it needs ${rule}; add ${line} to the builder (refused before sending)`, use));
+    }
+    const key = `${use.group}/${use.resource}/${subresource ?? ''}/${verb}/${use.namespace ?? ''}`;
+    if (this.#warned.has(key)) return;
+    this.#warned.add(key);
+    this.#spec.log.warn(
+      `${controller}: ${what} is not declared (it needs ${rule}): this controller declares no uses, so nothing is refused, but kube-informer rbac cannot grant it — add ${line} to the builder`,
+    );
+  }
+}
+
+function scoped(resource: ResourceDescriptor<unknown>, namespace: string | undefined, p: Pick<Permission, 'verbs' | 'reason'>): Permission {
+  const out: Permission = { group: resource.group, resource: resource.resource, verbs: p.verbs, reason: p.reason };
+  if (resource.namespaced && namespace !== undefined) out.namespace = namespace;
+  return out;
+}
