@@ -48,6 +48,12 @@ export const ErrorCodes = {
   NETWORK: 'NETWORK',
   /** The KubeConfig gave no usable server or credentials (no current cluster, exec plugin failed, ...). */
   KUBECONFIG: 'KUBECONFIG',
+  /**
+   * The in-cluster configuration cannot be loaded: `KUBERNETES_SERVICE_HOST`/`KUBERNETES_SERVICE_PORT`
+   * unset, or the service-account token (or `ca.crt`) missing, unreadable or empty; the message names the
+   * file or variable.
+   */
+  IN_CLUSTER_CONFIG: 'IN_CLUSTER_CONFIG',
   /** An event handler threw or rejected. */
   HANDLER_FAILED: 'HANDLER_FAILED',
   /** An informer has stopped (or stopped before its cache synced): it accepts no new handlers or indexers. */

@@ -36,6 +36,17 @@ export class KubeConfigError extends KubeInformerError {
   }
 }
 
+/**
+ * The in-cluster configuration could not be loaded or its token re-read: the service environment
+ * variables unset, or the service-account `token` or `ca.crt` file missing, unreadable or empty. The
+ * message names the file or the variables; `cause` keeps the file system's error.
+ */
+export class InClusterConfigError extends KubeInformerError {
+  constructor(message: string, options?: KubeInformerErrorOptions) {
+    super(ErrorCodes.IN_CLUSTER_CONFIG, message, options);
+  }
+}
+
 /** Why a response body could not be decoded. */
 /**
  * What was wrong: not JSON, not a watch event, an unknown event type, a cut body, not a list, or a

@@ -1,6 +1,6 @@
 // The listwatch room's barrel: the ListerWatcher contract, newListWatch over @kubernetes/client-node, the watch decoder.
 export * from './types.js';
-export { NetworkError, KubeConfigError, ResponseDecodeError, WatchDecodeError } from './errors.js';
+export { NetworkError, KubeConfigError, InClusterConfigError, ResponseDecodeError, WatchDecodeError } from './errors.js';
 export type { DecodeFailure } from './errors.js';
 export * from './paths.js';
 export { decodeWatchStream } from './decoder.js';
@@ -9,7 +9,9 @@ export type { DecodeWatchStreamOptions } from './decoder.js';
 export { Hurry, hurriedBy } from './hurry.js';
 export { newListWatch, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from './list-watch.js';
 export type { NewListWatchOptions, KubeListWatch } from './list-watch.js';
-export type { KubeConfigLike } from './transport.js';
+export type { KubeConfigLike, ReloadableCredentials } from './transport.js';
+export { loadInClusterConfig, loadKubeConfig, InClusterKubeConfig, SERVICE_ACCOUNT_DIR } from './in-cluster.js';
+export type { InClusterConfigOptions, LoadKubeConfigOptions } from './in-cluster.js';
 export { ResourceClient, newResourceClient } from './resource-client.js';
 export type { ResourceClientOptions, CreateOrUpdateOptions, CreateOrUpdateResult } from './resource-client.js';
 export type {

@@ -8,9 +8,9 @@ import { formatShardSelector, shardMatcher, shardSelector, type ShardSelector } 
 import { channels, publish } from '../observability/channels.js';
 import { decodeWatchStream, validateCoalesceMs } from './decoder.js';
 import { DEFAULT_LARGE_LIST_THRESHOLD_BYTES, decodeListBody, previewOf } from './list-body.js';
-import { ResponseDecodeError, statusErrorFromResponse, toNetworkError } from './errors.js';
+import { ResponseDecodeError, statusErrorFromResponse } from './errors.js';
 import { listQuery, resourcePath, watchQuery, type BaseSelectors } from './paths.js';
-import { Transport, type KubeConfigLike } from './transport.js';
+import { readBody, readBodyBytes, Transport, type KubeConfigLike } from './transport.js';
 import type { GroupVersionResource, ListerWatcher, ListOptions, ObjectList, WatchEvent } from './types.js';
 
 /** The rules of {@link ListOptions} (values are the caller's: the reflector's, or yours when you list by hand). */
@@ -100,35 +100,6 @@ export interface KubeListWatch<T> extends ListerWatcher<T> {
 }
 
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
-
-/**
- * Reads a whole body into one Buffer (never one string: a list may exceed V8's string limit); an abort
- * rejects with `AbortedError`, a broken connection with `NetworkError`.
- */
-async function readBodyBytes(res: http.IncomingMessage, signal: AbortSignal, what: string, limit?: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let length = 0;
-  try {
-    for await (const chunk of res as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      length += chunk.length;
-      if (limit !== undefined && length >= limit) break;
-    }
-  } catch (err) {
-    if (signal.aborted) throw new AbortedError(`${what} was aborted while reading the response`, { cause: err });
-    throw toNetworkError(err, `${what}: reading the response failed`);
-  }
-  if (signal.aborted) throw new AbortedError(`${what} was aborted while reading the response`);
-  if (chunks.length === 1) return chunks[0];
-  const whole = Buffer.concat(chunks, length);
-  chunks.length = 0;
-  return whole;
-}
-
-/** Reads a whole (error) body as text; see {@link readBodyBytes}. */
-export async function readBody(res: http.IncomingMessage, signal: AbortSignal, what: string, limit?: number): Promise<string> {
-  return (await readBodyBytes(res, signal, what, limit)).toString('utf8');
-}
 
 function isSuccess(res: http.IncomingMessage): boolean {
   const code = res.statusCode ?? 0;

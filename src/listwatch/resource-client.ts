@@ -17,7 +17,7 @@ import type {
   WriteOptions,
 } from './client-types.js';
 import { statusErrorFromResponse } from './errors.js';
-import { readBody } from './list-watch.js';
+import { readBody } from './transport.js';
 import { resourcePath } from './paths.js';
 import { Transport, type KubeConfigLike } from './transport.js';
 import type { ObjectList } from './types.js';

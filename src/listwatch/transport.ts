@@ -3,15 +3,34 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
-import { AbortedError, deepEqual, KubeInformerError } from '../core/index.js';
+import { AbortedError, ApiStatusError, deepEqual, KubeInformerError } from '../core/index.js';
 import { channels, publish } from '../observability/channels.js';
-import { KubeConfigError, toNetworkError } from './errors.js';
+import { KubeConfigError, statusErrorFromResponse, toNetworkError } from './errors.js';
 
 /**
  * The part of a client-node `KubeConfig` the adapter uses: present, with the same meaning, in
  * `@kubernetes/client-node` 1.4 and 2.x. Any object with these three methods works (handy in tests).
  */
 export type KubeConfigLike = Pick<KubeConfig, 'getCurrentCluster' | 'getCurrentUser' | 'applyToHTTPSOptions'>;
+
+/**
+ * A KubeConfig whose credentials can be read again from where they come from (the in-cluster one: its
+ * token file). After a 401 the transport calls `reloadCredentials()` once and, when the credentials it
+ * then applies differ from those the request carried, sends the request once more.
+ */
+export interface ReloadableCredentials {
+  /**
+   * Reads the credentials again; resolves with where they come from, for the error of a second 401
+   * (`the service-account token file /var/run/…/token`). A rejection fails the request with it.
+   */
+  reloadCredentials(): Promise<string>;
+}
+
+function reloadable(kc: KubeConfigLike): kc is KubeConfigLike & ReloadableCredentials {
+  return typeof (kc as Partial<ReloadableCredentials>).reloadCredentials === 'function';
+}
+
+const MAX_401_BODY_BYTES = 64 * 1024;
 
 /** The TLS settings a KubeConfig produces; an agent is reused while they stay the same. */
 const TLS_FIELDS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
@@ -115,7 +134,45 @@ export class Transport {
       headers['Content-Type'] = request.contentType ?? 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(request.body));
     }
-    return this.#attempt(target, method, path, headers, request.body, signal, true);
+    const open = await this.#attempt(target, method, path, headers, request.body, signal, true);
+    if (open.res.statusCode !== 401 || !reloadable(this.#kubeConfig)) return open;
+    return this.#afterUnauthorized(this.#kubeConfig, open, target, method, pathAndQuery, request, signal);
+  }
+
+  /**
+   * A 401 means the server did not run the request: its credentials were refused (a rotated token
+   * whose old binding was deleted, or an expired one the file no longer holds). The credentials are
+   * read again once; when they changed the request is sent once more, and its answer returned
+   * whatever it is, except a second 401. A 401 with credentials that did not change, or a second 401,
+   * rejects with an `ApiStatusError` (401) naming where the credentials come from: never a loop.
+   */
+  async #afterUnauthorized(kc: KubeConfigLike & ReloadableCredentials, first: OpenResponse, target: Target, method: string, pathAndQuery: string, request: SendRequest, signal: AbortSignal): Promise<OpenResponse> {
+    const what = `${method} ${target.basePath + pathAndQuery}`;
+    const refused = await this.#statusError(first, what, signal);
+    const source = await kc.reloadCredentials();
+    const again = await this.#target();
+    if (again.headers.Authorization === target.headers.Authorization && again.auth === target.auth) {
+      throw unauthorized(refused, `${source} still holds the credentials that were refused`);
+    }
+    if (signal.aborted) throw new AbortedError(`${what} was aborted before it was sent again`);
+    publish(channels.transportRetry, { method, path: again.basePath + pathAndQuery, error: refused });
+    const headers: Record<string, string> = { ...again.headers, Accept: request.accept, 'User-Agent': this.#userAgent };
+    if (request.body !== undefined) {
+      headers['Content-Type'] = request.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(request.body));
+    }
+    const second = await this.#attempt(again, method, again.basePath + pathAndQuery, headers, request.body, signal, true);
+    if (second.res.statusCode !== 401) return second;
+    throw unauthorized(await this.#statusError(second, what, signal), `the credentials read again from ${source} were refused too`);
+  }
+
+  async #statusError(open: OpenResponse, what: string, signal: AbortSignal): Promise<ApiStatusError> {
+    try {
+      const body = await readBody(open.res, signal, what, MAX_401_BODY_BYTES);
+      return statusErrorFromResponse(open.res, body, what);
+    } finally {
+      open.release();
+    }
   }
 
   /**
@@ -283,4 +340,38 @@ function isStaleConnection(err: Error): boolean {
 /** Closes every idle pooled socket of `agent` (those in use finish their request). */
 function destroyIdleSockets(agent: http.Agent): void {
   for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+}
+
+/** The error of a 401 that reading the credentials again did not cure. */
+function unauthorized(refused: ApiStatusError, why: string): ApiStatusError {
+  return new ApiStatusError(401, `${refused.message} (${why})`, { reason: refused.reason, status: refused.status, cause: refused });
+}
+
+/**
+ * Reads a whole body into one Buffer (never one string: a list may exceed V8's string limit), up to
+ * `limit` bytes when given; an abort rejects with `AbortedError`, a broken connection with `NetworkError`.
+ */
+export async function readBodyBytes(res: http.IncomingMessage, signal: AbortSignal, what: string, limit?: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  try {
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      length += chunk.length;
+      if (limit !== undefined && length >= limit) break;
+    }
+  } catch (err) {
+    if (signal.aborted) throw new AbortedError(`${what} was aborted while reading the response`, { cause: err });
+    throw toNetworkError(err, `${what}: reading the response failed`);
+  }
+  if (signal.aborted) throw new AbortedError(`${what} was aborted while reading the response`);
+  if (chunks.length === 1) return chunks[0];
+  const whole = Buffer.concat(chunks, length);
+  chunks.length = 0;
+  return whole;
+}
+
+/** Reads a whole (error) body as text; see {@link readBodyBytes}. */
+export async function readBody(res: http.IncomingMessage, signal: AbortSignal, what: string, limit?: number): Promise<string> {
+  return (await readBodyBytes(res, signal, what, limit)).toString('utf8');
 }

@@ -14,6 +14,7 @@ import { waitForCacheSyncWithOptions, waitForNamedCacheSync } from '../../src/he
 import { decodeWatchStream } from '../../src/listwatch/decoder.js';
 import { newListWatch } from '../../src/listwatch/list-watch.js';
 import { newResourceClient } from '../../src/listwatch/resource-client.js';
+import { loadInClusterConfig, loadKubeConfig } from '../../src/listwatch/in-cluster.js';
 import { newCacheMutationDetector } from '../../src/mutation/detector.js';
 import { Reflector } from '../../src/reflector/reflector.js';
 import { newStore } from '../../src/store/store.js';
@@ -68,6 +69,8 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['newCacheMutationDetector', () => newCacheMutationDetector(js({ period: 5 })), /^CacheMutationDetector: unknown option period \(did you mean periodMs\?\)/],
   // list/watch
   ['newListWatch', () => newListWatch(kc, resources.pods, js({ namespce: 'a' })), 'newListWatch: unknown option namespce (did you mean namespace?)'],
+  ['loadInClusterConfig', () => loadInClusterConfig(js({ tokenCheckInterval: 5 })), 'loadInClusterConfig: unknown option tokenCheckInterval (did you mean tokenCheckIntervalMs?)'],
+  ['loadKubeConfig', () => loadKubeConfig(js({ kubeConfig: 'a' })), 'loadKubeConfig: unknown option kubeConfig (did you mean kubeconfig?)'],
   ['newResourceClient', () => newResourceClient(kc, resources.pods, js({ fieldmanager: 'me' })), 'ResourceClient: unknown option fieldmanager (did you mean fieldManager?)'],
   ['ResourceClient.delete', () => newResourceClient(kc, resources.pods).delete('p', 'ns', js({ preconditions: { resourceVerison: '1' } })), 'ResourceClient(pods).delete: unknown option preconditions.resourceVerison (did you mean preconditions.resourceVersion?)'],
   ['ListerWatcher.list', () => newListWatch(kc, resources.pods).list(js({ limt: 5 }), new AbortController().signal), 'ListerWatcher.list: unknown option limt (did you mean limit?)'],

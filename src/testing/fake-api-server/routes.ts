@@ -59,8 +59,8 @@ export interface RouteContext {
   sharding: boolean;
   /** Periodic bookmark interval, if any. */
   bookmarkIntervalMs?: number;
-  /** When set, requests must carry `Authorization: Bearer <token>`. */
-  requiredToken?: string;
+  /** When set, requests must carry `Authorization: Bearer <token>` (one of these tokens). */
+  requiredToken?: string | readonly string[];
   /** The request log (appended to). */
   log: RequestRecord[] | undefined;
   /** The uses recorded (see `FakeApiServer.usedPermissions`), by token and use, each once. */
@@ -172,7 +172,7 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
     authorization: req.headers.authorization,
   };
   ctx.log?.push(record);
-  if (ctx.requiredToken !== undefined && req.headers.authorization !== `Bearer ${ctx.requiredToken}`) {
+  if (ctx.requiredToken !== undefined && ![ctx.requiredToken].flat().some((t) => req.headers.authorization === `Bearer ${t}`)) {
     sendJson(res, 401, JSON.stringify(statusBody(401, 'Unauthorized')));
     return;
   }

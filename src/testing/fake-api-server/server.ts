@@ -314,6 +314,16 @@ export class FakeApiServer {
     this.#faults.assertNone();
   }
 
+  /**
+   * From now on accept only these bearer tokens (a token rotation: both the old and the new one while
+   * the old is still bound, then the new one alone, as kube-apiserver once the old token's binding
+   * object is deleted); a request with another token is answered 401 Unauthorized. Turns the check on
+   * as `requireToken` does. Open watches are not cut. Call it with no token to accept any request again.
+   */
+  acceptTokens(...tokens: string[]): void {
+    this.#ctx.requiredToken = tokens.length === 0 ? undefined : tokens;
+  }
+
   /** Every request received so far (oldest first). */
   requests(): RequestRecord[] {
     return (this.#ctx.log ?? []).map((r) => ({ ...r, query: { ...r.query } }));
