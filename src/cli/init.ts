@@ -122,7 +122,7 @@ function templateValues(o: Required<InitOptions>): TemplateValues {
     'npm run build',
     ...(flags.crdFile ? [`kube-informer crd generate ./dist/manifests.js > config/crd/${plural}.yaml`] : []),
     ...(flags.admissionManifests ? ['kube-informer webhook manifests ./dist/manifests.js > config/webhook/manifests.yaml'] : []),
-    `kube-informer rbac ./dist/manager.js --name ${o.name} --namespace ${o.namespace} --service-account ${o.name} > config/rbac/role.yaml`,
+    `kube-informer rbac ./dist/manifests.js --name ${o.name} --namespace ${o.namespace} --service-account ${o.name} > config/rbac/role.yaml`,
   ];
   const initFlags = [
     ...(o.kind !== kindOf(o.name) ? [`--kind ${o.kind}`] : []),
@@ -144,7 +144,8 @@ function templateValues(o: Required<InitOptions>): TemplateValues {
     webhookList: o.webhooks.join(', '),
     initFlags: initFlags.length === 0 ? '' : ` ${initFlags.join(' ')}`,
     conversionNote: flags.conversion ? ' and the CRD (its conversion webhook)' : '',
-    manifestsWebhookNote: flags.admissionManifests ? ' and the webhook configurations (config/webhook/)' : '',
+    manifestsCrdNote: flags.crdFile ? ', the CustomResourceDefinition (config/crd/)' : '',
+    manifestsWebhookNote: flags.admissionManifests ? ', the webhook configurations (config/webhook/)' : '',
   };
   return { text, flags };
 }
@@ -153,7 +154,6 @@ function templateValues(o: Required<InitOptions>): TemplateValues {
 function included(path: string, flags: Readonly<Record<string, boolean>>): boolean {
   if (path === 'src/webhooks.ts' || path === 'test/fake/webhooks.test.ts' || path === 'config/webhook/service.yaml') return flags.webhooks;
   if (path === 'config/webhook/certificate.yaml') return flags.certManager;
-  if (path === 'src/manifests.ts') return flags.crdFile;
   return true;
 }
 
