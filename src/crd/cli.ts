@@ -8,6 +8,7 @@ import { resources } from '../core/resources.js';
 import { newResourceClient } from '../listwatch/index.js';
 
 export { crdTypes } from './types-gen.js';
+export { checkNames } from './define.js';
 
 /** A module the command imported: the path as given, and its exports. */
 export interface LoadedModule {

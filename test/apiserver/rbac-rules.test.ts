@@ -148,7 +148,7 @@ describe('the configmapset operator bound only to the RBAC rules kube-informer g
       const [verb, resource] = key.split(' ') as [string, string];
       const role = roles.find((r) => r.rules?.some((rule) => rule.resources?.includes(resource) && rule.verbs.includes(verb)))!;
       const rules = (role.rules ?? []).map((rule) => (rule.resources?.includes(resource) ? { ...rule, verbs: rule.verbs.filter((v) => v !== verb) } : rule));
-      await sa.apply([{ ...role, rules }]);
+      await sa.apply([{ ...role, rules } as RoleObject]);
       try {
         const refused = refusalOf({ verbs: [verb], resources: [resource] });
         // Either the refusal is logged, or the scenario passes without the verb.
@@ -174,7 +174,7 @@ describe('the configmapset operator bound only to the RBAC rules kube-informer g
     const loopStarted = Date.now();
     for (const role of roles) {
       for (const [i, rule] of (role.rules ?? []).entries()) {
-        await sa.apply([{ ...role, rules: (role.rules ?? []).filter((_, j) => j !== i) }]);
+        await sa.apply([{ ...role, rules: (role.rules ?? []).filter((_, j) => j !== i) } as RoleObject]);
         try {
           const result = await run((pod) => pod.process.waitFor(refusalOf(rule), 30_000));
           times.push(`${describeRule(role, rule)} → ${result.ms} ms: ${result.line?.slice(0, 200)}`);
