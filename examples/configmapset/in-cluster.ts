@@ -8,6 +8,7 @@
 //     --lease-duration-ms N    the Lease's duration (default 15 000); --lease-retry-ms N its retry period (default 2 000)
 //     --probe-port N           serve /livez, /readyz and /metrics on POD_IP (else loopback) at port N
 //     --cache-sync-warning-ms N   while a cache cannot sync (a 403), name it every N ms (default 30 000)
+//     --grace-ms N             after SIGTERM, stop within N ms (default 25 000: under the pod's 30 s grace)
 // The service-account mount is read under KUBE_INFORMER_SERVICE_ACCOUNT_ROOT when set (a test's
 // temporary root), else at /var/run/secrets/kubernetes.io/serviceaccount as in every pod.
 // The RBAC rules it needs: `npx kube-informer rbac examples/configmapset/manager.ts` (manager.ts
@@ -18,16 +19,7 @@ import { parseArgs } from 'node:util';
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { loadInClusterConfig, type LoggerOption } from '../../src/index.js';
 import { LeaseLock } from '../../src/leaderelection/index.js';
-// TEMP until B's jsonLogger/shutdownSignal land on wp-incluster.
-const jsonLogger = (): import('../../src/index.js').Logger => {
-  const line = (level: string) => (msg: string, fields?: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
-  return { debug: () => undefined, info: line('info'), warn: line('warn'), error: line('error') };
-};
-const shutdownSignal = (): AbortSignal => {
-  const c = new AbortController();
-  for (const s of ['SIGTERM', 'SIGINT'] as const) process.once(s, () => c.abort(new Error(s)));
-  return c.signal;
-};
+import { jsonLogger, shutdownSignal } from '../../src/operations/index.js';
 import { exitWhenIdle, isMain } from '../lib/cluster.js';
 import { ConfigMapSetOperator } from './operator.js';
 import { DirectoryRegistry, type ExternalRegistry } from './registry.js';
@@ -52,6 +44,11 @@ export interface InClusterSettings {
   probes?: { port: number; host?: string };
   /** How often a cache that cannot sync is named in the log, in ms. Default 30 000. */
   cacheSyncWarningIntervalMs?: number;
+  /**
+   * How long the stop may take after SIGTERM before what still runs is abandoned, in ms: keep it under
+   * the pod's `terminationGracePeriodSeconds` (30 s by default), after which kubelet sends SIGKILL. Default 25 000.
+   */
+  graceMs?: number;
   /** The logger. Default `console`. */
   logger?: LoggerOption;
 }
@@ -76,7 +73,7 @@ export function inClusterOperator(kubeConfig: KubeConfig, settings: InClusterSet
         leaseDurationMs,
         renewDeadlineMs: Math.round((leaseDurationMs * 2) / 3),
         retryPeriodMs: settings.leaseRetryMs ?? 2_000,
-        releaseOnCancel: true,
+        // The Manager releases the Lease at the stop (its default): a standby leads at its next try.
       }
     : undefined;
   return new ConfigMapSetOperator(kubeConfig, {
@@ -85,7 +82,7 @@ export function inClusterOperator(kubeConfig: KubeConfig, settings: InClusterSet
     logger: settings.logger,
     leaderElection,
     probes: settings.probes,
-    cacheSync: settings.cacheSyncWarningIntervalMs === undefined ? undefined : { cacheSyncWarningIntervalMs: settings.cacheSyncWarningIntervalMs },
+    manager: { cacheSyncWarningIntervalMs: settings.cacheSyncWarningIntervalMs, gracefulShutdownTimeoutMs: settings.graceMs },
   });
 }
 
@@ -101,6 +98,7 @@ export function parseInClusterArgs(argv: readonly string[], podNamespace: string
       'lease-retry-ms': { type: 'string' },
       'probe-port': { type: 'string' },
       'cache-sync-warning-ms': { type: 'string' },
+      'grace-ms': { type: 'string' },
     },
     strict: true,
   });
@@ -121,6 +119,7 @@ export function parseInClusterArgs(argv: readonly string[], podNamespace: string
     leaseRetryMs: num('lease-retry-ms', values['lease-retry-ms']),
     probes: port === undefined ? undefined : { port, host: process.env.POD_IP ?? '127.0.0.1' },
     cacheSyncWarningIntervalMs: num('cache-sync-warning-ms', values['cache-sync-warning-ms']),
+    graceMs: num('grace-ms', values['grace-ms']) ?? 25_000,
     logger,
   };
 }
@@ -134,7 +133,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), wrap
   const kubeConfig = loadInClusterConfig({ root: process.env.KUBE_INFORMER_SERVICE_ACCOUNT_ROOT ?? '', logger });
   const settings = parseInClusterArgs(argv, kubeConfig.namespace, logger);
   const operator = inClusterOperator(kubeConfig, { ...settings, registry: wrapRegistry(settings.registry) });
-  const signal = shutdownSignal();
+  const signal = shutdownSignal({ logger });
   const where = settings.watchNamespace === undefined ? 'every namespace' : `namespace ${settings.watchNamespace}`;
   logger.info(`configmapset operator in cluster: ${kubeConfig.getCurrentCluster()?.server ?? '?'}, ${where}${settings.leaderElect ? `, leader election on ${kubeConfig.namespace}/${LEASE_NAME}` : ''}`);
   await operator.run(signal);

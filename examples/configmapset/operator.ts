@@ -129,8 +129,11 @@ export interface ConfigMapSetOperatorOptions {
    * (default loopback) while the operator runs. Default: no probe server.
    */
   probes?: { port: number; host?: string };
-  /** The Manager's cache-sync wait (`cacheSyncTimeoutMs`, `cacheSyncWarningIntervalMs`). Default: the Manager's (120 s, a warning every 30 s). */
-  cacheSync?: Pick<ManagerOptions, 'cacheSyncTimeoutMs' | 'cacheSyncWarningIntervalMs'>;
+  /**
+   * The Manager's waits: for the caches (`cacheSyncTimeoutMs`, `cacheSyncWarningIntervalMs`) and for the
+   * stop (`gracefulShutdownTimeoutMs`). Default: the Manager's (120 s with a warning every 30 s; 30 s).
+   */
+  manager?: Pick<ManagerOptions, 'cacheSyncTimeoutMs' | 'cacheSyncWarningIntervalMs' | 'gracefulShutdownTimeoutMs'>;
 }
 
 /** Counters of a {@link ConfigMapSetOperator}, with the controller's. */
@@ -255,7 +258,7 @@ export class ConfigMapSetOperator {
       rings: rings.length === 0 ? undefined : rings,
       metrics: this.metrics,
       logger: options.logger,
-      ...options.cacheSync,
+      ...options.manager,
     });
   }
 
