@@ -21,7 +21,8 @@ import { runExample } from '../examples/helpers.js';
 import { AuditLog, countByVerb } from './audit.js';
 import { freshNamespace, startRealApiServer, type RealApiServer } from './harness.js';
 import { OperatorPod } from './operator-pod.js';
-import { ServiceAccountIdentity } from './service-account.js';
+import { scaffoldManifests } from './scaffold-manifests.js';
+import { applyObjects, ServiceAccountIdentity } from './service-account.js';
 
 /** The operator's namespace (its ServiceAccount, its Lease) and names. */
 const SYSTEM = 'configmapset-system';
@@ -121,6 +122,24 @@ describe('the configmapset operator bound only to the RBAC rules kube-informer g
       [`ClusterRole /${NAME}`, `ClusterRoleBinding /${NAME}`, `Role ${SYSTEM}/${NAME}`, `RoleBinding ${SYSTEM}/${NAME}`].sort(),
     );
     expect(await sa.apply(manifests, { dryRun: true })).toEqual([]);
+  });
+
+  it.each([
+    ['cert-manager', ['validating', 'defaulting', 'conversion']],
+    ['self-managed', ['validating', 'conversion']],
+  ] as const)('the manifests of a project from `kube-informer init --certificates %s` pass a server-side dry-run apply (kinds the server lacks listed)', async (certificates, webhooks) => {
+    const name = `${certificates === 'cert-manager' ? 'hooks' : 'self'}-operator`;
+    const started = Date.now();
+    const { objects, files } = await scaffoldManifests(join(dir, name), { name, webhooks, certificates });
+    // The Namespace for real: a dry run of what goes into it needs it to exist.
+    expect(await applyObjects(server, objects.filter((o) => o.kind === 'Namespace'))).toEqual([]);
+    const skipped = await applyObjects(server, objects.filter((o) => o.kind !== 'Namespace'), { dryRun: true });
+    const kinds = objects.map((o) => o.kind).join(', ');
+    process.stderr.write(`rbac-rules: init --certificates ${certificates}: ${files.join(' ')} → ${kinds}; not served here: ${skipped.join(', ') || 'none'} (${Date.now() - started} ms)\n`);
+    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['Namespace', 'ServiceAccount', 'Deployment', 'Service', 'ClusterRole', 'ClusterRoleBinding']));
+    // cert-manager's Certificate (and its Issuer) need cert-manager's CRDs, which this server does not have.
+    expect(skipped.map((s) => s.split(' ')[0])).toEqual(certificates === 'cert-manager' ? expect.arrayContaining(['Certificate']) : []);
+    expect(skipped.every((s) => s.includes('cert-manager.io/'))).toBe(true);
   });
 
   it('bound only to them, it runs the scenario to the end: no request refused, and every generated verb used', async () => {
