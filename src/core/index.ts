@@ -10,6 +10,7 @@ export * from './selector-parser.js';
 export * from './field-selector.js';
 export * from './options.js';
 export * from './log.js';
+export * from './json-log.js';
 export * from './task-scope.js';
 export * from './resources.js';
 export * from './abort.js';

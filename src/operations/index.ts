@@ -1,7 +1,9 @@
 // The operations entry point (`kube-informer/operations`): running controllers in production — the manager, probes, metrics, the Event recorder, the drift audit.
 export { Manager } from './manager.js';
-export { fieldsFirst } from '../core/index.js';
-export type { FieldsFirstLogger } from '../core/index.js';
+export { fieldsFirst, jsonLogger } from '../core/index.js';
+export type { FieldsFirstLogger, JsonLoggerOptions } from '../core/index.js';
+export { shutdownSignal } from './shutdown.js';
+export type { ShutdownProcess, ShutdownSignal, ShutdownSignalOptions } from './shutdown.js';
 export type { ManagedWebhookServer, ManagerOptions, ManagerCrdInstallOptions, ManagerPhase } from './manager.js';
 export { probeHandler, probeReport, startProbeServer } from './probes.js';
 export type { HasReadiness, InformerVerdict, MetricsRegistryLike, ProbeOptions, ProbeReport, ProbeServer, ProbeServerOptions } from './probes.js';

@@ -53,7 +53,12 @@ export interface ManagerOptions {
    * and rejects `run`. Default: none.
    */
   webhookServer?: ManagedWebhookServer;
-  /** Run `controllers` only while this process holds the lock (see `runWhileLeading`). Default: no election, they always run. */
+  /**
+   * Run `controllers` only while this process holds the lock (see `runWhileLeading`). Unlike the
+   * elector's own default, `releaseOnCancel` defaults to `true` here: the stop releases the Lease once
+   * the reconciles drained, so a waiting replica takes over at its next try (within `retryPeriodMs`,
+   * 2 s by default, plus jitter) instead of a lease duration later. Default: no election, they always run.
+   */
   leaderElection?: RunWhileLeadingOptions;
   /**
    * Serve `/livez` (and `/healthz`), `/readyz` and `/metrics` on a probe server of the manager's own
@@ -81,6 +86,15 @@ export interface ManagerOptions {
   cacheSyncTimeoutMs?: number;
   /** How often, in ms, a warning names the informers not synced yet while the manager waits for them. Default `30_000`. */
   cacheSyncWarningIntervalMs?: number;
+  /**
+   * How long the whole stop may take, in ms, from the moment `run`'s signal aborted: the reconciles
+   * drain, the Lease is released, the runnables, the informers and the webhook server stop, in that
+   * order, within it; whatever still runs then is abandoned (named in a warning) and `run` resolves.
+   * Keep it below the pod's `terminationGracePeriodSeconds` (30 s by default), after which the kubelet
+   * sends SIGKILL. `Infinity` waits for everything. Default `30_000` (controller-runtime's
+   * `GracefulShutdownTimeout`).
+   */
+  gracefulShutdownTimeoutMs?: number;
   /** The clock of the cache wait's timers and warnings. Default `realClock`. */
   clock?: Clock;
   /** Where the manager logs its steps; `false` prints nothing. Default `console`. */
@@ -112,9 +126,13 @@ export type ManagerPhase = 'new' | 'syncing' | 'running' | 'stopping' | 'stopped
  *    `cacheSyncTimeoutMs`, with a warning every `cacheSyncWarningIntervalMs` and `/readyz` 503 —
  *    never a silent wait (incident 5) — then `run` rejects naming every informer that cannot sync;
  * 3. runs the `runnables`, and the `controllers` (under leader election when `leaderElection` is set);
- * 4. when `signal` aborts, stops in order: no new reconcile starts and the running ones drain, then the
- *    runnables end, then the informers stop, then the webhook server (in-flight reviews finish), then
- *    the probe server closes (incident 4: everything is released, in order, and `run` resolves only after).
+ * 4. when `signal` aborts (`shutdownSignal()`: SIGTERM), stops in order, within
+ *    `gracefulShutdownTimeoutMs` (30 s): `/readyz` answers 503 at once; no new reconcile starts and the
+ *    running ones drain; the leader-election Lease is released (unless `leaderElection.releaseOnCancel`
+ *    is `false`), so another replica leads at once; the runnables end; the informers stop; the webhook
+ *    server stops (in-flight reviews finish, new ones are refused; out of a cluster its configurations
+ *    are removed per `onStop`); the probe server closes (incident 4: everything is released, in order,
+ *    and `run` resolves only after).
  *
  * It rejects — after the same ordered stop — when something it cannot recover from happens: a CRD
  * of `crds` the server refuses or that is not `Established` in time (a `CustomResourceDefinitionError`), caches
@@ -140,6 +158,7 @@ export class Manager {
   readonly #log: Logger;
   readonly #clock: Clock;
   readonly #syncTimeoutMs: number;
+  readonly #graceMs: number;
   #phase: ManagerPhase = 'new';
   #leading = false;
   #probeServer: ProbeServer | undefined;
@@ -158,6 +177,7 @@ export class Manager {
       webhookServer: 'any', // checked below
       cacheSyncTimeoutMs: 'any', // checked below (Infinity is allowed)
       cacheSyncWarningIntervalMs: 'positiveDuration',
+      gracefulShutdownTimeoutMs: 'any', // checked below (Infinity is allowed)
       clock: 'clock',
       logger: 'logger',
     });
@@ -166,6 +186,11 @@ export class Manager {
       throw new InvalidOptionError(`Manager: option cacheSyncTimeoutMs must be a number of milliseconds >= 0 (Infinity waits for good), got ${describeValue(timeout)}`);
     }
     this.#syncTimeoutMs = timeout;
+    const grace: unknown = options.gracefulShutdownTimeoutMs ?? 30_000;
+    if (typeof grace !== 'number' || !(grace >= 0)) {
+      throw new InvalidOptionError(`Manager: option gracefulShutdownTimeoutMs must be a number of milliseconds >= 0 (Infinity waits for everything), got ${describeValue(grace)}`);
+    }
+    this.#graceMs = grace;
     for (const option of ['controllers', 'runnables'] as const) {
       const list: unknown = options[option] ?? [];
       const ok = Array.isArray(list) && list.every((r: unknown) => typeof (r as Runnable | null)?.run === 'function' && typeof (r as Runnable).name === 'string');
@@ -219,7 +244,7 @@ export class Manager {
     const o = this.#options;
     // Stopped in reverse: the controllers drain first, then the runnables (an Event a draining reconcile recorded is still written), then the informers.
     // The webhook server stops last: a conversion webhook answers the informers' lists until they stopped.
-    const group = new RunGroup({ name: 'manager', signal, stages: ['webhooks', 'informers', 'runnables', 'controllers'], clock: this.#clock, logger: o.logger });
+    const group = new RunGroup({ name: 'manager', signal, stages: ['webhooks', 'informers', 'runnables', 'controllers'], graceMs: this.#graceMs, clock: this.#clock, logger: o.logger });
     const onStop = (): void => {
       this.#phase = 'stopping'; // from the stop on, while the reconciles drain: /readyz says not ready
     };
@@ -316,7 +341,9 @@ export class Manager {
     };
     const election = this.#options.leaderElection;
     if (election === undefined) return [marker, ...controllers];
-    return [{ name: 'leader election', run: (s) => runWhileLeading([marker, ...controllers], { logger: this.#options.logger, ...election }, s) }];
+    // The Lease is released at the stop unless told otherwise: the next leader starts at once, not a lease duration later.
+    const options = { logger: this.#options.logger, ...election, releaseOnCancel: election.releaseOnCancel ?? true };
+    return [{ name: 'leader election', run: (s) => runWhileLeading([marker, ...controllers], options, s) }];
   }
 
   #names(): string {

@@ -7,7 +7,7 @@ import { ABORTED, AlreadyStartedError, ErrorCodes, InvalidOptionError, KubeInfor
 import { RunGroup } from '../runtime/index.js';
 import type { CounterMetric, GaugeMetric, HistogramMetric } from '../observability/index.js';
 import type { WebhookMetricsProvider } from './metrics.js';
-import { applyConfigurations, checkConfigurations, configurationPermissions, type WebhookConfigurationsOptions } from './apply.js';
+import { applyConfigurations, checkConfigurations, configurationPermissions, settleConfigurationsOnStop, type AppliedConfiguration, type WebhookConfigurationsOptions } from './apply.js';
 import { BadReviewError, type Webhook } from './review.js';
 import { TlsSource, type WebhookTlsOptions } from './tls.js';
 
@@ -100,6 +100,8 @@ export class WebhookServer implements HasPermissions {
   #started = false;
   #finished = false;
   #ready = false;
+  #stopping = false;
+  #applied: AppliedConfiguration[] = [];
   #port: number | undefined;
   #readyWaiters = new Set<(ready: boolean) => void>();
 
@@ -200,8 +202,22 @@ export class WebhookServer implements HasPermissions {
     });
     this.#port = (server.address() as AddressInfo).port;
     // The parts of a listening server share one lifetime (the runnable group): the first to fail stops
-    // the others, and run rejects with it once the listener has closed.
-    await RunGroup.run(
+    // the others, and run rejects with it once the listener has closed. Then, stopped, the
+    // configurations it applied are dealt with as `onStop` says (out of a cluster).
+    const configurations = this.#options.configurations;
+    if (configurations !== undefined) {
+      try {
+        await this.#runGroup(server, signal);
+      } finally {
+        await settleConfigurationsOnStop(configurations, this.#applied, this.#logger, this.#clock);
+      }
+      return;
+    }
+    await this.#runGroup(server, signal);
+  }
+
+  #runGroup(server: Server, signal: AbortSignal): Promise<void> {
+    return RunGroup.run(
       [
         { name: 'listener', run: (s) => this.#listen(server, s) },
         { name: 'certificate', run: (s) => this.#watchCertificate(server, s) },
@@ -209,7 +225,7 @@ export class WebhookServer implements HasPermissions {
       ],
       signal,
       { name: 'WebhookServer', clock: this.#clock, logger: this.#logger },
-    );
+    ).then(() => undefined);
   }
 
   /** Serves until `signal` aborts or the server fails; then stops gracefully, and rejects with the failure (`WEBHOOK_SERVE`). */
@@ -244,13 +260,14 @@ export class WebhookServer implements HasPermissions {
 
   /** Applies the configurations (when given), then reports ready; rejects with `WEBHOOK_CONFIG` when the API server refuses one. */
   async #becomeReady(signal: AbortSignal): Promise<void> {
-    if (this.#options.configurations !== undefined) await applyConfigurations(this.#options.configurations, this.caBundle(), signal);
+    if (this.#options.configurations !== undefined) await applyConfigurations(this.#options.configurations, this.caBundle(), signal, this.#applied);
     if (signal.aborted) return;
     this.#ready = true;
     this.#settleWaiters(true);
   }
 
   async #stop(server: Server): Promise<void> {
+    this.#stopping = true; // a review arriving on a kept-alive connection from now on is refused (503)
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     const drained = Promise.all([...this.#inFlight].map((f) => f.done));
     let timer: ClockTimer | undefined;
@@ -267,6 +284,7 @@ export class WebhookServer implements HasPermissions {
     const route = this.#routes.get(url.pathname);
     if (route === undefined) return this.#fail(res, undefined, 404, `no webhook is registered at ${url.pathname}`);
     if (req.method !== 'POST') return this.#fail(res, route, 405, `${req.method ?? ''} is not allowed; POST a review`);
+    if (this.#stopping) return this.#fail(res, route, 503, 'the webhook server is stopping', true);
     const abort = new AbortController();
     let finish!: () => void;
     const flight: InFlight = { abort, done: new Promise<void>((r) => (finish = r)) };

@@ -351,6 +351,73 @@ describe('webhooks on a real kube-apiserver', () => {
       await managed;
     }
   });
+
+  // Issue 48: after the operator stops, its self-registered configuration stays, and the next write it
+  // matches fails with "failed calling webhook … connection refused"; onStop 'delete' (out of a cluster)
+  // removes it with the server, onStop 'ignore' relaxes it to failurePolicy Ignore.
+  it.each(['keep', 'delete', 'ignore'] as const)("after the webhook server stops (onStop '%s'), the next matching write", async (onStop) => {
+    const port = await freePort();
+    const name = `${ns}-stop-${onStop}`;
+    const label = `stop-${onStop}`;
+    const server = new WebhookServer({
+      tls: { selfSigned: { hosts: ['127.0.0.1'] } },
+      host: '127.0.0.1',
+      port,
+      logger: false,
+      configurations: {
+        kubeConfig: kube.kubeConfig,
+        onStop,
+        inCluster: false,
+        objects: [
+          validatingWebhookConfiguration({
+            name,
+            endpoint: { url: `https://127.0.0.1:${port}` },
+            webhooks: [
+              {
+                name: 'stop.example.com',
+                path: '/stop',
+                rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+                namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+                objectSelector: { matchLabels: { stop: label } },
+              },
+            ],
+          }),
+        ],
+      },
+    });
+    server.register('/stop', validatingWebhook({ name: 'stop.example.com' }, () => allow()));
+    const manager = new Manager(new SharedInformerFactory(kube.kubeConfig, { logger: false }), { webhookServer: server, logger: false });
+    const stopManager = new AbortController();
+    const managed = manager.run(stopManager.signal);
+    expect(await server.whenReady(stopManager.signal)).toBe(true);
+    const uid = (await api(kube, 'GET', `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${name}`)).body.metadata.uid as string;
+    // Called while it serves (the API server's webhook cache may lag the configuration by a moment).
+    await until('the webhook to be called', async () => {
+      const r = await api(kube, 'POST', `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, { metadata: { name: 'probe', labels: { stop: label } } });
+      return r.status === 201 ? r : undefined;
+    });
+    stopManager.abort();
+    await managed;
+    const after = await api(kube, 'GET', `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${name}`);
+    const write = (): Promise<{ status: number; body: any }> => api(kube, 'POST', `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, { metadata: { name: 'after', labels: { stop: label } } });
+    if (onStop === 'keep') {
+      expect(after.body.metadata.uid).toBe(uid);
+      const refused = await write();
+      expect(refused.status).toBe(500);
+      expect(refused.body.message).toMatch(/failed calling webhook "stop\.example\.com".*connection refused/);
+      await api(kube, 'DELETE', `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${name}`);
+    } else {
+      if (onStop === 'delete') expect(after.status).toBe(404);
+      else expect(after.body.webhooks.map((w: { failurePolicy: string }) => w.failurePolicy)).toEqual(['Ignore']);
+      // The API server's webhook cache follows the change within a moment: the write then passes.
+      const passed = await until('a write to pass', async () => {
+        const r = await write();
+        return r.status === 201 ? r : undefined;
+      });
+      expect(passed.status).toBe(201);
+      if (onStop === 'ignore') await api(kube, 'DELETE', `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${name}`);
+    }
+  });
 });
 
 /** The apiVersion an object is stored at in etcd (custom resources are stored as JSON), read through etcd's v3 JSON gateway. */

@@ -15,6 +15,8 @@ import { decodeWatchStream } from '../../src/listwatch/decoder.js';
 import { newListWatch } from '../../src/listwatch/list-watch.js';
 import { newResourceClient } from '../../src/listwatch/resource-client.js';
 import { loadInClusterConfig, loadKubeConfig } from '../../src/listwatch/in-cluster.js';
+import { jsonLogger } from '../../src/core/json-log.js';
+import { shutdownSignal } from '../../src/operations/shutdown.js';
 import { newCacheMutationDetector } from '../../src/mutation/detector.js';
 import { Reflector } from '../../src/reflector/reflector.js';
 import { newStore } from '../../src/store/store.js';
@@ -72,6 +74,8 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['newListWatch', () => newListWatch(kc, resources.pods, js({ namespce: 'a' })), 'newListWatch: unknown option namespce (did you mean namespace?)'],
   ['loadInClusterConfig', () => loadInClusterConfig(js({ tokenCheckInterval: 5 })), 'loadInClusterConfig: unknown option tokenCheckInterval (did you mean tokenCheckIntervalMs?)'],
   ['loadKubeConfig', () => loadKubeConfig(js({ kubeConfig: 'a' })), 'loadKubeConfig: unknown option kubeConfig (did you mean kubeconfig?)'],
+  ['jsonLogger', () => jsonLogger(js({ stream: { write: () => {} }, levl: 'info' })), 'jsonLogger: unknown option levl (did you mean level?)'],
+  ['shutdownSignal', () => shutdownSignal(js({ signal: ['SIGTERM'] })), 'shutdownSignal: unknown option signal (did you mean signals?)'],
   ['newResourceClient', () => newResourceClient(kc, resources.pods, js({ fieldmanager: 'me' })), 'ResourceClient: unknown option fieldmanager (did you mean fieldManager?)'],
   ['ResourceClient.delete', () => newResourceClient(kc, resources.pods).delete('p', 'ns', js({ preconditions: { resourceVerison: '1' } })), 'ResourceClient(pods).delete: unknown option preconditions.resourceVerison (did you mean preconditions.resourceVersion?)'],
   ['ListerWatcher.list', () => newListWatch(kc, resources.pods).list(js({ limt: 5 }), new AbortController().signal), 'ListerWatcher.list: unknown option limt (did you mean limit?)'],
