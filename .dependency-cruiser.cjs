@@ -50,8 +50,8 @@ const ROWS = {
   envtest: ['core', 'crd'],
   // crd: the fake API server validates custom resources with the library's validator (crd/validate.ts only, below).
   testing: ['core', 'observability', 'runtime', 'listwatch', 'reflector', 'fifo', 'store', 'mutation', 'health', 'observed', 'informer', 'workqueue', 'leaderelection', 'sharding', 'controller', 'operations', 'crd'],
-  // The `kube-informer` command (bin): parses the arguments and loads the work of crd/, webhook/ or envtest/ (their command files only, CONTRACTS) when asked for.
-  cli: ['core', 'crd', 'webhook', 'envtest'],
+  // The `kube-informer` command (bin): parses the arguments and loads the work of crd/, webhook/, operations/ or envtest/ (their command files only, CONTRACTS) when asked for.
+  cli: ['core', 'crd', 'webhook', 'operations', 'envtest'],
 };
 
 /**
@@ -63,6 +63,7 @@ const SHARED_INTERNALS = {
   crd: ['cli.ts'],
   webhook: ['cli.ts'],
   envtest: ['command.ts'],
+  operations: ['rbac-cli.ts'],
   // The elector's option rules, which runWhileLeading extends (controller/leader.ts); not part of kube-informer/leaderelection.
   leaderelection: ['elector.ts'],
 };
@@ -82,7 +83,7 @@ const CONTRACTS = {
   envtest: { crd: ['ensure.ts', 'files.ts'] },
   testing: { crd: ['validate.ts'] },
   // The command reaches each room through its command file alone, so `kube-informer envtest` loads neither TypeBox nor the webhook server.
-  cli: { crd: ['cli.ts'], webhook: ['cli.ts'], envtest: ['command.ts'] },
+  cli: { crd: ['cli.ts'], webhook: ['cli.ts'], operations: ['rbac-cli.ts'], envtest: ['command.ts'] },
 };
 
 /** The package's entry points at the top of src/ (they import room barrels only). */

@@ -68,6 +68,9 @@ export function backupOperator(
   const factory = new SharedInformerFactory(kubeConfig);
   const controller = Controller.for(factory, backups.descriptor, { predicates: [predicates.generationChanged] })
     .owns(resources.configmaps)
+    .uses(resources.configmaps, ['create', 'patch', 'delete']) // the plan: applied (an apply that creates is a create too), deleted
+    .uses(backups.descriptor, ['patch']) // the finalizer
+    .uses(backups.descriptor, ['patch'], { subresource: 'status' }) // the Ready condition, applied
     .build(
       (_key, ctx) =>
         finalizer(ctx.client(backups.descriptor), FINALIZER, ctx, {

@@ -1,4 +1,4 @@
-// The `kube-informer` command: one dispatcher for `crd`, `webhook`, `envtest` and `init`, each loaded only when asked for.
+// The `kube-informer` command: one dispatcher for `crd`, `webhook`, `rbac`, `envtest` and `init`, each loaded only when asked for.
 
 import { closestOption } from '../core/options.js';
 import { EXIT, EXIT_CODES, packageVersion, runSubcommand, type CommandIo, type Subcommand } from './args.js';
@@ -10,6 +10,7 @@ import { EXIT, EXIT_CODES, packageVersion, runSubcommand, type CommandIo, type S
 const SUBCOMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<Subcommand> }>> = {
   crd: { summary: 'CRD YAML from defineCustomResource definitions; TypeScript from CRDs', load: async () => (await import('./crd.js')).crdCommand },
   webhook: { summary: 'the webhook configurations a module exports, as YAML', load: async () => (await import('./webhook.js')).webhookCommand },
+  rbac: { summary: 'least-privilege RBAC derived from the Managers a module exports, as YAML', load: async () => (await import('./rbac.js')).rbacCommandSpec },
   envtest: { summary: 'find or build the etcd and kube-apiserver of kube-informer/envtest', load: async () => (await import('./envtest.js')).envtestCommand() },
   init: { summary: 'a new operator project: code, tests, Dockerfile, kustomize manifests', load: async () => (await import('./init.js')).initCommand },
 };
@@ -24,6 +25,7 @@ ${Object.entries(SUBCOMMANDS)
   kube-informer crd generate <module>...
   kube-informer crd types <crd.yaml>... | --name <crd-name> [--kubeconfig <file>] [--import-from <module>]
   kube-informer webhook manifests <module>... [--ca-file <ca.pem>]
+  kube-informer rbac <module>... [--name <name>] [--namespace <ns>] [--service-account <sa>] [-o yaml|json]
   kube-informer envtest use [version] [-p overview|path|env] [-i]
   kube-informer init <name> [--dir <path>] [--group <api group>] [--kind <Kind>] [--namespace <ns>]
                      [--webhooks validating,defaulting,conversion] [--certificates cert-manager|self-managed]

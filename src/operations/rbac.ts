@@ -36,6 +36,16 @@ function rule(p: Permission): PolicyRule {
 }
 
 /**
+ * The permissions each RBAC object of {@link rbacManifests} grants, one rule each, in its order: those
+ * of every namespace (the ClusterRole), then each namespace's (its Role), by namespace name.
+ */
+export function rbacScopes(permissions: readonly Permission[]): { cluster: Permission[]; namespaces: Array<[string, Permission[]]> } {
+  const minimal = minimalPermissions(permissions);
+  const names = [...new Set(minimal.flatMap((p) => (p.namespace === undefined ? [] : [p.namespace])))].sort();
+  return { cluster: minimal.filter((p) => p.namespace === undefined), namespaces: names.map((ns) => [ns, minimal.filter((p) => p.namespace === ns)]) };
+}
+
+/**
  * The RBAC objects that grant `permissions` (from `Manager.permissions()`) to one ServiceAccount, and
  * nothing more: a `Role` and a `RoleBinding` in each namespace some permission is limited to, and a
  * `ClusterRole` and `ClusterRoleBinding` for the permissions of every namespace (an informer over all
@@ -58,15 +68,13 @@ export function rbacManifests(permissions: readonly Permission[], options: RbacM
   const subjects = [{ kind: 'ServiceAccount', name: serviceAccountName, namespace }];
   const out: RbacObject[] = [];
   if (options.serviceAccount === true) out.push({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: serviceAccountName, namespace } });
-  const minimal = minimalPermissions(permissions);
-  const cluster = minimal.filter((p) => p.namespace === undefined);
+  const { cluster, namespaces } = rbacScopes(permissions);
   if (cluster.length > 0) {
     out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, rules: cluster.map(rule) });
     out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects });
   }
-  const namespaces = [...new Set(minimal.flatMap((p) => (p.namespace === undefined ? [] : [p.namespace])))].sort();
-  for (const ns of namespaces) {
-    const rules = minimal.filter((p) => p.namespace === ns).map(rule);
+  for (const [ns, granted] of namespaces) {
+    const rules = granted.map(rule);
     out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: ns }, rules });
     out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace: ns }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects });
   }

@@ -27,7 +27,7 @@ import { Controller } from '../../src/controller/controller.js';
 import { exponentialBackoff, ReconcileScheduler } from '../../src/controller/scheduler.js';
 import { runWhileLeading } from '../../src/controller/leader.js';
 import { LeaderElector, LeaseLock, InMemoryLock } from '../../src/leaderelection/index.js';
-import { Manager, probeHandler, startProbeServer, EventRecorder, DriftAudit, prometheusControllerMetricsProvider, registerInformerMetrics } from '../../src/operations/index.js';
+import { Manager, probeHandler, rbacManifests, startProbeServer, EventRecorder, DriftAudit, prometheusControllerMetricsProvider, registerInformerMetrics } from '../../src/operations/index.js';
 import { defineCustomResource, ensureCustomResourceDefinitions, Type, waitForCustomResourceDefinitions } from '../../src/crd/index.js';
 import { allow, conversionWebhook, crdConversion, defaultingWebhook, prometheusWebhookMetricsProvider, reviewAdmission, validatingWebhook, validatingWebhookConfiguration, validationWebhook } from '../../src/webhook/index.js';
 import { InMemoryRingStore, LeaseRingStore, ShardedInformer, ShardRing } from '../../src/sharding/index.js';
@@ -90,6 +90,7 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   // controllers
   ['Controller.for', () => Controller.for(factory(), resources.pods, js({ predicate: [] })), 'Controller.for: unknown option predicate (did you mean predicates?)'],
   ['ControllerBuilder.owns', () => Controller.for(factory(), resources.pods).owns(resources.configmaps, js({ predicate: [] })), 'ControllerBuilder.owns: unknown option predicate (did you mean predicates?)'],
+  ['ControllerBuilder.uses', () => Controller.for(factory(), resources.pods).uses(resources.configmaps, ['get'], js({ subresorce: 'status' })), 'ControllerBuilder.uses: unknown option subresorce (did you mean subresource?)'],
   ['Controller (build)', () => Controller.for(factory(), resources.pods).build(async () => ({ kind: 'done' }), js({ concurency: 2 })), 'Controller: unknown option concurency (did you mean concurrency?)'],
   ['ReconcileScheduler', () => new ReconcileScheduler(js({ debounce: 5 })), 'ReconcileScheduler: unknown option debounce (did you mean debounceMs?)'],
   ['ReconcileScheduler.schedule', () => new ReconcileScheduler().schedule('k', js({ delay: 5 })), 'ReconcileScheduler.schedule: unknown option delay (did you mean delayMs?)'],
@@ -128,6 +129,8 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['initProject', () => initProject('/nonexistent/never-written', js({ name: 'x', kinds: 'X' })), 'initProject: unknown option kinds (did you mean kind?)'],
   // the test kit
   ['FakeApiServer', () => new FakeApiServer(js({ bookmarkInterval: 5 })), 'FakeApiServer: unknown option bookmarkInterval (did you mean bookmarkIntervalMs?)'],
+  ['FakeApiServer.usedPermissions', () => new FakeApiServer().usedPermissions(js({ tokn: 'x' })), 'FakeApiServer.usedPermissions: unknown option tokn (did you mean token?)'],
+  ['rbacManifests', () => rbacManifests([], js({ name: 'a', namespace: 'b', serviceAcountName: 'c' })), 'rbacManifests: unknown option serviceAcountName (did you mean serviceAccountName?)'],
   ['FakeApiServer.create', () => new FakeApiServer().create({ resource: 'pods' }, { metadata: { name: 'p' } }, js({ broadcst: false })), 'FakeApiServer.create: unknown option broadcst (did you mean broadcast?)'],
   ['ResourceState', () => new ResourceState(js({ historylimit: 5 })), 'ResourceState: unknown option historylimit (did you mean historyLimit?)'],
   ['ResourceState.page', () => new ResourceState().page('pods', js({ limt: 5 })), 'ResourceState.page: unknown option limt (did you mean limit?)'],
