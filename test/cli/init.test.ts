@@ -33,6 +33,7 @@ describe('kube-informer init', () => {
       '.gitignore',
       'Dockerfile',
       'README.md',
+      'config/crd/.gitkeep',
       'config/kustomization.yaml',
       'config/manager/deployment.yaml',
       'config/namespace.yaml',
