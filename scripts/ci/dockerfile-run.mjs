@@ -74,7 +74,10 @@ for (const { line, word, args } of instructions(readFileSync(join(context, 'Dock
       cpSync(path, into ? join(target, basename(path)) : target, { recursive: true });
     }
   } else if (word === 'RUN') {
-    const run = spawnSync('sh', ['-c', args], { cwd: join(stage.root, stage.workdir), env: { ...process.env, ...stage.env }, stdio: 'inherit' });
+    // A cache mount (`--mount=type=cache,target=/root/.npm`) keeps a cache out of the image: here the host's cache is that cache.
+    const command = args.replace(/^(--mount=\S+\s+)+/, '');
+    if (/^--/.test(command)) throw new Error(`${where}: only --mount is supported`);
+    const run = spawnSync('sh', ['-c', command], { cwd: join(stage.root, stage.workdir), env: { ...process.env, ...stage.env }, stdio: 'inherit' });
     if (run.status !== 0) throw new Error(`${where}: exited ${run.status ?? run.signal}`);
   } else if (word === 'USER') {
     stage.user = args;

@@ -7,7 +7,7 @@
 # and for the first project the image: the Dockerfile's steps run as they are (scripts/ci/dockerfile-run.mjs,
 # no docker or registry here), then the built entry point started as the image's non-root user against the
 # fake API server (scripts/ci/scaffold-pod.mjs): /readyz, a reconcile, /metrics, SIGTERM within the grace.
-# Prints each step's time.
+# Prints each step's time. KEEP_SCRATCH=1 keeps the projects and the image folder (their path is printed).
 #   scripts/ci/scaffold-leg.sh <kube-informer-x.y.z.tgz>
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -15,7 +15,7 @@ repo=$PWD
 [ $# -eq 1 ] && [ -f "$1" ] || { echo "usage: scripts/ci/scaffold-leg.sh <packed tarball>" >&2; exit 2; }
 tarball=$(realpath "$1")
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/kube-informer-scaffold-XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+if [ "${KEEP_SCRATCH:-}" = 1 ]; then echo "scaffold leg: keeping $scratch"; else trap 'rm -rf "$scratch"' EXIT; fi
 leg_start=$SECONDS
 step() { printf '   %4d s  %s\n' $((SECONDS - leg_start)) "$*"; }
 

@@ -190,15 +190,6 @@ export async function runSubcommand(sub: Subcommand, argv: readonly string[], io
   // A subcommand of one verb without a name (`kube-informer rbac <module>`) takes its arguments at once.
   if (sub.verbs.length === 1 && sub.verbs[0].name === '') return runVerb(sub, sub.verbs[0], argv[0] === 'help' ? ['--help'] : argv, io);
   const [word, ...rest] = argv;
-  const only = sub.verbs.length === 1 && sub.verbs[0].name === '' ? sub.verbs[0] : undefined;
-  if (only !== undefined) {
-    // `kube-informer init <name>`: the words are the verb's own; `help` alone asks for its help.
-    if (word === 'help' && rest.length === 0) {
-      io.stdout(verbHelp(sub.name, only));
-      return EXIT.ok;
-    }
-    return runVerb(sub, only, argv, io);
-  }
   if (word === undefined) {
     io.stderr(`kube-informer ${sub.name}: no command given\n\n${subcommandHelp(sub)}`);
     return EXIT.usage;

@@ -154,6 +154,7 @@ function templateValues(o: Required<InitOptions>): TemplateValues {
 function included(path: string, flags: Readonly<Record<string, boolean>>): boolean {
   if (path === 'src/webhooks.ts' || path === 'test/fake/webhooks.test.ts' || path === 'config/webhook/service.yaml') return flags.webhooks;
   if (path === 'config/webhook/certificate.yaml') return flags.certManager;
+  if (path === 'config/crd/gitkeep') return flags.crdFile; // the folder npm run manifests writes the CRD into
   return true;
 }
 

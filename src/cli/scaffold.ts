@@ -24,7 +24,7 @@ export interface RenderedFile {
 }
 
 /** Templates stored under another name than the file they make (npm would leave a `.gitignore` out of the package). */
-const RENAMED: Readonly<Record<string, string>> = { gitignore: '.gitignore', dockerignore: '.dockerignore' };
+const RENAMED: Readonly<Record<string, string>> = { gitignore: '.gitignore', dockerignore: '.dockerignore', gitkeep: '.gitkeep' };
 
 /** A line that is a directive: `// @if flag`, `# @else`, `<!-- @end -->`. */
 const DIRECTIVE = /^\s*(?:\/\/|#|<!--)\s*@(if|else|end)\b\s*(!?[A-Za-z]\w*)?\s*(?:-->)?\s*$/;

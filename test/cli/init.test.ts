@@ -33,6 +33,7 @@ describe('kube-informer init', () => {
       '.gitignore',
       'Dockerfile',
       'README.md',
+      'config/crd/.gitkeep',
       'config/kustomization.yaml',
       'config/manager/deployment.yaml',
       'config/namespace.yaml',
@@ -77,7 +78,7 @@ describe('kube-informer init', () => {
     expect(container.resources.limits.memory).toBe('256Mi');
     expect(pod.terminationGracePeriodSeconds).toBe(30);
     expect(read(dir, 'src/settings.ts')).toContain('export const STOP_GRACE_MS = 25_000;');
-    expect(read(dir, 'Dockerfile')).toContain('RUN npm ci --omit=dev');
+    expect(read(dir, 'Dockerfile')).toContain('npm ci --omit=dev');
     expect(read(dir, 'Dockerfile')).toContain('USER 1000:1000');
     expect(yamlDocs(dir, 'config/namespace.yaml')[0].metadata.labels['pod-security.kubernetes.io/enforce']).toBe('restricted');
   });

@@ -51,7 +51,7 @@ export function createManager(kubeConfig: KubeConfig): Manager {
 // @end
     probes: { port: PROBE_PORT, host: '0.0.0.0' },
     metrics,
-    stopGraceMs: STOP_GRACE_MS,
+    gracefulShutdownTimeoutMs: STOP_GRACE_MS,
     logger,
   });
 }
