@@ -1,6 +1,6 @@
 // The in-cluster configmapset operator's Manager, for `kube-informer rbac`: built as in-cluster.ts builds it, on a placeholder KubeConfig (nothing connects).
 //
-//   POD_NAMESPACE=configmapset-system npx kube-informer rbac examples/configmapset/manager.ts \
+//   POD_NAMESPACE=configmapset-system npx tsx src/cli/bin.ts rbac examples/configmapset/manager.ts \
 //       --name configmapset-operator --namespace configmapset-system --service-account configmapset-operator
 // The environment says how it is deployed, as its flags do in the pod: WATCH_NAMESPACE (in-cluster.ts's
 // --watch-namespace; default every namespace: a ClusterRole), LEADER_ELECT=false (default true: Leases
