@@ -11,7 +11,7 @@
 //     --grace-ms N             after SIGTERM, stop within N ms (default 25 000: under the pod's 30 s grace)
 // The service-account mount is read under KUBE_INFORMER_SERVICE_ACCOUNT_ROOT when set (a test's
 // temporary root), else at /var/run/secrets/kubernetes.io/serviceaccount as in every pod.
-// The RBAC rules it needs: `npx kube-informer rbac examples/configmapset/manager.ts` (manager.ts
+// The RBAC rules it needs: `npx tsx src/cli/bin.ts rbac examples/configmapset/manager.ts` (manager.ts
 // builds the same operator). Exit 0 after SIGTERM/SIGINT, 1 when the operator failed.
 
 import { hostname } from 'node:os';

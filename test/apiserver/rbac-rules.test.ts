@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrd } from '../../examples/configmapset/crd.js';
+import { configMapSets, installCrd } from '../../examples/configmapset/crd.js';
 import { LEASE_NAME } from '../../examples/configmapset/in-cluster.js';
 import { configMapSetManager } from '../../examples/configmapset/manager.js';
 import { DirectoryRegistry } from '../../examples/configmapset/registry.js';
@@ -97,7 +97,7 @@ describe('the configmapset operator bound only to the RBAC rules kube-informer g
 
   /** Leaves no set behind (finalizers dropped, as the admin) and no Lease held: the next run starts clean. */
   async function cleanUp(namespace: string): Promise<void> {
-    const sets = newResourceClient(server.kubeConfig, (await import('../../examples/configmapset/crd.js')).configMapSets);
+    const sets = newResourceClient(server.kubeConfig, configMapSets);
     const leases = newResourceClient(server.kubeConfig, resources.leases);
     try {
       for (const set of (await sets.list({ namespace })).items) {
