@@ -53,8 +53,9 @@ console.log(`pod: ${[command, ...args].join(' ')} (in ${stage.workdir}${asUser.l
 const child = spawn(command, args, { cwd: join(stage.root, stage.workdir), env, stdio: ['ignore', 'pipe', 'inherit'] });
 let exited;
 const exit = new Promise((resolve) => child.on('exit', (code, signal) => resolve((exited = { code, signal, at: Date.now() }))));
-let logLines = 0;
-child.stdout.on('data', (chunk) => (logLines += String(chunk).split('\n').filter((l) => l.trim() !== '').length));
+let stdout = '';
+child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+const logLines = () => stdout.split('\n').filter((l) => l.trim() !== '');
 
 let failed = false;
 try {
@@ -72,7 +73,7 @@ try {
   const metrics = await fetch(`${PROBES}/metrics`);
   const body = await metrics.text();
   if (metrics.status !== 200 || !body.includes('controller_runtime_reconcile_total')) throw new Error(`/metrics answered ${metrics.status} without controller_runtime_reconcile_total`);
-  console.log(`pod: /metrics 200 (${body.split('\n').length} lines); ${logLines} JSON log lines so far`);
+  console.log(`pod: /metrics 200 (${body.split('\n').length} lines)`);
   const term = Date.now();
   child.kill('SIGTERM');
   const result = await Promise.race([exit, sleep(graceMs).then(() => undefined)]);
@@ -83,6 +84,16 @@ try {
   const lease = server.get('leases.coordination.k8s.io', JSON.parse(readFileSync('package.json', 'utf8')).name, 'default');
   if (lease?.spec?.holderIdentity) throw new Error(`the Lease ${lease.metadata.name} is still held by ${lease.spec.holderIdentity} after the stop`);
   console.log(`pod: Lease ${lease?.metadata?.name ?? '(none)'} released`);
+  const lines = logLines();
+  const notJson = lines.find((l) => {
+    try {
+      return typeof JSON.parse(l) !== 'object';
+    } catch {
+      return true;
+    }
+  });
+  if (notJson !== undefined) throw new Error(`a log line on stdout is not a JSON object: ${notJson}`);
+  console.log(`pod: ${lines.length} log lines on stdout, each a JSON object; the last: ${lines.at(-1)}`);
 } catch (err) {
   failed = true;
   console.error(`pod: FAILED: ${err.message}`);
