@@ -3,7 +3,8 @@
 # (scripts/ci/install-leg.sh --keep-tarball DIR; this script never packs). For each project:
 #   1. `npx kube-informer init` from the tarball into a temporary folder;
 #   2. the tarball in place of the registry's kube-informer, `npm install` (the registry serves the rest);
-#   3. `npm run typecheck`, `npm test` (the fake API server), `npm run manifests` (the CRD and the RBAC);
+#   3. `npm run typecheck`, `npm test` (the fake API server), `npm run manifests` (the CRD and the RBAC),
+#      and `kubectl kustomize config/` when kubectl is on the machine;
 # and for the projects without cert-manager the image: the Dockerfile's steps run as they are (scripts/ci/dockerfile-run.mjs,
 # no docker or registry here), then the built entry point started as the image's non-root user against the
 # fake API server (scripts/ci/scaffold-pod.mjs): /readyz, a reconcile, /metrics, SIGTERM within the grace.
@@ -41,6 +42,11 @@ project() {
       [ -s "$f" ] || { echo "scaffold leg: $name: npm run manifests did not write $f" >&2; exit 1; }
       echo "     $f: $(grep -c '^kind:' "$f") objects ($(grep '^kind:' "$f" | sort | uniq -c | awk '{print $3 "×" $1}' | paste -sd' '))"
     done
+    if command -v kubectl >/dev/null; then
+      step "$name: kubectl kustomize config/ (what kubectl apply -k config/ sends)"
+      kubectl kustomize config/ >"$scratch/$name.yaml"
+      echo "     $(grep -c '^kind:' "$scratch/$name.yaml") objects ($(grep '^kind:' "$scratch/$name.yaml" | sort | uniq -c | awk '{print $3 "×" $1}' | paste -sd' '))"
+    fi
   )
 }
 
