@@ -5,7 +5,7 @@
 // scripts/ci/scaffold-leg.sh copies it into the project (so kube-informer/testing resolves there):
 //   node scaffold-pod.mjs <final stage JSON from dockerfile-run.mjs> <grace seconds>
 import { spawn } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
@@ -30,10 +30,15 @@ async function until(what, check, ms = 60_000) {
   }
 }
 
+const CRDS = 'customresourcedefinitions.apiextensions.k8s.io';
 const server = await startFakeApiServer();
-const crds = readdirSync('config/crd').flatMap((f) => parseAllDocuments(readFileSync(join('config/crd', f), 'utf8')).map((d) => d.toJS()));
-for (const crd of crds) server.create('customresourcedefinitions.apiextensions.k8s.io', crd);
-const [crd] = crds;
+// Webhook configurations are not built into the fake (it calls no webhooks): declared, they are stored as applied.
+for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
+  server.resource({ group: 'admissionregistration.k8s.io', version: 'v1', resource: `${kind.toLowerCase()}s`, kind, namespaced: false });
+}
+// The CRD kubectl would apply from config/crd/; without one (self-managed certificates and a conversion webhook) the process installs it.
+const files = existsSync('config/crd') ? readdirSync('config/crd').filter((f) => f.endsWith('.yaml')) : [];
+for (const f of files) for (const doc of parseAllDocuments(readFileSync(join('config/crd', f), 'utf8'))) server.create(CRDS, doc.toJS());
 const kubeconfig = join(stage.root, '..', 'kubeconfig');
 writeFileSync(kubeconfig, server.kubeConfig.exportConfig());
 chmodSync(kubeconfig, 0o644);
@@ -48,13 +53,18 @@ console.log(`pod: ${[command, ...args].join(' ')} (in ${stage.workdir}${asUser.l
 const child = spawn(command, args, { cwd: join(stage.root, stage.workdir), env, stdio: ['ignore', 'pipe', 'inherit'] });
 let exited;
 const exit = new Promise((resolve) => child.on('exit', (code, signal) => resolve((exited = { code, signal, at: Date.now() }))));
-let logLines = 0;
-child.stdout.on('data', (chunk) => (logLines += String(chunk).split('\n').filter((l) => l.trim() !== '').length));
+let stdout = '';
+child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+const logLines = () => stdout.split('\n').filter((l) => l.trim() !== '');
 
 let failed = false;
 try {
   await until('/readyz 200', async () => (await fetch(`${PROBES}/readyz`)).status === 200);
   console.log(`pod: /readyz 200 after ${elapsed()}`);
+  const [crd] = server.list(CRDS);
+  if (files.length === 0) console.log(`pod: the process installed the CRD ${crd?.metadata?.name} (conversion webhook: ${crd?.spec?.conversion?.strategy ?? 'none'})`);
+  const registered = ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'].flatMap((r) => server.list(`${r}.admissionregistration.k8s.io`));
+  if (registered.length > 0) console.log(`pod: the process registered ${registered.map((c) => `${c.kind} ${c.metadata.name}`).join(', ')}, caBundle ${registered.every((c) => c.webhooks.every((w) => w.clientConfig.caBundle)) ? 'set' : 'MISSING'}`);
   const { group, names } = crd.spec;
   const version = crd.spec.versions.find((v) => v.storage).name;
   server.create(`${names.plural}.${group}`, { apiVersion: `${group}/${version}`, kind: names.kind, metadata: { name: 'sample', namespace: 'default' }, spec: { message: 'from the image' } });
@@ -63,7 +73,7 @@ try {
   const metrics = await fetch(`${PROBES}/metrics`);
   const body = await metrics.text();
   if (metrics.status !== 200 || !body.includes('controller_runtime_reconcile_total')) throw new Error(`/metrics answered ${metrics.status} without controller_runtime_reconcile_total`);
-  console.log(`pod: /metrics 200 (${body.split('\n').length} lines); ${logLines} JSON log lines so far`);
+  console.log(`pod: /metrics 200 (${body.split('\n').length} lines)`);
   const term = Date.now();
   child.kill('SIGTERM');
   const result = await Promise.race([exit, sleep(graceMs).then(() => undefined)]);
@@ -74,6 +84,16 @@ try {
   const lease = server.get('leases.coordination.k8s.io', JSON.parse(readFileSync('package.json', 'utf8')).name, 'default');
   if (lease?.spec?.holderIdentity) throw new Error(`the Lease ${lease.metadata.name} is still held by ${lease.spec.holderIdentity} after the stop`);
   console.log(`pod: Lease ${lease?.metadata?.name ?? '(none)'} released`);
+  const lines = logLines();
+  const notJson = lines.find((l) => {
+    try {
+      return typeof JSON.parse(l) !== 'object';
+    } catch {
+      return true;
+    }
+  });
+  if (notJson !== undefined) throw new Error(`a log line on stdout is not a JSON object: ${notJson}`);
+  console.log(`pod: ${lines.length} log lines on stdout, each a JSON object; the last: ${lines.at(-1)}`);
 } catch (err) {
   failed = true;
   console.error(`pod: FAILED: ${err.message}`);

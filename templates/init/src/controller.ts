@@ -66,7 +66,7 @@ export function {{kindVar}}Controller(
   kubeConfig: KubeConfig,
   options: Pick<ControllerOptions, 'logger' | 'clock' | 'metricsProvider'> = {},
 ): { factory: SharedInformerFactory; controller: Controller<{{Kind}}> } {
-  const factory = new SharedInformerFactory(kubeConfig);
+  const factory = new SharedInformerFactory(kubeConfig, { logger: options.logger });
   const controller = Controller.for(factory, {{plural}}.descriptor, { predicates: [predicates.generationChanged] })
     .owns(resources.configmaps)
     .uses(resources.configmaps, ['create', 'patch', 'delete']) // apply (a PATCH that may create) and the cleanup's delete

@@ -2,8 +2,9 @@
 
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import * as promClient from 'prom-client';
+import type { LoggerOption } from 'kube-informer';
 import { LeaseLock } from 'kube-informer/leaderelection';
-import { jsonLogger, Manager, prometheusControllerMetricsProvider, registerInformerMetrics } from 'kube-informer/operations';
+import { Manager, prometheusControllerMetricsProvider, registerInformerMetrics } from 'kube-informer/operations';
 import { {{kindVar}}Controller } from './controller.js';
 import { IDENTITY, NAME, NAMESPACE, PROBE_PORT, STOP_GRACE_MS } from './settings.js';
 // @if webhooks
@@ -17,11 +18,10 @@ import { webhookServer } from './webhooks.js';
 /**
  * The Manager on `kubeConfig`: the informers in every replica (a standby is warm), the controller only
  * in the replica that holds the Lease `{{name}}` in the pod's namespace, `/livez`, `/readyz` and
- * `/metrics` on {@link PROBE_PORT}, JSON logs. On SIGTERM it stops in order within
+ * `/metrics` on {@link PROBE_PORT}, everything logged to `logger`. On SIGTERM it stops in order within
  * {@link STOP_GRACE_MS} and releases the Lease, so another replica takes over at once.
  */
-export function createManager(kubeConfig: KubeConfig): Manager {
-  const logger = jsonLogger();
+export function createManager(kubeConfig: KubeConfig, logger: LoggerOption): Manager {
   const metrics = new promClient.Registry();
   promClient.collectDefaultMetrics({ register: metrics });
   const { factory, controller } = {{kindVar}}Controller(kubeConfig, {

@@ -22,7 +22,7 @@ nowhere.loadFromOptions({
 });
 
 /** The Manager as main.ts runs it: `kube-informer rbac` derives the least-privilege rules from it. */
-export const manager = createManager(nowhere);
+export const manager = createManager(nowhere, false);
 // @if crdConversionFile
 
 /** The CRD with its conversion webhook; cert-manager's CA injector fills in its `caBundle`. */
