@@ -9,6 +9,7 @@
 //     --probe-port N           serve /livez, /readyz and /metrics on POD_IP (else loopback) at port N
 //     --cache-sync-warning-ms N   while a cache cannot sync (a 403), name it every N ms (default 30 000)
 //     --grace-ms N             after SIGTERM, stop within N ms (default 25 000: under the pod's 30 s grace)
+//     --token-check-ms N       look at the token file for a rewrite every N ms (default 10 000; a 401 re-reads it anyway)
 // The service-account mount is read under KUBE_INFORMER_SERVICE_ACCOUNT_ROOT when set (a test's
 // temporary root), else at /var/run/secrets/kubernetes.io/serviceaccount as in every pod.
 // The RBAC rules it needs: `npx tsx src/cli/bin.ts rbac examples/configmapset/manager.ts` (manager.ts
@@ -86,8 +87,8 @@ export function inClusterOperator(kubeConfig: KubeConfig, settings: InClusterSet
   });
 }
 
-/** The flags of the in-cluster process, read into settings (the registry as a directory). */
-export function parseInClusterArgs(argv: readonly string[], podNamespace: string, logger?: LoggerOption): InClusterSettings {
+/** The flags of the in-cluster process: the operator's settings (the registry as a directory) and the token file's check interval. */
+export function parseInClusterArgs(argv: readonly string[], logger?: LoggerOption): Omit<InClusterSettings, 'podNamespace'> & { tokenCheckIntervalMs?: number } {
   const { values } = parseArgs({
     args: [...argv],
     options: {
@@ -99,6 +100,7 @@ export function parseInClusterArgs(argv: readonly string[], podNamespace: string
       'probe-port': { type: 'string' },
       'cache-sync-warning-ms': { type: 'string' },
       'grace-ms': { type: 'string' },
+      'token-check-ms': { type: 'string' },
     },
     strict: true,
   });
@@ -113,13 +115,13 @@ export function parseInClusterArgs(argv: readonly string[], podNamespace: string
   return {
     registry: new DirectoryRegistry(values.registry),
     watchNamespace: values['watch-namespace'] || undefined,
-    podNamespace,
     leaderElect: values['leader-elect'] ?? false,
     leaseDurationMs: num('lease-duration-ms', values['lease-duration-ms']),
     leaseRetryMs: num('lease-retry-ms', values['lease-retry-ms']),
     probes: port === undefined ? undefined : { port, host: process.env.POD_IP ?? '127.0.0.1' },
     cacheSyncWarningIntervalMs: num('cache-sync-warning-ms', values['cache-sync-warning-ms']),
     graceMs: num('grace-ms', values['grace-ms']) ?? 25_000,
+    tokenCheckIntervalMs: num('token-check-ms', values['token-check-ms']),
     logger,
   };
 }
@@ -130,9 +132,9 @@ export function parseInClusterArgs(argv: readonly string[], podNamespace: string
  */
 export async function main(argv: readonly string[] = process.argv.slice(2), wrapRegistry: (registry: ExternalRegistry) => ExternalRegistry = (r) => r): Promise<void> {
   const logger = jsonLogger();
-  const kubeConfig = loadInClusterConfig({ root: process.env.KUBE_INFORMER_SERVICE_ACCOUNT_ROOT ?? '', logger });
-  const settings = parseInClusterArgs(argv, kubeConfig.namespace, logger);
-  const operator = inClusterOperator(kubeConfig, { ...settings, registry: wrapRegistry(settings.registry) });
+  const { tokenCheckIntervalMs, ...settings } = parseInClusterArgs(argv, logger);
+  const kubeConfig = loadInClusterConfig({ root: process.env.KUBE_INFORMER_SERVICE_ACCOUNT_ROOT ?? '', logger, tokenCheckIntervalMs });
+  const operator = inClusterOperator(kubeConfig, { ...settings, podNamespace: kubeConfig.namespace, registry: wrapRegistry(settings.registry) });
   const signal = shutdownSignal({ logger });
   const where = settings.watchNamespace === undefined ? 'every namespace' : `namespace ${settings.watchNamespace}`;
   logger.info(`configmapset operator in cluster: ${kubeConfig.getCurrentCluster()?.server ?? '?'}, ${where}${settings.leaderElect ? `, leader election on ${kubeConfig.namespace}/${LEASE_NAME}` : ''}`);
