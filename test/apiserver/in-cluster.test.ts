@@ -118,9 +118,10 @@ describe('a ServiceAccount of the real kube-apiserver, as a pod has one', () => 
       // No relist storm: the informers' watches went on, not one list since the rotation.
       expect(requests.filter((e) => e.verb === 'list').map((e) => e.uri)).toEqual([]);
       if (via401) {
-        // No 401 loop: each request in flight when the old token was refused got one 401, then the token was re-read.
+        // No 401 loop: each request in flight when the old token was refused got one 401 (2–4 seen: the
+        // finalizers' PATCHes, a Lease renewal), then the token was re-read; a loop would be hundreds.
         expect(operator401s.length).toBeGreaterThan(0);
-        expect(operator401s.length).toBeLessThanOrEqual(5);
+        expect(operator401s.length).toBeLessThanOrEqual(10);
       } else {
         expect(operator401s).toEqual([]);
         expect(pod.process.output()).not.toMatch(/401|Unauthorized/);
