@@ -127,6 +127,7 @@ export type {
   KubeListWatch,
   NewListWatchOptions,
   KubeConfigLike,
+  ReloadableCredentials,
   InClusterKubeConfig,
   InClusterConfigOptions,
   LoadKubeConfigOptions,

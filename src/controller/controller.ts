@@ -537,7 +537,7 @@ export class ControllerBuilder<T> {
   uses<U>(resource: ResourceDescriptor<U>, verbs: readonly Verb[], options: UsesOptions = {}): this {
     checkResource('ControllerBuilder.uses', resource);
     validateOptions('ControllerBuilder.uses', options, { subresource: 'string', namespace: 'string' });
-    this.#uses.push(checkUses(resource as ResourceDescriptor<unknown>, verbs, options));
+    this.#uses.push(checkUses(resource, verbs, options));
     return this;
   }
 

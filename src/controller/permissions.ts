@@ -105,6 +105,8 @@ export class ControllerPermissions {
     if (subresource !== undefined) use.subresource = subresource;
     if (resource.namespaced && namespace !== undefined && namespace !== '') use.namespace = namespace;
     if (name !== undefined && name !== '') use.name = name;
+    // A namespaced object without a namespace: the client refuses it (INVALID_OPTION) with the better message.
+    if (resource.namespaced && use.namespace === undefined && verb !== 'list') return;
     if (isCovered(this.#all, use)) return;
     const rule = describeRule(use);
     const line = usesLine(resource, use, this.#spec.namespace);

@@ -14,7 +14,10 @@ export interface JsonLoggerOptions {
   /** The least severe level written; lines below it are dropped. Default `'info'`. */
   level?: LogLevel;
   /** Where the lines go: anything with `write(text)` (a file stream, a test's array). Default `process.stdout`. */
-  stream?: { write(text: string): unknown };
+  stream?: {
+    /** Writes one line (a JSON object and its newline). */
+    write(text: string): unknown;
+  };
   /** The clock whose wall time stamps each line. Default `realClock`. */
   clock?: Clock;
   /** Fields written on every line (a pod name, a version); a line's own fields win. Default: none. */

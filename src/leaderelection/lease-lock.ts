@@ -154,7 +154,6 @@ export class LeaseLock implements ResourceLock, HasPermissions {
     this.#lease = await this.#call('update', request, signal);
   }
 
-  /** This candidate's identity. */
   /**
    * What the lock needs (see `HasPermissions`): `get` and `update` of its Lease by name, and `create`
    * of Leases in its namespace (a create names no object, so RBAC cannot narrow it to one name).
@@ -168,6 +167,7 @@ export class LeaseLock implements ResourceLock, HasPermissions {
     ];
   }
 
+  /** This candidate's identity. */
   identity(): string {
     return this.#identity;
   }

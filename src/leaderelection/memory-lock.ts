@@ -112,12 +112,12 @@ export class InMemoryLock implements ResourceLock, HasPermissions {
     this.#seenVersion = this.#store.update(record, this.#seenVersion);
   }
 
-  /** This candidate's identity. */
   /** Nothing: the lock lives in memory, not on the API server (see `HasPermissions`). */
   permissions(): Permission[] {
     return [];
   }
 
+  /** This candidate's identity. */
   identity(): string {
     return this.#identity;
   }

@@ -1,7 +1,7 @@
 // The operations entry point (`kube-informer/operations`): running controllers in production — the manager, probes, metrics, the Event recorder, the drift audit.
 export { Manager } from './manager.js';
 export { fieldsFirst, jsonLogger } from '../core/index.js';
-export type { FieldsFirstLogger, JsonLoggerOptions } from '../core/index.js';
+export type { FieldsFirstLogger, JsonLoggerOptions, LogLevel } from '../core/index.js';
 export { shutdownSignal } from './shutdown.js';
 export type { ShutdownProcess, ShutdownSignal, ShutdownSignalOptions } from './shutdown.js';
 export type { ManagedWebhookServer, ManagerOptions, ManagerCrdInstallOptions, ManagerPhase } from './manager.js';

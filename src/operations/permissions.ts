@@ -35,7 +35,7 @@ interface MaybeController {
 
 /** The CRD names a Manager installs (`crds`). */
 function crdNames(options: PermissionParts): string[] {
-  return (options.crds ?? []).map((c) => (('crd' in c ? (c as { crd: unknown }).crd : c) as { metadata?: { name?: string } }).metadata?.name ?? '').filter((n) => n !== '');
+  return (options.crds ?? []).map((c) => (('crd' in c ? c.crd : c) as { metadata?: { name?: string } }).metadata?.name ?? '').filter((n) => n !== '');
 }
 
 /** Each part's permissions, or a warning that it has none to give. */

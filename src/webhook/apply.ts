@@ -1,7 +1,7 @@
 // Webhook configurations applied when the server serves: server-side apply, the server's caBundle filled in where a webhook has none.
 
 import type { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from 'kubernetes-types/admissionregistration/v1.js';
-import { ErrorCodes, errorFields, InvalidOptionError, KubeInformerError, validateOptions, type Clock, type Logger, type Permission, type ResourceDescriptor } from '../core/index.js';
+import { ErrorCodes, errorFields, InvalidOptionError, KubeInformerError, validateOptions, type Clock, type Logger, type Permission, type ResourceDescriptor, type Verb } from '../core/index.js';
 import { newResourceClient, type ApplyConfiguration, type JsonPatchOperation, type KubeConfigLike } from '../listwatch/index.js';
 
 /** Options of `WebhookServerOptions.configurations`: what the server registers with the API server once it serves. */
@@ -76,13 +76,18 @@ export interface AppliedConfiguration {
 /**
  * What applying the configurations needs: `patch` (the apply) and `create` (an apply that creates the
  * object is authorized as a create too: kube-apiserver's patch handler) of each kind, narrowed to the
- * configurations' names (an apply names its object, so RBAC's `resourceNames` holds for both verbs).
+ * configurations' names (an apply names its object, so RBAC's `resourceNames` holds for both verbs);
+ * with `onStop: 'delete'` out of a cluster (`inCluster` not true), `delete` too. (`'ignore'` is a
+ * patch, granted already.)
  */
 export function configurationPermissions(options: WebhookConfigurationsOptions): Permission[] {
+  const deletes = options.onStop === 'delete' && options.inCluster !== true;
   return options.objects.map((object) => {
     const descriptor = KINDS[object.kind as keyof typeof KINDS];
     const name = object.metadata?.name ?? '';
-    return { group: descriptor.group, resource: descriptor.resource, verbs: ['create', 'patch'], resourceNames: [name], reason: `webhook server: applies ${object.kind} ${name}` };
+    const verbs: Verb[] = deletes ? ['create', 'patch', 'delete'] : ['create', 'patch'];
+    const reason = `webhook server: applies ${object.kind} ${name}${deletes ? " (and deletes it at stop out of a cluster: onStop 'delete')" : ''}`;
+    return { group: descriptor.group, resource: descriptor.resource, verbs, resourceNames: [name], reason };
   });
 }
 

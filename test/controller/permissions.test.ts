@@ -6,6 +6,7 @@ import { ErrorCodes, resources } from '../../src/core/index.js';
 import { Action, Controller, PermissionNotDeclaredError, type ReconcileContext } from '../../src/controller/index.js';
 import { SharedInformerFactory } from '../../src/informer/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
+import { InMemoryRingStore, LeaseRingStore, ShardRing } from '../../src/sharding/index.js';
 import { memoryLog, widget, widgets, type Widget } from './fixture.js';
 
 let server: FakeApiServer;
@@ -54,6 +55,16 @@ describe('Controller.permissions', () => {
     const controller = Controller.for(factory, widgets).build(noop, { name: 'w' });
     expect(controller.declaresUses).toBe(false);
     expect(controller.permissions()).toEqual([{ group: 'example.com', resource: 'widgets', verbs: ['list', 'watch'], reason: 'informer of example.com/v1/widgets (for) of controller w' }]);
+  });
+
+  it("adds a sharded controller's ring Leases; the factory asks for a cluster-scoped resource everywhere even when namespaced", () => {
+    const factory = new SharedInformerFactory(server.kubeConfig, { namespace: 'ns', logger: false });
+    const ring = new ShardRing({ store: new LeaseRingStore(server.kubeConfig, { namespace: 'shards', ring: 'r', leaseDurationSeconds: 15 }), name: 'r', identity: 'a', logger: false });
+    const controller = Controller.for(factory, widgets).build(noop, { name: 'w', sharded: ring });
+    expect(controller.permissions()).toContainEqual({ group: 'coordination.k8s.io', resource: 'leases', namespace: 'shards', verbs: ['list', 'create', 'update'], reason: 'shard ring r (Lease store)' });
+    factory.forResource(resources.nodes);
+    expect(factory.permissions()).toEqual([{ group: '', resource: 'nodes', verbs: ['list', 'watch'], reason: 'informer of v1/nodes' }]);
+    expect(new ShardRing({ store: new InMemoryRingStore(), name: 'm', identity: 'a', logger: false }).permissions()).toEqual([]);
   });
 
   it('refuses an unknown verb, an empty list and a subresource with a slash (INVALID_OPTION)', () => {
@@ -137,6 +148,21 @@ describe("ctx.client's check", () => {
     await until(() => done || outcome.done, 'the reconcile');
     expect(outcome.error).toBeUndefined();
     expect(done).toBe(true);
+  });
+
+  it('leaves a namespaced request without a namespace to the client, which refuses it with INVALID_OPTION', async () => {
+    server.create(widgets, widget('w'));
+    let caught: unknown;
+    start((factory) =>
+      Controller.for(factory, widgets)
+        .uses(resources.configmaps, ['get'])
+        .build(async (_key, ctx: ReconcileContext<Widget>) => {
+          caught = await ctx.client(resources.configmaps).delete('c').catch((e: unknown) => e);
+          return Action.done();
+        }, { name: 'w', logger: false }),
+    );
+    await until(() => caught !== undefined, 'the reconcile');
+    expect(caught).toMatchObject({ code: ErrorCodes.INVALID_OPTION, message: expect.stringContaining('configmaps are namespaced; give a namespace') });
   });
 
   it('checks get, create and update for createOrUpdate before it reads', async () => {

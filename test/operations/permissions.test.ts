@@ -85,6 +85,18 @@ describe('Manager.permissions', () => {
   });
 });
 
+describe('WebhookServer.permissions', () => {
+  it("adds delete by name with onStop 'delete' out of a cluster, and nothing for 'ignore' (a patch) or in a cluster", () => {
+    const kc = kubeConfig();
+    const objects = [validatingWebhookConfiguration({ name: 'widgets', endpoint: { url: 'https://x' }, webhooks: [] })];
+    const verbs = (configurations: object): string[] => new WebhookServer({ tls: { selfSigned: true }, port: 0, logger: false, configurations: { kubeConfig: kc, objects, ...configurations } }).permissions().flatMap((p) => p.verbs);
+    expect(verbs({ onStop: 'delete', inCluster: false })).toEqual(['create', 'patch', 'delete']);
+    expect(verbs({ onStop: 'delete', inCluster: true })).toEqual(['create', 'patch']);
+    expect(verbs({ onStop: 'ignore', inCluster: false })).toEqual(['create', 'patch']);
+    expect(new WebhookServer({ tls: { selfSigned: true }, port: 0, logger: false }).permissions()).toEqual([]);
+  });
+});
+
 describe('rbacManifests', () => {
   it('makes a ClusterRole for what spans namespaces and a Role per namespace, bound to one ServiceAccount, every rule needed', () => {
     const objects = rbacManifests(

@@ -77,7 +77,7 @@ export type UseLog = Map<string, Map<string, PermissionUse>>;
 function recordUse(ctx: RouteContext, authorization: string | undefined, use: PermissionUse): void {
   const token = authorization?.startsWith('Bearer ') === true ? authorization.slice(7) : '';
   let uses = ctx.uses.get(token);
-  if (uses === undefined) ctx.uses.set(token, (uses = new Map()));
+  if (uses === undefined) ctx.uses.set(token, (uses = new Map<string, PermissionUse>()));
   uses.set(useKey(use), use);
 }
 
