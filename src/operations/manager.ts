@@ -130,7 +130,7 @@ export type ManagerPhase = 'new' | 'syncing' | 'running' | 'stopping' | 'stopped
  *    `gracefulShutdownTimeoutMs` (30 s): `/readyz` answers 503 at once; no new reconcile starts and the
  *    running ones drain; the leader-election Lease is released (unless `leaderElection.releaseOnCancel`
  *    is `false`), so another replica leads at once; the runnables end; the informers stop; the webhook
- *    server stops (in-flight reviews finish, new ones are refused; out of a cluster its configurations
+ *    server stops (in-flight reviews finish, no new one is accepted; out of a cluster its configurations
  *    are removed per `onStop`); the probe server closes (incident 4: everything is released, in order,
  *    and `run` resolves only after).
  *

@@ -100,7 +100,6 @@ export class WebhookServer implements HasPermissions {
   #started = false;
   #finished = false;
   #ready = false;
-  #stopping = false;
   #applied: AppliedConfiguration[] = [];
   #port: number | undefined;
   #readyWaiters = new Set<(ready: boolean) => void>();
@@ -267,7 +266,8 @@ export class WebhookServer implements HasPermissions {
   }
 
   async #stop(server: Server): Promise<void> {
-    this.#stopping = true; // a review arriving on a kept-alive connection from now on is refused (503)
+    // No review is accepted from here on: close() stops the listener and ends idle connections, and
+    // Node closes a busy kept-alive connection once its response is sent (tested: on-stop.test.ts).
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     const drained = Promise.all([...this.#inFlight].map((f) => f.done));
     let timer: ClockTimer | undefined;
@@ -284,7 +284,6 @@ export class WebhookServer implements HasPermissions {
     const route = this.#routes.get(url.pathname);
     if (route === undefined) return this.#fail(res, undefined, 404, `no webhook is registered at ${url.pathname}`);
     if (req.method !== 'POST') return this.#fail(res, route, 405, `${req.method ?? ''} is not allowed; POST a review`);
-    if (this.#stopping) return this.#fail(res, route, 503, 'the webhook server is stopping', true);
     const abort = new AbortController();
     let finish!: () => void;
     const flight: InFlight = { abort, done: new Promise<void>((r) => (finish = r)) };

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, resources } from '../../src/core/index.js';
 import { SharedInformerFactory } from '../../src/informer/index.js';
@@ -209,6 +210,20 @@ describe('a 401 with the in-cluster KubeConfig', () => {
     return { server, mount, kc };
   }
   const statuses = (server: FakeApiServer): Array<[string, string | undefined]> => server.requests().map((r) => [r.method, r.authorization]);
+
+  it("client-node's own clients (kc.makeApiClient: the LeaseLock's) send the current token too, re-read after a rewrite", async () => {
+    const server = await fakeServer('old');
+    const mount = new Mount({ token: 'old', 'ca.crt': CA });
+    const clock = new FakeClock(0, WALL);
+    const kc = loadInClusterConfig({ root: mount.root, env: envFor(server), scheme: 'http', clock, logger: false });
+    const api = kc.makeApiClient(CoreV1Api);
+    await api.listNamespacedConfigMap({ namespace: 'default' });
+    mount.write({ token: 'new', 'ca.crt': CA });
+    server.acceptTokens('new');
+    await clock.advance(10_000);
+    await api.listNamespacedConfigMap({ namespace: 'default' });
+    expect(server.requests().map((r) => r.authorization)).toEqual(['Bearer old', 'Bearer new']);
+  });
 
   it('re-reads the token once and sends the request once more: a write succeeds with the new token', async () => {
     const { server, mount, kc } = await setUp();

@@ -91,3 +91,41 @@ describe('WebhookServer configurations at stop (onStop)', () => {
     expect(lines.error.join('\n')).toMatch(/^WebhookServer: could not delete ValidatingWebhookConfiguration widgets at stop \(onStop 'delete'\): .*403/);
   });
 });
+
+describe('WebhookServer reviews at stop', () => {
+  it('a review in flight at the stop is answered; one sent after it on the same kept-alive connection is never run (the connection closes)', async () => {
+    const { connect } = await import('node:tls');
+    const { startServer, admissionReview } = await import('./helpers.js');
+    const { allow, validatingWebhook } = await import('../../src/webhook/index.js');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const inFlight = new Promise<void>((resolve) => (started = resolve));
+    let calls = 0;
+    const s = await startServer((server) =>
+      server.register('/v', validatingWebhook({ name: 'v.example.com' }, async () => {
+        calls++;
+        started();
+        await held;
+        return allow();
+      })),
+    );
+    const body = JSON.stringify(admissionReview());
+    const request = `POST /v HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const socket = connect({ host: '127.0.0.1', port: s.port, ca: s.ca });
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.once('secureConnect', () => resolve()));
+    socket.write(request);
+    await inFlight;
+    const stopping = s.stop();
+    socket.write(request); // the next review on the kept-alive connection, while the server stops
+    release();
+    await stopping;
+    await closed;
+    const statuses = [...received.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => Number(m[1]));
+    expect(calls).toBe(1);
+    expect(statuses).toEqual([200]);
+  });
+});
