@@ -108,7 +108,7 @@ describe('kube-informer init', () => {
     expect(JSON.parse(read(dir, 'package.json')).scripts.manifests).toContain('kube-informer webhook manifests ./dist/manifests.js > config/webhook/manifests.yaml');
     const pod = yamlDocs(dir, 'config/manager/deployment.yaml')[0].spec.template.spec;
     expect(pod.volumes).toContainEqual({ name: 'serving-cert', secret: { secretName: 'hooks-webhook-tls' } });
-    expect(read(dir, 'README.md')).toContain('Written by `npx kube-informer init hooks` --kind Widget --group widgets.acme.io --webhooks validating,defaulting,conversion --certificates cert-manager.');
+    expect(read(dir, 'README.md')).toContain('Written by `npx kube-informer init hooks --kind Widget --group widgets.acme.io --webhooks validating,defaulting,conversion --certificates cert-manager`.');
   });
 
   it('with self-managed certificates: one replica, no cert-manager objects, and the process installs a CRD whose conversion webhook needs its CA', async () => {
