@@ -110,15 +110,6 @@ export async function runConfigMapSetExample(options: ConfigMapSetExampleOptions
     error: (m) => log(`      operator error: ${m}`),
   };
   const webhookServer = options.webhookPort === undefined ? undefined : configMapSetWebhookServer({ port: options.webhookPort, logger });
-  const operator = new ConfigMapSetOperator(kubeConfig, {
-    registry,
-    namespace,
-    logger,
-    onEvent: options.verbose === false ? undefined : (line) => log(`      operator: ${line}`),
-    webhookServer,
-  });
-  const stop = new AbortController();
-  const stopAll = AbortSignal.any([signal, stop.signal]);
   const election = options.leaderElect
     ? {
         lock: new LeaseLock({
@@ -131,9 +122,19 @@ export async function runConfigMapSetExample(options: ConfigMapSetExampleOptions
         logger,
       }
     : undefined;
+  const operator = new ConfigMapSetOperator(kubeConfig, {
+    registry,
+    namespace,
+    logger,
+    onEvent: options.verbose === false ? undefined : (line) => log(`      operator: ${line}`),
+    webhookServer,
+    leaderElection: election,
+    probes: options.probePort === undefined ? undefined : { port: options.probePort, host: process.env.POD_IP ?? '127.0.0.1' },
+  });
+  const stop = new AbortController();
+  const stopAll = AbortSignal.any([signal, stop.signal]);
   let operatorError: { error: unknown } | undefined;
-  const probes = options.probePort === undefined ? undefined : { port: options.probePort, host: process.env.POD_IP ?? '127.0.0.1' };
-  const running = operator.run(stopAll, election, probes).catch((error: unknown) => {
+  const running = operator.run(stopAll).catch((error: unknown) => {
     operatorError = { error };
     stop.abort(); // the scenario stops waiting
   });

@@ -31,6 +31,7 @@ import {
   DriftAudit,
   EventRecorder,
   Manager,
+  type ManagerOptions,
   prometheusControllerMetricsProvider,
   registerInformerMetrics,
   type InformerMetricsRegistration,
@@ -118,6 +119,21 @@ export interface ConfigMapSetOperatorOptions {
    * serves; stopped after the informers, finishing its in-flight reviews. Default: none.
    */
   webhookServer?: WebhookServer;
+  /**
+   * Reconcile only while holding this lock (`Manager`'s `leaderElection`: the informers, the recorder
+   * and the audits run in every replica, a standby is warm). Default: no election.
+   */
+  leaderElection?: RunWhileLeadingOptions;
+  /**
+   * Serve `/livez` (`/healthz`), `/readyz` and `/metrics` on this port (`0`: any free one) and host
+   * (default loopback) while the operator runs. Default: no probe server.
+   */
+  probes?: { port: number; host?: string };
+  /**
+   * The Manager's waits: for the caches (`cacheSyncTimeoutMs`, `cacheSyncWarningIntervalMs`) and for the
+   * stop (`gracefulShutdownTimeoutMs`). Default: the Manager's (120 s with a warning every 30 s; 30 s).
+   */
+  manager?: Pick<ManagerOptions, 'cacheSyncTimeoutMs' | 'cacheSyncWarningIntervalMs' | 'gracefulShutdownTimeoutMs'>;
 }
 
 /** Counters of a {@link ConfigMapSetOperator}, with the controller's. */
@@ -165,11 +181,7 @@ export class ConfigMapSetOperator {
     registry: { written: 0, removed: 0 },
   };
   #started = false;
-  #manager: Manager | undefined;
-  readonly #ring: ShardRing | undefined;
   readonly #onReconcile: ConfigMapSetOperatorOptions['onReconcile'];
-  readonly #logger: LoggerOption | undefined;
-  readonly #webhookServer: WebhookServer | undefined;
   readonly #metricsRegistration: InformerMetricsRegistration;
   /**
    * The operator's Prometheus metrics, its own registry: controller-runtime's `controller_runtime_*`
@@ -180,6 +192,11 @@ export class ConfigMapSetOperator {
   readonly events: EventRecorder;
   /** Drift audits of its sets and ConfigMaps caches, repaired by a relist (in its metrics as `kube_informer_drift_*`). */
   readonly audits: readonly DriftAudit[];
+  /**
+   * The Manager that runs it all ({@link run}): built here, so that what the process needs is known
+   * before it runs (`kube-informer rbac` reads it from in-cluster.ts).
+   */
+  readonly manager: Manager;
 
   /** Builds the informers and the controller; nothing runs before {@link run}. */
   constructor(kubeConfig: KubeConfig, options: ConfigMapSetOperatorOptions) {
@@ -192,15 +209,18 @@ export class ConfigMapSetOperator {
       informerOptions: options.informerOptions,
       agent: options.agent,
     });
-    this.#logger = options.logger;
-    this.#webhookServer = options.webhookServer;
-    this.#ring = options.sharded;
     this.#onReconcile = options.onReconcile;
     // Counting is a predicate that passes everything: predicates see each event of their resource once.
     const seen = options.onInformerEvent;
     const counting = <R>(): Array<Predicate<R>> => (seen === undefined ? [] : [() => (seen(), true)]);
     this.controller = Controller.for(this.factory, configMapSets, { predicates: [...counting<ConfigMapSet>(), predicates.generationChanged] })
       .owns(resources.configmaps, { predicates: counting<ConfigMap>() })
+      // What the reconcile writes (ctx.client refuses anything else before sending it): the ConfigMaps read
+      // (a name taken by others?), applied (which may create them) and deleted; the finalizer by JSON Patch;
+      // the status by apply through its subresource. Leases and Events are the Manager's and the recorder's.
+      .uses(resources.configmaps, ['get', 'create', 'patch', 'delete'])
+      .uses(configMapSets, ['patch'])
+      .uses(configMapSets, ['patch'], { subresource: 'status' })
       .build((_key, ctx) => this.#reconcile(ctx), {
         name: 'configmapsets',
         concurrency: options.concurrency ?? 2,
@@ -210,7 +230,12 @@ export class ConfigMapSetOperator {
         ...options.controller,
         sharded: options.sharded,
       });
-    this.events = new EventRecorder(kubeConfig, { reportingController: 'examples.kube-informer.dev/configmapset-operator', logger: options.logger });
+    // Its Events go to the sets' namespace: one namespace when it watches one (a Role), else any (a ClusterRole).
+    this.events = new EventRecorder(kubeConfig, {
+      reportingController: 'examples.kube-informer.dev/configmapset-operator',
+      logger: options.logger,
+      namespaces: options.namespace === undefined ? undefined : [options.namespace],
+    });
     const audit = (resource: typeof configMapSets | typeof resources.configmaps): DriftAudit =>
       new DriftAudit(kubeConfig, this.factory.forResource<unknown>(resource), {
         resource,
@@ -222,45 +247,42 @@ export class ConfigMapSetOperator {
     this.audits = options.sharded === undefined ? [audit(configMapSets), audit(resources.configmaps)] : [];
     const rings = options.sharded === undefined ? [] : [options.sharded];
     this.#metricsRegistration = registerInformerMetrics(promClient, this.factory, { registry: this.metrics, audits: this.audits, rings });
+    // The recorder, the audits and the shard ring run in every replica and stop after the controller
+    // drained (the ring releases its slots only then); the Manager runs the webhook server around them.
+    this.manager = new Manager(this.factory, {
+      controllers: [this.controller],
+      runnables: [this.events, ...this.audits, ...rings],
+      webhookServer: options.webhookServer,
+      leaderElection: options.leaderElection,
+      probes: options.probes,
+      rings: rings.length === 0 ? undefined : rings,
+      metrics: this.metrics,
+      logger: options.logger,
+      ...options.manager,
+    });
   }
 
   /**
-   * Runs the informers and the controller until `signal` aborts, through a `Manager`: under leader
-   * election when `leaderElection` is given (the informers run all along: a standby is warm), with
-   * `/livez`, `/readyz` and `/metrics` on a probe server when `probes` is given, and the webhook server
-   * when one was given.
+   * Runs the informers and the controller until `signal` aborts, through its {@link manager}: under
+   * leader election when `leaderElection` was given (the informers run all along: a standby is warm),
+   * with `/livez`, `/readyz` and `/metrics` on a probe server when `probes` was given, and the webhook
+   * server when one was given.
    * Rejects when a cache cannot sync, an informer fails or the controller fails. Runs once: a restart is
    * a new operator.
    */
-  async run(signal: AbortSignal, leaderElection?: RunWhileLeadingOptions, probes?: { port: number; host?: string }): Promise<void> {
+  async run(signal: AbortSignal): Promise<void> {
     if (this.#started) throw new Error('ConfigMapSetOperator.run was called already: create a new operator to run again');
     this.#started = true;
-    // The recorder, the audits and the shard ring run in every replica and stop after the controller
-    // drained (the ring releases its slots only then); the Manager runs the webhook server around them.
-    const ring = this.#ring;
-    const runnables = [this.events, ...this.audits, ...(ring === undefined ? [] : [ring])];
-    const rings = ring === undefined ? undefined : [ring];
-    const manager = new Manager(this.factory, {
-      controllers: [this.controller],
-      runnables,
-      webhookServer: this.#webhookServer,
-      leaderElection,
-      probes,
-      rings,
-      metrics: this.metrics,
-      logger: this.#logger,
-    });
-    this.#manager = manager;
     try {
-      await manager.run(signal);
+      await this.manager.run(signal);
     } finally {
       this.#metricsRegistration.close();
     }
   }
 
-  /** The probe server's URL while it runs (`probes` given to {@link run}). */
+  /** The probe server's URL while it runs (`probes` given). */
   get probeUrl(): string | undefined {
-    return this.#manager?.probeUrl;
+    return this.manager.probeUrl;
   }
 
   /** Counters so far. */

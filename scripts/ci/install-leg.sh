@@ -5,9 +5,12 @@
 # (scripts/ci/install-command.mjs picks it; the tarball stands in for the package name) on that Node,
 # and runs the getting-started program (scripts/ci/install-app.mjs) against the fake API server from
 # kube-informer/testing. Fails if the program fails or npm warned EBADENGINE. Leaves node_modules alone.
-#   scripts/ci/install-leg.sh 20.19.6 22.19.0
+# --keep-tarball DIR copies the tarball there for the next leg (scripts/ci/scaffold-leg.sh), so it is packed once.
+#   scripts/ci/install-leg.sh [--keep-tarball DIR] 20.19.6 22.19.0
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+keep=''
+if [ "${1:-}" = --keep-tarball ]; then keep=$2; shift 2; fi
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(20.19.6)
 cache=${KUBE_INFORMER_CACHE:-$HOME/.cache/kube-informer}
@@ -18,6 +21,7 @@ trap 'rm -rf "$scratch"' EXIT
 npm pack --silent --pack-destination "$scratch" >/dev/null
 tarball=$(ls "$scratch"/*.tgz)
 echo "packed $(basename "$tarball") ($(du -k "$tarball" | cut -f1) kB)"
+[ -z "$keep" ] || { mkdir -p "$keep" && cp "$tarball" "$keep/"; }
 
 for version in "${versions[@]}"; do
   prefix="$cache/node-$version"

@@ -1,5 +1,6 @@
 // The command's arguments: one `node:util` parseArgs (strict) for every verb, an unknown flag named with the closest known one, and the help text built from the same table.
 
+import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ErrorCodes, KubeInformerError } from '../core/errors.js';
 import { closestOption } from '../core/options.js';
@@ -19,6 +20,11 @@ export interface CommandIo {
 /** Exit codes of `kube-informer`: 0 done, 1 failed (the reason on stderr), 2 a usage error (the usage on stderr). */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
+/** The package's version, read from its package.json (`dist/cli/` and `src/cli/` are two levels down). */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 /** A flag of a verb. */
 export interface FlagSpec {
   /** `string` takes a value (`--ca-file ca.pem` or `--ca-file=ca.pem`); `boolean` does not. */
@@ -33,7 +39,7 @@ export interface FlagSpec {
 
 /** One verb of a subcommand (`crd generate`, `webhook manifests`, `envtest use`). */
 export interface Verb {
-  /** The word after the subcommand. */
+  /** The word after the subcommand; `''` for a subcommand that is its own one verb (`init <name>`). */
   name: string;
   /** One line for the subcommand's help. */
   summary: string;
@@ -133,6 +139,7 @@ function describeParseError(err: Error & { code?: string }, flags: Record<string
 /** The one-line usage of a verb: `kube-informer crd types <crd.yaml>... [--import-from <module>]`. */
 export function usageLine(sub: string, verb: Verb): string {
   const flags = Object.entries(verb.flags).map(([name, f]) => `[--${name}${f.type === 'string' ? ` ${f.value ?? '<value>'}` : ''}]`);
+  // A subcommand that is its own verb has the name '': the filter leaves it out.
   return ['kube-informer', sub, verb.name, verb.positionals, ...flags].filter((w) => w !== '').join(' ');
 }
 
@@ -201,10 +208,11 @@ export async function runSubcommand(sub: Subcommand, argv: readonly string[], io
   return runVerb(sub, verb, rest, io);
 }
 
-async function runVerb(sub: Subcommand, verb: Verb, rest: readonly string[], io: CommandIo): Promise<number> {
+/** Parses `argv` (the words after the verb) and runs the verb: its help, a usage error (2), a failure (1), or done (0). */
+async function runVerb(sub: Subcommand, verb: Verb, argv: readonly string[], io: CommandIo): Promise<number> {
   const command = ['kube-informer', sub.name, verb.name].filter((w) => w !== '').join(' ');
   try {
-    const parsed = parseVerbArgs(verb, rest);
+    const parsed = parseVerbArgs(verb, argv);
     if (parsed.help) {
       io.stdout(verbHelp(sub.name, verb));
       return EXIT.ok;

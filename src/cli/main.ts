@@ -1,8 +1,7 @@
-// The `kube-informer` command: one dispatcher for `crd`, `webhook`, `rbac` and `envtest`, each loaded only when asked for.
+// The `kube-informer` command: one dispatcher for `crd`, `webhook`, `rbac`, `envtest` and `init`, each loaded only when asked for.
 
-import { readFileSync } from 'node:fs';
 import { closestOption } from '../core/options.js';
-import { EXIT, EXIT_CODES, runSubcommand, type CommandIo, type Subcommand } from './args.js';
+import { EXIT, EXIT_CODES, packageVersion, runSubcommand, type CommandIo, type Subcommand } from './args.js';
 
 /**
  * The subcommands: a summary for the help, and the module that holds each, imported only when it runs
@@ -13,6 +12,7 @@ const SUBCOMMANDS: Readonly<Record<string, { summary: string; load: () => Promis
   webhook: { summary: 'the webhook configurations a module exports, as YAML', load: async () => (await import('./webhook.js')).webhookCommand },
   rbac: { summary: 'least-privilege RBAC derived from the Managers a module exports, as YAML', load: async () => (await import('./rbac.js')).rbacCommandSpec },
   envtest: { summary: 'find or build the etcd and kube-apiserver of kube-informer/envtest', load: async () => (await import('./envtest.js')).envtestCommand() },
+  init: { summary: 'a new operator project: code, tests, Dockerfile, kustomize manifests', load: async () => (await import('./init.js')).initCommand },
 };
 
 const HELP = `Usage: kube-informer <command> [flags]
@@ -27,16 +27,13 @@ ${Object.entries(SUBCOMMANDS)
   kube-informer webhook manifests <module>... [--ca-file <ca.pem>]
   kube-informer rbac <module>... [--name <name>] [--namespace <ns>] [--service-account <sa>] [-o yaml|json]
   kube-informer envtest use [version] [-p overview|path|env] [-i]
+  kube-informer init <name> [--dir <path>] [--group <api group>] [--kind <Kind>] [--namespace <ns>]
+                     [--webhooks validating,defaulting,conversion] [--certificates cert-manager|self-managed]
 
 Run \`kube-informer <command> --help\` (or \`kube-informer help <command>\`) for a command's flags.
 --version prints the package's version.
 
 ${EXIT_CODES}`;
-
-/** The package's version, read from its package.json (`dist/cli/` and `src/cli/` are two levels down). */
-function version(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-}
 
 /**
  * Runs `kube-informer <command> ...` with `argv` (the words after the program) and resolves with the
@@ -49,7 +46,7 @@ export async function runCommand(argv: readonly string[], io: CommandIo): Promis
     return EXIT.ok;
   }
   if (word === '--version') {
-    io.stdout(`${version()}\n`);
+    io.stdout(`${packageVersion()}\n`);
     return EXIT.ok;
   }
   if (word === undefined) {

@@ -55,6 +55,7 @@ export async function runWhileLeading(
   while (!signal.aborted) {
     const elector = new LeaderElector({
       ...electorOptions,
+      logger,
       onStartedLeading: async (term) => {
         terms++;
         log.info(`leading (term ${terms}): running controllers ${names}`);

@@ -73,6 +73,8 @@ export class SelectorParseError extends KubeInformerError {
 }
 
 const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+/** A lowercase RFC 1123 DNS label (`my-operator`: a Namespace's or a Service's name); the length limit (63) is checked apart. */
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** A lowercase RFC 1123 DNS subdomain (`example.com`); the length limit (253) is checked apart. */
 export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const INTEGER = /^[+-]?[0-9]+$/;

@@ -5,9 +5,9 @@ import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1
 import { deepEqual } from '../core/index.js';
 import { parseCustomResourceDefinitions } from './files.js';
 import { resources } from '../core/resources.js';
-import { newResourceClient } from '../listwatch/index.js';
 
 export { crdTypes } from './types-gen.js';
+export { checkNames } from './define.js';
 
 /** A module the command imported: the path as given, and its exports. */
 export interface LoadedModule {
@@ -81,7 +81,9 @@ export function parseCrds(text: string, source: string): CustomResourceDefinitio
 
 /** The CustomResourceDefinition `name` as the cluster of `kubeconfig` (default: the usual kubeconfig) has it. */
 export async function crdFromCluster(name: string, kubeconfig: string | undefined): Promise<CustomResourceDefinition> {
+  // Loaded here, not at the top: `kube-informer init` shares this file's name checks and must not load client-node.
   const { KubeConfig } = await import('@kubernetes/client-node');
+  const { newResourceClient } = await import('../listwatch/index.js');
   const kc = new KubeConfig();
   if (kubeconfig === undefined) kc.loadFromDefault();
   else kc.loadFromFile(kubeconfig);

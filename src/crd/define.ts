@@ -11,6 +11,7 @@ import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
 import { InvalidObjectError } from '../core/errors.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
+import { DNS_LABEL } from '../core/label-selector.js';
 import { defaultPlural } from './plural.js';
 import { toStructural, type StructuralSchema, type ValidationRule } from './schema.js';
 import { checkSchemaDefaults } from './defaults.js';
@@ -161,7 +162,6 @@ export interface CustomResource<V extends Readonly<Record<string, VersionOptions
 }
 
 const VERSION_RE = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const KIND_RE = /^[A-Z][A-Za-z0-9]*$/;
 
 const OWNER = 'defineCustomResource';
@@ -206,7 +206,12 @@ function checkDefaults(schema: StructuralSchema, name: string, serverPath: strin
   throw new InvalidOptionError(`${OWNER}: ${optionPath}: does not validate against its schema (kube-apiserver refuses the CRD): ${errors.map((e) => e.message).join('; ')}`);
 }
 
-function checkNames(options: CustomResourceOptions<Readonly<Record<string, VersionOptions>>>): Required<Omit<CustomResourceNames, 'shortNames' | 'categories'>> & CustomResourceNames {
+/**
+ * The names of a definition checked as `defineCustomResource` checks them (the group a DNS subdomain
+ * with a dot, the kind UpperCamelCase, plural and singular DNS labels), with the defaults filled in;
+ * throws `INVALID_OPTION` naming the option. `kube-informer init` checks its `--group` and `--kind` here.
+ */
+export function checkNames(options: Pick<CustomResourceOptions<Readonly<Record<string, VersionOptions>>>, 'group' | 'names'>): Required<Omit<CustomResourceNames, 'shortNames' | 'categories'>> & CustomResourceNames {
   const { group, names } = options;
   if (typeof group !== 'string' || !group.includes('.') || !group.split('.').every((l) => DNS_LABEL.test(l))) {
     throw new InvalidOptionError(`${OWNER}: group: must be a DNS subdomain with at least one dot (example.com), got ${JSON.stringify(group)}`);

@@ -8,6 +8,7 @@ import { defaultRandom, jittered } from '../runtime/backoff.js';
 import { LeaderElectionError, LockNotFoundError, recordFingerprint, type LeaderElectionRecord, type ResourceLock } from './lock.js';
 import { abortableWait } from '../core/abort.js';
 import { TaskScope } from '../core/task-scope.js';
+import { RateLimitedLog, resolveLogger, withFields, type LoggerOption } from '../core/log.js';
 
 /** The message of a lock call abandoned because its signal aborted (the transport may not cancel it). */
 const ABORTED_LOCK_CALL = 'the lock call was abandoned: its signal aborted';
@@ -51,6 +52,12 @@ export interface LeaderElectorOptions {
   onStoppedLeading?: () => void | Promise<void>;
   /** Called with the identity of each new holder observed (including this candidate). Default: none. */
   onNewLeader?: (identity: string) => void | Promise<void>;
+  /**
+   * Where a failing lock call is logged as a warning, with the error's message (a 403 names the verb
+   * and resource RBAC refused): at once, then once per 30 s with a count while it repeats, and at once
+   * again after a success; `false` for none. Default `console`.
+   */
+  logger?: LoggerOption;
 }
 
 /** The rules of {@link LeaderElectorOptions} (`runWhileLeading` and the Manager check theirs with it). */
@@ -66,6 +73,7 @@ export const LEADER_ELECTOR_OPTION_SCHEMA = {
   onStartedLeading: 'function',
   onStoppedLeading: 'function',
   onNewLeader: 'function',
+  logger: 'logger',
 } as const satisfies OptionSchemaFor<LeaderElectorOptions>;
 
 /** The events published on `channelNames.leaderElection`. */
@@ -114,6 +122,7 @@ export class LeaderElector {
   readonly #clock: Clock;
   readonly #random: () => number;
   readonly #options: LeaderElectorOptions;
+  readonly #log: RateLimitedLog;
   #observed: LeaderElectionRecord | undefined;
   #observedFingerprint = '';
   #observedAt = 0;
@@ -144,6 +153,7 @@ export class LeaderElector {
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? defaultRandom;
     this.#options = options;
+    this.#log = new RateLimitedLog(withFields(resolveLogger(options.logger), { component: 'leader-election', lock: this.#name }), this.#clock);
   }
 
   /** Whether this candidate currently leads (between `onStartedLeading` and the end of its term). */
@@ -386,6 +396,10 @@ export class LeaderElector {
   }
 
   #publish(event: LeaderElectionEventType, error?: unknown): void {
+    if (event === 'error') {
+      const why = error instanceof Error ? error.message : String(error);
+      this.#log.log('warn', 'lock', `leader election ${this.#name}: the lock failed, retrying every ${this.#retryMs / 1000} s: ${why}`);
+    } else if (event === 'acquired' || event === 'renewed') this.#log.reset();
     if (!channels.leaderElection.hasSubscribers) return;
     const message: LeaderElectionEvent = { name: this.#name, event, identity: this.#identity, leader: this.getLeader() };
     if (error !== undefined) message.error = error;

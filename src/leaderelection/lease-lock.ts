@@ -82,6 +82,20 @@ function httpStatus(err: unknown): number | undefined {
   return undefined;
 }
 
+/** The `message` of the Status an API error carries (client-node's `ApiException` body: a 403 names the verb and resource refused), if any. */
+function statusMessage(err: unknown): string | undefined {
+  let body: unknown = (err as { body?: unknown } | null)?.body;
+  if (typeof body === 'string') {
+    try {
+      body = JSON.parse(body) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+  const message = (body as { message?: unknown } | null | undefined)?.message;
+  return typeof message === 'string' && message !== '' ? message : undefined;
+}
+
 /** Formats a Date the way the API server's MicroTime expects (six fractional digits). */
 function microTime(date: Date | undefined): string | undefined {
   return date === undefined ? undefined : date.toISOString().replace(/Z$/, '000Z');
@@ -186,7 +200,8 @@ export class LeaseLock implements ResourceLock, HasPermissions {
       const what = `${op} lease ${this.describe()}`;
       if (status === 409) throw new LockConflictError(`${what}: conflict (409)`, { cause: err });
       if (status === 404) throw new LockNotFoundError(`${what}: not found (404)`, { cause: err });
-      const detail = status === undefined ? String((err as Error)?.message ?? err) : `HTTP ${status}`;
+      const message = statusMessage(err);
+      const detail = status === undefined ? String((err as Error)?.message ?? err) : `HTTP ${status}${message === undefined ? '' : `: ${message}`}`;
       throw new LeaderElectionError('lock-failed', `${what} failed: ${detail}`, { cause: err });
     }
   }

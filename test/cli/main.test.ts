@@ -101,4 +101,11 @@ describe('kube-informer', () => {
     expect(usage.loaded.filter((u) => u.includes('/src/webhook/') || u.includes('/src/envtest/'))).toEqual([]);
     expect(exec('--help').status).toBe(0);
   });
+
+  it('init loads neither @kubernetes/client-node nor the webhook server: `npx kube-informer init` runs before any project exists, whatever client-node npx installed', () => {
+    const init = exec('init', 'loads-check', '--dir', join(scratch, 'loads-check'));
+    expect(init.status, init.stderr).toBe(0);
+    expect(init.loaded.some((u) => u.endsWith('/src/cli/init.ts'))).toBe(true);
+    expect(init.loaded.filter((u) => u.includes('/@kubernetes/client-node/') || u.includes('/src/listwatch/') || u.includes('/src/webhook/') || u.includes('/src/envtest/'))).toEqual([]);
+  });
 });

@@ -32,6 +32,7 @@ import { defineCustomResource, ensureCustomResourceDefinitions, Type, waitForCus
 import { allow, conversionWebhook, crdConversion, defaultingWebhook, prometheusWebhookMetricsProvider, reviewAdmission, validatingWebhook, validatingWebhookConfiguration, validationWebhook } from '../../src/webhook/index.js';
 import { InMemoryRingStore, LeaseRingStore, ShardedInformer, ShardRing } from '../../src/sharding/index.js';
 import { FakeApiServer, FakeControllerSource, ResourceState } from '../../src/testing/index.js';
+import { initProject } from '../../src/cli/init.js';
 import { kubeConfigFor } from '../listwatch/helpers.js';
 
 const kc = kubeConfigFor('https://127.0.0.1:1');
@@ -124,6 +125,8 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['LeaseRingStore', () => new LeaseRingStore(kc, js({ namespace: 'n', ring: 'r', leaseDurationSeconds: 15, leaseDurationMs: 1 })), /^LeaseRingStore: unknown option leaseDurationMs \(/],
   ['ShardedInformer', () => new ShardedInformer(js({ ring: ring(), informerFor: () => informer(), nme: 's' })), 'ShardedInformer: unknown option nme (did you mean name?)'],
   ['ShardedInformer.addEventHandler', () => new ShardedInformer({ ring: ring(), informerFor: () => informer() }).addEventHandler({}, js({ nam: 'h' })), 'sharded.addEventHandler: unknown option nam (did you mean name?)'],
+  // the command
+  ['initProject', () => initProject('/nonexistent/never-written', js({ name: 'x', kinds: 'X' })), 'initProject: unknown option kinds (did you mean kind?)'],
   // the test kit
   ['FakeApiServer', () => new FakeApiServer(js({ bookmarkInterval: 5 })), 'FakeApiServer: unknown option bookmarkInterval (did you mean bookmarkIntervalMs?)'],
   ['FakeApiServer.usedPermissions', () => new FakeApiServer().usedPermissions(js({ tokn: 'x' })), 'FakeApiServer.usedPermissions: unknown option tokn (did you mean token?)'],

@@ -115,9 +115,9 @@ describe('the configmapset operator', () => {
   });
 
   it('serves /readyz and /metrics through its manager when given probes', async () => {
-    const operator = new ConfigMapSetOperator(server.kubeConfig, { registry, namespace: NS, logger: false });
+    const operator = new ConfigMapSetOperator(server.kubeConfig, { registry, namespace: NS, logger: false, probes: { port: 0, host: '127.0.0.1' } });
     const stop = new AbortController();
-    const running = operator.run(stop.signal, undefined, { port: 0, host: '127.0.0.1' });
+    const running = operator.run(stop.signal);
     await until(() => operator.probeUrl !== undefined && operator.controller.stats().active, 'the probe server and the controller');
     expect((await fetch(`${operator.probeUrl}/readyz`)).status).toBe(200);
     const metrics = await (await fetch(`${operator.probeUrl}/metrics`)).text();

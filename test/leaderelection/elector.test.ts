@@ -273,6 +273,29 @@ describe('LeaderElector', () => {
     await h.run;
   });
 
+  it('logs a lock failure (a 403 on the Lease) at once, its repeats once per 30 s with a count, and again at once after a success', async () => {
+    const clock = new FakeClock();
+    const lock = new FlakyLock(new InMemoryLock('a'));
+    lock.failGets = true;
+    const lines: string[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, warn: (m: string) => void lines.push(m), error: (m: string) => void lines.push(`error: ${m}`) };
+    const h = start(clock, lock, { logger });
+    await flushPromises();
+    expect(lines).toEqual(['leader election in-memory/a: the lock failed, retrying every 2 s: get failed']);
+    await clock.advance(30_000);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/get failed \(and \d+ more like it in the last 30 s\)$/);
+    lock.failGets = false;
+    await clock.advance(2_000);
+    expect(h.elector.isLeader()).toBe(true);
+    lock.failUpdates = true;
+    await clock.advance(2_000);
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toBe('leader election in-memory/a: the lock failed, retrying every 2 s: update failed');
+    h.abort.abort();
+    await h.run;
+  });
+
   it('ends the run with the callback error when onStartedLeading throws, releasing the lock', async () => {
     const clock = new FakeClock();
     const store = new InMemoryLockStore();

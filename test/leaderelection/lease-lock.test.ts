@@ -119,6 +119,15 @@ describe('LeaseLock over HTTP', () => {
     expect(err).toMatchObject({ reason: 'lock-failed', cause: expect.objectContaining({ code: 500 }) });
   });
 
+  it("names the server's Status message when refused: a 403 says which verb and resource RBAC did not allow", async () => {
+    const lock = lockFor('a');
+    const message = 'leases.coordination.k8s.io is forbidden: User "system:serviceaccount:ops:op" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "default"';
+    server.injectFault({ verb: 'create', resource: 'leases', type: 'status', code: 403, message });
+    const err = await lock.create(record('a', new Date())).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LeaderElectionError);
+    expect((err as Error).message).toBe(`create lease ${lock.describe()} failed: HTTP 403: ${message}`);
+  });
+
   it('rejects at once when its signal aborts during a stalled request', async () => {
     const lock = lockFor('a');
     server.injectFault({ verb: 'get', resource: 'leases', type: 'stall' });
