@@ -7,6 +7,7 @@ import { channels, publish } from '../observability/channels.js';
 import { defaultRandom, jittered } from '../runtime/backoff.js';
 import { LeaderElectionError, LockNotFoundError, recordFingerprint, type LeaderElectionRecord, type ResourceLock } from './lock.js';
 import { abortableWait } from '../core/abort.js';
+import { LockWatchWaker } from './follow.js';
 import { TaskScope } from '../core/task-scope.js';
 import { RateLimitedLog, resolveLogger, withFields, type LoggerOption } from '../core/log.js';
 
@@ -200,6 +201,23 @@ export class LeaderElector {
   }
 
   async #acquire(stop: AbortSignal): Promise<boolean> {
+    // While following, the lock's watch (if it has one) cuts a wait short when the record is released
+    // or changes hands; polling every retryPeriodMs stays the floor.
+    const waker = new LockWatchWaker({
+      lock: this.#lock,
+      clock: this.#clock,
+      random: this.#random,
+      wakesOn: (record) => record.holderIdentity === '' || record.holderIdentity !== this.getLeader(),
+      onWatchError: (err) => this.#log.log('warn', 'watch', `leader election ${this.#name}: the lock's watch failed, re-opening it with backoff (polling every ${this.#retryMs / 1000} s meanwhile): ${err instanceof Error ? err.message : String(err)}`),
+    });
+    try {
+      return await this.#acquireLoop(stop, waker);
+    } finally {
+      await waker.close();
+    }
+  }
+
+  async #acquireLoop(stop: AbortSignal, waker: LockWatchWaker): Promise<boolean> {
     for (;;) {
       if (stop.aborted) return false;
       const ok = await this.#withDeadline(stop, (signal) => this.#tryAcquireOrRenew(signal));
@@ -214,7 +232,7 @@ export class LeaderElector {
         return false;
       }
       const wait = jittered(this.#retryMs, LEADER_ELECTION_JITTER_FACTOR, this.#random);
-      if (!(await sleep(this.#clock, wait, stop))) return false;
+      if (!(await waker.wait(wait, stop))) return false;
     }
   }
 
