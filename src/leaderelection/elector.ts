@@ -31,7 +31,11 @@ export interface LeaderElectorOptions {
    * acquire attempt and the release. Default: `10000`.
    */
   renewDeadlineMs?: number;
-  /** The pause between attempts (acquire retries are jittered by up to 1.2×). Default: `2000`. */
+  /**
+   * The pause between attempts (acquire retries are jittered by up to 1.2×). A follower whose lock has
+   * a `watch` tries at once when the record is released or changes holder; this stays the floor.
+   * Default: `2000`.
+   */
   retryPeriodMs?: number;
   /**
    * Give the lock up when `run`'s signal aborts (writes an empty holder with a 1 s lease), so another
@@ -97,9 +101,11 @@ export interface LeaderElectionEvent {
 
 /**
  * Leader election on a {@link ResourceLock} (client-go's `tools/leaderelection`). {@link LeaderElector.run}
- * tries to acquire the lock every `retryPeriodMs` (jittered); once it holds it, it calls
- * `onStartedLeading` and renews every `retryPeriodMs`. If renewing keeps failing for `renewDeadlineMs`,
- * or another holder shows up, leadership ends.
+ * tries to acquire the lock every `retryPeriodMs` (jittered) — and at once when the lock's optional
+ * {@link ResourceLock.watch} reports a record with no holder (a release) or a new holder; the watch is
+ * open only while following, re-opened with backoff when it ends or fails, and never needed. Once it
+ * holds the lock, it calls `onStartedLeading` and renews every `retryPeriodMs`. If renewing keeps
+ * failing for `renewDeadlineMs`, or another holder shows up, leadership ends.
  *
  * Another candidate's lock counts as expired only when `leaseDuration` has passed on *this* clock since
  * this candidate last saw the record change — never by comparing the record's timestamps — so clock
