@@ -75,7 +75,7 @@ describe('a follower woken by the lock watch', () => {
     await stop();
   });
 
-  it('learns of a new holder at once (one read) and keeps following it', async () => {
+  it('learns of a new holder at once and keeps following it', async () => {
     const clock = new FakeClock();
     const store = new InMemoryLockStore();
     const leaders: string[] = [];
