@@ -7,6 +7,7 @@ import { channels, publish } from '../observability/channels.js';
 import { defaultRandom, jittered } from '../runtime/backoff.js';
 import { LeaderElectionError, LockNotFoundError, recordFingerprint, type LeaderElectionRecord, type ResourceLock } from './lock.js';
 import { abortableWait } from '../core/abort.js';
+import { LockWatchWaker } from './follow.js';
 import { TaskScope } from '../core/task-scope.js';
 import { RateLimitedLog, resolveLogger, withFields, type LoggerOption } from '../core/log.js';
 
@@ -30,7 +31,11 @@ export interface LeaderElectorOptions {
    * acquire attempt and the release. Default: `10000`.
    */
   renewDeadlineMs?: number;
-  /** The pause between attempts (acquire retries are jittered by up to 1.2×). Default: `2000`. */
+  /**
+   * The pause between attempts (acquire retries are jittered by up to 1.2×). A follower whose lock has
+   * a `watch` tries at once when the record is released or changes holder; this stays the floor.
+   * Default: `2000`.
+   */
   retryPeriodMs?: number;
   /**
    * Give the lock up when `run`'s signal aborts (writes an empty holder with a 1 s lease), so another
@@ -96,9 +101,11 @@ export interface LeaderElectionEvent {
 
 /**
  * Leader election on a {@link ResourceLock} (client-go's `tools/leaderelection`). {@link LeaderElector.run}
- * tries to acquire the lock every `retryPeriodMs` (jittered); once it holds it, it calls
- * `onStartedLeading` and renews every `retryPeriodMs`. If renewing keeps failing for `renewDeadlineMs`,
- * or another holder shows up, leadership ends.
+ * tries to acquire the lock every `retryPeriodMs` (jittered) — and at once when the lock's optional
+ * {@link ResourceLock.watch} reports a record with no holder (a release) or a new holder; the watch is
+ * open only while following, re-opened with backoff when it ends or fails, and never needed. Once it
+ * holds the lock, it calls `onStartedLeading` and renews every `retryPeriodMs`. If renewing keeps
+ * failing for `renewDeadlineMs`, or another holder shows up, leadership ends.
  *
  * Another candidate's lock counts as expired only when `leaseDuration` has passed on *this* clock since
  * this candidate last saw the record change — never by comparing the record's timestamps — so clock
@@ -200,6 +207,23 @@ export class LeaderElector {
   }
 
   async #acquire(stop: AbortSignal): Promise<boolean> {
+    // While following, the lock's watch (if it has one) cuts a wait short when the record is released
+    // or changes hands; polling every retryPeriodMs stays the floor.
+    const waker = new LockWatchWaker({
+      lock: this.#lock,
+      clock: this.#clock,
+      random: this.#random,
+      wakesOn: (record) => record.holderIdentity === '' || record.holderIdentity !== this.getLeader(),
+      onWatchError: (err) => this.#log.log('warn', 'watch', `leader election ${this.#name}: the lock's watch failed, re-opening it with backoff (polling every ${this.#retryMs / 1000} s meanwhile): ${err instanceof Error ? err.message : String(err)}`),
+    });
+    try {
+      return await this.#acquireLoop(stop, waker);
+    } finally {
+      await waker.close();
+    }
+  }
+
+  async #acquireLoop(stop: AbortSignal, waker: LockWatchWaker): Promise<boolean> {
     for (;;) {
       if (stop.aborted) return false;
       const ok = await this.#withDeadline(stop, (signal) => this.#tryAcquireOrRenew(signal));
@@ -214,7 +238,7 @@ export class LeaderElector {
         return false;
       }
       const wait = jittered(this.#retryMs, LEADER_ELECTION_JITTER_FACTOR, this.#random);
-      if (!(await sleep(this.#clock, wait, stop))) return false;
+      if (!(await waker.wait(wait, stop))) return false;
     }
   }
 

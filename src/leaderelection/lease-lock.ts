@@ -10,7 +10,7 @@ import {
   type ResourceLock,
 } from './lock.js';
 import { abortableWait } from '../core/abort.js';
-import type { HasPermissions, Permission } from '../core/permissions.js';
+import type { HasPermissions, Permission, Verb } from '../core/permissions.js';
 
 /** The Lease fields the lock reads and writes (a structural subset of client-node's `V1Lease`). */
 export interface LeaseObject {
@@ -62,7 +62,23 @@ export interface LeaseClient {
   replaceNamespacedLease(param: { name: string; namespace: string; body: LeaseObject }): Promise<LeaseObject>;
 }
 
-/** Options of a {@link LeaseLock}. All are required. */
+/**
+ * The call of client-node's `Watch` class (1.x and 2.x) the lock's {@link LeaseLock.watch} makes:
+ * `new Watch(kc)` satisfies it. `callback` gets each event's type and object; `done` is called once
+ * when the watch ends (with the error when it failed; an HTTP error carries `statusCode`); the
+ * returned controller aborts it.
+ */
+export interface LeaseWatch {
+  /** Opens a watch of `path` (`watch=true` and `queryParams` added to the URL). */
+  watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController>;
+}
+
+/** Options of a {@link LeaseLock}. All are required but `watch`. */
 export interface LeaseLockOptions {
   /** The API client, e.g. `kc.makeApiClient(CoordinationV1Api)`. */
   client: LeaseClient;
@@ -72,6 +88,13 @@ export interface LeaseLockOptions {
   name: string;
   /** This candidate's identity, unique among candidates (e.g. the pod name). */
   identity: string;
+  /**
+   * What watches the Lease, e.g. client-node's `new Watch(kc)`: with it, a following elector learns
+   * of a release (or a new holder) as it happens and tries at once, instead of at its next poll
+   * (`retryPeriodMs`, jittered: up to 4.4 s with the defaults); the lock then needs `watch` on its
+   * Lease besides (see {@link LeaseLock.permissions}). Default: none (the elector polls).
+   */
+  watch?: LeaseWatch;
 }
 
 /** The HTTP status of a client-node failure, when there is one. */
@@ -94,6 +117,13 @@ function statusMessage(err: unknown): string | undefined {
   }
   const message = (body as { message?: unknown } | null | undefined)?.message;
   return typeof message === 'string' && message !== '' ? message : undefined;
+}
+
+/** A client-node failure in words: `HTTP <status>: <the Status message>` when it has a status, else its message. */
+function describeFailure(err: unknown): string {
+  const status = httpStatus(err);
+  const message = statusMessage(err);
+  return status === undefined ? String((err as Error)?.message ?? err) : `HTTP ${status}${message === undefined ? '' : `: ${message}`}`;
 }
 
 /** Formats a Date the way the API server's MicroTime expects (six fractional digits). */
@@ -128,15 +158,62 @@ export class LeaseLock implements ResourceLock, HasPermissions {
   readonly #namespace: string;
   readonly #name: string;
   readonly #identity: string;
+  readonly #watching: boolean;
   #lease: LeaseObject | undefined;
 
   /** See {@link LeaseLockOptions}. Throws `INVALID_OPTION` for an option of the wrong type or an unknown one. */
   constructor(options: LeaseLockOptions) {
-    validateOptions('LeaseLock', options, { client: 'object', namespace: 'string', name: 'string', identity: 'string' });
+    validateOptions('LeaseLock', options, { client: 'object', namespace: 'string', name: 'string', identity: 'string', watch: 'object' });
     this.#client = options.client;
     this.#namespace = options.namespace;
     this.#name = options.name;
     this.#identity = options.identity;
+    const watcher = options.watch;
+    this.#watching = watcher !== undefined;
+    this.watch = watcher === undefined ? undefined : (onChange, signal) => this.#watchLease(watcher, onChange, signal);
+  }
+
+  /**
+   * With the option `watch`: watches this one Lease (`fieldSelector=metadata.name=<name>`) and reports
+   * its record — the current one first, then each change; a deleted Lease as a record with no holder —
+   * until `signal` aborts (resolves) or the watch ends (resolves) or fails (rejects with a
+   * {@link LeaderElectionError} naming the HTTP status). See `ResourceLock.watch`. `undefined` without
+   * the option.
+   */
+  readonly watch: ((onChange: (record: LeaderElectionRecord) => void, signal: AbortSignal) => Promise<void>) | undefined;
+
+  #watchLease(watcher: LeaseWatch, onChange: (record: LeaderElectionRecord) => void, signal: AbortSignal): Promise<void> {
+    const what = `watch lease ${this.describe()}`;
+    const path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.#namespace)}/leases`;
+    return new Promise<void>((resolve, reject) => {
+      let controller: AbortController | undefined;
+      let settled = false;
+      const finish = (err?: unknown): void => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        controller?.abort();
+        if (err === undefined || err === null) resolve();
+        else reject(err instanceof LeaderElectionError ? err : new LeaderElectionError('lock-failed', `${what} failed: ${describeFailure(err)}`, { cause: err }));
+      };
+      const onAbort = (): void => finish();
+      signal.addEventListener('abort', onAbort, { once: true });
+      if (signal.aborted) return finish();
+      const onEvent = (phase: string, object: unknown): void => {
+        if (settled) return;
+        if (phase === 'ADDED' || phase === 'MODIFIED') onChange(leaseToRecord(object as LeaseObject));
+        else if (phase === 'DELETED') onChange({ holderIdentity: '', leaseDurationSeconds: 0, leaderTransitions: 0 });
+        else if (phase === 'ERROR') finish(new LeaderElectionError('lock-failed', `${what}: the server ended it: ${statusMessage({ body: object }) ?? JSON.stringify(object)}`));
+      };
+      const opening = Promise.resolve().then(() => watcher.watch(path, { fieldSelector: `metadata.name=${this.#name}` }, onEvent, (err) => finish(err)));
+      opening.then(
+        (c) => {
+          controller = c;
+          if (settled) c.abort();
+        },
+        (err: unknown) => finish(err ?? new Error('the watch could not be opened')),
+      );
+    });
   }
 
   /** Reads the Lease and returns its record. */
@@ -169,14 +246,17 @@ export class LeaseLock implements ResourceLock, HasPermissions {
   }
 
   /**
-   * What the lock needs (see `HasPermissions`): `get` and `update` of its Lease by name, and `create`
-   * of Leases in its namespace (a create names no object, so RBAC cannot narrow it to one name).
+   * What the lock needs (see `HasPermissions`): `get` and `update` of its Lease by name — and `watch`
+   * with the option `watch` (a watch with `fieldSelector=metadata.name=<name>` is authorized as a
+   * request for that name, so `resourceNames` narrows it too) — and `create` of Leases in its
+   * namespace (a create names no object, so RBAC cannot narrow it to one name).
    */
   permissions(): Permission[] {
     const lease = { group: 'coordination.k8s.io', resource: 'leases', namespace: this.#namespace };
     const reason = `leader election lock ${this.describe()}`;
+    const verbs: Verb[] = this.#watching ? ['get', 'update', 'watch'] : ['get', 'update'];
     return [
-      { ...lease, verbs: ['get', 'update'], resourceNames: [this.#name], reason },
+      { ...lease, verbs, resourceNames: [this.#name], reason },
       { ...lease, verbs: ['create'], reason },
     ];
   }
@@ -200,9 +280,7 @@ export class LeaseLock implements ResourceLock, HasPermissions {
       const what = `${op} lease ${this.describe()}`;
       if (status === 409) throw new LockConflictError(`${what}: conflict (409)`, { cause: err });
       if (status === 404) throw new LockNotFoundError(`${what}: not found (404)`, { cause: err });
-      const message = statusMessage(err);
-      const detail = status === undefined ? String((err as Error)?.message ?? err) : `HTTP ${status}${message === undefined ? '' : `: ${message}`}`;
-      throw new LeaderElectionError('lock-failed', `${what} failed: ${detail}`, { cause: err });
+      throw new LeaderElectionError('lock-failed', `${what} failed: ${describeFailure(err)}`, { cause: err });
     }
   }
 }

@@ -43,6 +43,17 @@ export interface ResourceLock {
   identity(): string;
   /** A human-readable description of the lock, e.g. `kube-system/my-controller`. */
   describe(): string;
+  /**
+   * Optional: reports the record each time the lock object changes, so a following elector learns of
+   * a release at once instead of at its next poll. Calls `onChange` with the current record first (a
+   * deleted lock object is reported as a record with no holder), then with each change. Resolves when
+   * the watch ends (e.g. the server closed it) or `signal` aborts, rejects when it fails; the elector
+   * re-opens it with backoff and keeps polling every `retryPeriodMs` whatever happens, so a lock
+   * without `watch` (or a watch that keeps failing) only makes the follower slower. Must stop (and
+   * call `onChange` no more) once `signal` aborts. Ready-made: {@link LeaseLock} (with its `watch`
+   * option), {@link InMemoryLock}.
+   */
+  watch?(onChange: (record: LeaderElectionRecord) => void, signal: AbortSignal): Promise<void>;
 }
 
 /** Why a {@link LeaderElectionError} happened. */

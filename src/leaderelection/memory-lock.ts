@@ -2,6 +2,7 @@
 
 import type { HasPermissions, Permission } from '../core/permissions.js';
 import { AbortedError } from '../core/errors.js';
+import { validateOptions } from '../core/options.js';
 import { LeaderElectionError, LockConflictError, LockNotFoundError, type LeaderElectionRecord, type ResourceLock } from './lock.js';
 
 /** A record read from an {@link InMemoryLockStore}, with the version it had. */
@@ -19,6 +20,23 @@ export interface InMemoryLockSnapshot {
 export class InMemoryLockStore {
   #record: LeaderElectionRecord | undefined;
   #version = 0;
+  readonly #watchers = new Set<(record: LeaderElectionRecord) => void>();
+
+  /** How many watches ({@link InMemoryLock.watch}) are open on the store: 0 once every elector stopped. */
+  get watchers(): number {
+    return this.#watchers.size;
+  }
+
+  /** Calls `listener` with a copy of the record after each write, until the returned function is called. */
+  subscribe(listener: (record: LeaderElectionRecord) => void): () => void {
+    const entry = (record: LeaderElectionRecord): void => listener(record);
+    this.#watchers.add(entry);
+    return () => void this.#watchers.delete(entry);
+  }
+
+  #notify(): void {
+    for (const watcher of [...this.#watchers]) watcher(copy(this.#record as LeaderElectionRecord));
+  }
 
   /** The stored record (a copy), or `undefined` before anyone created it. */
   get record(): LeaderElectionRecord | undefined {
@@ -39,7 +57,9 @@ export class InMemoryLockStore {
   create(record: LeaderElectionRecord): number {
     if (this.#record !== undefined) throw new LockConflictError('the lock already exists');
     this.#record = copy(record);
-    return ++this.#version;
+    this.#version++;
+    this.#notify();
+    return this.#version;
   }
 
   /** Replaces the record if `expectedVersion` is current; fails with a conflict otherwise. */
@@ -49,13 +69,16 @@ export class InMemoryLockStore {
       throw new LockConflictError(`the lock changed (version ${this.#version}, expected ${expectedVersion})`);
     }
     this.#record = copy(record);
-    return ++this.#version;
+    this.#version++;
+    this.#notify();
+    return this.#version;
   }
 
   /** Writes the record unconditionally (a test pretending to be another writer). */
   forceWrite(record: LeaderElectionRecord): void {
     this.#record = copy(record);
     this.#version++;
+    this.#notify();
   }
 }
 
@@ -67,21 +90,57 @@ function copy(record: LeaderElectionRecord): LeaderElectionRecord {
   };
 }
 
+/** Options of an {@link InMemoryLock}. */
+export interface InMemoryLockOptions {
+  /**
+   * Whether the lock offers {@link ResourceLock.watch} (a following elector then tries at once when the
+   * record is released); `false` makes a lock that only polls, as a `LeaseLock` without `watch`.
+   * Default `true`.
+   */
+  watch?: boolean;
+}
+
 /**
  * A {@link ResourceLock} over an {@link InMemoryLockStore}: give every candidate its own lock on one
  * shared store. Behaves like a Lease (not-found, conflict on create, compare-and-swap on update) but
- * answers synchronously (in a resolved promise).
+ * answers synchronously (in a resolved promise); its `watch` reports each write on a microtask.
  */
 export class InMemoryLock implements ResourceLock, HasPermissions {
   readonly #store: InMemoryLockStore;
   readonly #identity: string;
   #seenVersion: number | undefined;
 
-  /** `identity` is this candidate's name; `store` is shared with the other candidates. */
-  constructor(identity: string, store: InMemoryLockStore = new InMemoryLockStore()) {
+  /**
+   * `identity` is this candidate's name; `store` is shared with the other candidates. Throws
+   * `INVALID_OPTION` for an unknown option or one of the wrong type.
+   */
+  constructor(identity: string, store: InMemoryLockStore = new InMemoryLockStore(), options: InMemoryLockOptions = {}) {
+    validateOptions('InMemoryLock', options, { watch: 'boolean' });
     this.#identity = identity;
     this.#store = store;
+    if (options.watch === false) this.watch = undefined;
   }
+
+  /**
+   * Reports the current record (if any), then every write to the store, each on a microtask; resolves
+   * when `signal` aborts. See {@link ResourceLock.watch}. `undefined` with the option `watch: false`.
+   */
+  watch?: (onChange: (record: LeaderElectionRecord) => void, signal: AbortSignal) => Promise<void> = (onChange, signal) => {
+    if (signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const report = (record: LeaderElectionRecord): void =>
+        queueMicrotask(() => {
+          if (!signal.aborted) onChange(record);
+        });
+      const unsubscribe = this.#store.subscribe(report);
+      const current = this.#store.read();
+      if (current !== undefined) report(current.record);
+      signal.addEventListener('abort', () => {
+        unsubscribe();
+        resolve();
+      }, { once: true });
+    });
+  };
 
   /** The shared store. */
   get store(): InMemoryLockStore {

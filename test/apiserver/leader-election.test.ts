@@ -7,9 +7,9 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, Watch } from '@kubernetes/client-node';
 import { channelNames } from '../../src/index.js';
-import { LeaderElector, LeaseLock, type LeaderElectionEvent } from '../../src/leaderelection/index.js';
+import { LeaderElector, LeaseLock, type LeaderElectionEvent, type LeaseWatch } from '../../src/leaderelection/index.js';
 import { EventRecorder, startRealApiServer, type RealApiServer } from './harness.js';
 
 const LEASE_MS = 2000;
@@ -125,5 +125,54 @@ describe('leader election on a real Lease', () => {
     expect(terms.map((t) => t.who)).toEqual(['a', 'b', 'c']);
     for (let i = 1; i < terms.length; i++) expect(terms[i]!.start).toBeGreaterThanOrEqual(terms[i - 1]!.end!);
     expect(terms.every((t) => t.end !== undefined)).toBe(true);
+  });
+
+  // Issue 48: with the default timings (15 s lease, 2 s retry), a follower polling alone would take the
+  // released Lease up to 4.4 s later; a follower whose LeaseLock watches the Lease takes it at once.
+  it('with the default retry period, a watching follower leads well within 1 s of the release', async () => {
+    const lease = 'ki-watched';
+    const watchEvents = new EventRecorder<string>();
+    const leading = new EventRecorder<string>();
+    /** client-node's Watch, the events it delivers recorded (so the test knows the follower's watch is open). */
+    const watched = (who: string): LeaseWatch => {
+      const watch = new Watch(server.kubeConfig);
+      return {
+        watch: (path, query, callback, done) =>
+          watch.watch(path, query, (phase, object, raw) => {
+            watchEvents.record(`${who} ${phase}`);
+            callback(phase, object, raw);
+          }, done),
+      };
+    };
+    const start = (who: string) => {
+      const controller = new AbortController();
+      let startedAt = 0;
+      const elector = new LeaderElector({
+        name: `default-${who}`,
+        lock: new LeaseLock({ client: server.kubeConfig.makeApiClient(CoordinationV1Api), namespace, name: lease, identity: who, watch: watched(who) }),
+        releaseOnCancel: true,
+        logger: false,
+        onStartedLeading: (signal) => {
+          startedAt = performance.now();
+          leading.record(who);
+          return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        },
+      });
+      const running = elector.run(controller.signal);
+      return { elector, running, startedAt: () => startedAt, stop: () => (controller.abort(), running) };
+    };
+    const first = start('first');
+    await leading.until((l) => l.includes('first'));
+    const second = start('second');
+    await watchEvents.until((log) => log.includes('second ADDED')); // following, its watch open
+    const releasedAt = performance.now();
+    await first.stop();
+    await leading.until((l) => l.includes('second'));
+    const handover = second.startedAt() - releasedAt;
+    process.stderr.write(`leader-election: default retry period, watching follower led ${handover.toFixed(0)} ms after the leader's stop began\n`);
+    expect(handover).toBeLessThan(1000);
+    expect(second.elector.isLeader()).toBe(true);
+    expect((await coordination.readNamespacedLease({ name: lease, namespace })).spec).toMatchObject({ holderIdentity: 'second', leaseTransitions: 1 });
+    await second.stop();
   });
 });

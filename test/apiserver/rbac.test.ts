@@ -5,7 +5,7 @@
 
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { newResourceClient, resources, type ResourceDescriptor } from '../../src/index.js';
@@ -79,7 +79,7 @@ describe('the leader-election Lease, a shard ring store and an Event recorder, w
     const api = await startRealApiServer();
     const namespace = await freshNamespace(api, 'rbac-leases');
     const sa = await serviceAccount(api, namespace, 'op');
-    const lock = new LeaseLock({ client: sa.makeApiClient(CoordinationV1Api), namespace, name: 'op-lock', identity: 'a' });
+    const lock = new LeaseLock({ client: sa.makeApiClient(CoordinationV1Api), namespace, name: 'op-lock', identity: 'a', watch: new Watch(sa) });
     const store = new LeaseRingStore(sa, { namespace, ring: 'r', leaseDurationSeconds: 15 });
     const events = new EventRecorder(sa, { reportingController: 'example.com/op', namespaces: [namespace], logger: false });
     const permissions: Permission[] = mergePermissions([...lock.permissions(), ...store.permissions(), ...events.permissions()]);
@@ -87,7 +87,7 @@ describe('the leader-election Lease, a shard ring store and an Event recorder, w
     expect(objects.map((o) => `${o.kind} ${o.metadata?.namespace ?? ''}`)).toEqual([`Role ${namespace}`, `RoleBinding ${namespace}`]);
     expect((objects[0] as { rules: unknown[] }).rules).toEqual([
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list', 'create', 'update'] },
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'], resourceNames: ['op-lock'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'watch'], resourceNames: ['op-lock'] },
       { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
     await grant(api, objects);
@@ -96,6 +96,14 @@ describe('the leader-election Lease, a shard ring store and an Event recorder, w
     await eventually(() => lock.create(record).then(() => true), 'the rules to apply');
     await lock.get();
     await lock.update({ ...record, renewTime: new Date() });
+    // The watch of the one Lease (fieldSelector metadata.name) is authorized by name: resourceNames grant it.
+    const watchStop = new AbortController();
+    const holders: string[] = [];
+    const watching = lock.watch!((r) => void holders.push(r.holderIdentity), watchStop.signal);
+    await eventually(async () => (holders.length > 0 ? true : undefined), 'the watch to report the Lease');
+    watchStop.abort();
+    await watching;
+    expect(holders[0]).toBe('a');
     await store.write('r-slot-0', 'a', undefined);
     const [slot] = await store.list();
     await store.write('r-slot-0', 'a', slot.version);
@@ -113,6 +121,8 @@ describe('the leader-election Lease, a shard ring store and an Event recorder, w
     // And nothing more: another Lease by name, an Event in another namespace.
     const other = new LeaseLock({ client: sa.makeApiClient(CoordinationV1Api), namespace, name: 'other-lock', identity: 'a' });
     await expect(other.get()).rejects.toThrow(/HTTP 403/);
+    const otherWatching = new LeaseLock({ client: sa.makeApiClient(CoordinationV1Api), namespace, name: 'other-lock', identity: 'a', watch: new Watch(sa) });
+    await expect(otherWatching.watch!(() => {}, new AbortController().signal)).rejects.toThrow(`watch lease ${namespace}/other-lock failed: HTTP 403`);
     await api.stop();
   });
 });

@@ -107,6 +107,7 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['LeaderElector', () => new LeaderElector(js({ lock: lock(), onStartedLeading, leaseDuration: 15_000 })), 'LeaderElector: unknown option leaseDuration (did you mean leaseDurationMs?)'],
   ['runWhileLeading', () => runWhileLeading([], js({ lock: lock(), releaseOnCancle: true }), new AbortController().signal), 'runWhileLeading: unknown option releaseOnCancle (did you mean releaseOnCancel?)'],
   ['LeaseLock', () => new LeaseLock(js({ client: {}, namespace: 'n', name: 'l', identity: 'me', namepsace: 'x' })), 'LeaseLock: unknown option namepsace (did you mean namespace?)'],
+  ['InMemoryLock', () => new InMemoryLock('me', undefined, js({ wach: false })), 'InMemoryLock: unknown option wach (did you mean watch?)'],
   // operations
   ['Manager', () => new Manager(factory(), js({ controller: [] })), 'Manager: unknown option controller (did you mean controllers?)'],
   ['Manager probes', () => new Manager(factory(), js({ probes: { prot: 8081 } })), 'Manager: unknown option probes.prot (did you mean probes.port?)'],

@@ -134,8 +134,8 @@ describe('Manager stop', () => {
 });
 
 describe('handover after a release (fake clock)', () => {
-  /** Fake ms from the leader's release to the follower's acquisition, with the worst jitter. */
-  async function handover(retryPeriodMs: number): Promise<number> {
+  /** Fake ms from the leader's release to the follower's acquisition, with the worst jitter; `watch: false` = a follower that only polls. */
+  async function handover(retryPeriodMs: number, watch = true): Promise<number> {
     const clock = new FakeClock();
     const store = new InMemoryLockStore();
     const base = { clock, retryPeriodMs, renewDeadlineMs: Math.max(10_000, retryPeriodMs * 2), leaseDurationMs: 15_000, random: () => 0.999999 };
@@ -146,25 +146,30 @@ describe('handover after a release (fake clock)', () => {
     expect(first.isLeader()).toBe(true);
     let acquiredAt = -1;
     const stopSecond = new AbortController();
-    const second = new LeaderElector({ ...base, lock: new InMemoryLock('second', store), onStartedLeading: () => void (acquiredAt = clock.now()) });
+    const second = new LeaderElector({ ...base, lock: new InMemoryLock('second', store, { watch }), onStartedLeading: () => void (acquiredAt = clock.now()) });
     const secondRun = second.run(stopSecond.signal);
     await clock.advance(0); // its first try: the lease is held
     await clock.advance(retryPeriodMs * 0.7); // the follower is mid-wait when the leader stops
     stopFirst.abort();
     await firstRun;
     const releasedAt = clock.now();
-    expect(store.read()?.record.holderIdentity).toBe('');
     while (acquiredAt < 0) await clock.advance(10);
+    expect(store.read()?.record).toMatchObject({ holderIdentity: 'second', leaderTransitions: 1 }); // released by first, then taken
     stopSecond.abort();
     await secondRun;
     return acquiredAt - releasedAt;
   }
 
+  // The lock's watch reports the release and the follower tries at once (test/leaderelection/watch-wakeup.test.ts).
+  it('a follower whose lock watches leads at once after the release, with the default retry period', async () => {
+    expect(await handover(2_000)).toBeLessThanOrEqual(5);
+  });
+
   // An acquire retry waits retryPeriodMs plus up to 1.2 × retryPeriodMs of jitter (client-go's JitterFactor): 2.2 × at worst.
-  it('the follower leads at its next try: within 2.2 × retryPeriodMs of the release at worst (not leaseDurationMs)', async () => {
-    const slow = await handover(2_000);
+  it('a follower that only polls leads at its next try: within 2.2 × retryPeriodMs of the release at worst (not leaseDurationMs)', async () => {
+    const slow = await handover(2_000, false);
     expect(slow).toBeGreaterThan(1_000); // the default retry period cannot promise "within 1 s"
     expect(slow).toBeLessThanOrEqual(4_400);
-    expect(await handover(400)).toBeLessThanOrEqual(880); // retryPeriodMs 400: within 1 s, whatever the jitter
+    expect(await handover(400, false)).toBeLessThanOrEqual(880); // retryPeriodMs 400: within 1 s, whatever the jitter
   });
 });

@@ -90,6 +90,20 @@ function useOf(verb: FakeApiVerb, parsed: { group: string; resource: string; sub
   return use;
 }
 
+/**
+ * The name a list or watch is authorized for, as kube-apiserver's RequestInfo sets it: a field selector
+ * requiring `metadata.name` to equal a valid name (so `resourceNames` can grant a watch of one object).
+ */
+function selectedName(verb: FakeApiVerb, fieldSelector: string | null): string | undefined {
+  if ((verb !== 'list' && verb !== 'watch') || fieldSelector === null) return undefined;
+  for (const term of fieldSelector.split(',')) {
+    const m = /^\s*metadata\.name\s*==?\s*([^=!\s]+)\s*$/.exec(term);
+    const name = m?.[1];
+    if (name !== undefined && name !== '.' && name !== '..' && !/[/%]/.test(name)) return name; // IsPathSegmentName
+  }
+  return undefined;
+}
+
 function verbOf(method: string, hasName: boolean, watch: boolean): FakeApiVerb | undefined {
   switch (method) {
     case 'GET':
@@ -193,7 +207,7 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
   if (parsed.subresource !== undefined) checkSubresource(ri, parsed.subresource, parsed.name ?? '', method);
   if (method === 'DELETE' && parsed.name === undefined) throw notModelled(`deletecollection (DELETE ${url.pathname})`);
   if (verb === undefined) throw statusError(405, 'MethodNotAllowed', `${method} is not supported on ${url.pathname}`);
-  const use = useOf(verb, parsed);
+  const use = useOf(verb, { ...parsed, name: parsed.name ?? selectedName(verb, query.get('fieldSelector')) });
   recordUse(ctx, req.headers.authorization, use);
   checkAccept(req.headers.accept);
   checkBodyType(method, req.headers['content-type']);
