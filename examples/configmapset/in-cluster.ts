@@ -17,7 +17,7 @@
 
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, type KubeConfig, Watch } from '@kubernetes/client-node';
 import { loadInClusterConfig, type LoggerOption } from '../../src/index.js';
 import { LeaseLock } from '../../src/leaderelection/index.js';
 import { jsonLogger, shutdownSignal } from '../../src/operations/index.js';
@@ -70,11 +70,13 @@ export function inClusterOperator(kubeConfig: KubeConfig, settings: InClusterSet
           namespace: settings.podNamespace,
           name: LEASE_NAME,
           identity: settings.identity ?? `${hostname()}-${process.pid}`,
+          // A standby watches the Lease: it takes it the moment the leader releases it, not at its next retry.
+          watch: new Watch(kubeConfig),
         }),
         leaseDurationMs,
         renewDeadlineMs: Math.round((leaseDurationMs * 2) / 3),
         retryPeriodMs: settings.leaseRetryMs ?? 2_000,
-        // The Manager releases the Lease at the stop (its default): a standby leads at its next try.
+        // The Manager releases the Lease at the stop (its default): the watching standby leads at once.
       }
     : undefined;
   return new ConfigMapSetOperator(kubeConfig, {

@@ -137,7 +137,8 @@ describe('a ServiceAccount of the real kube-apiserver, as a pod has one', () => 
     const sa = await operatorAccount(system, watch);
     const registryDir = join(dir, 'registry-handover');
     const registry = new DirectoryRegistry(registryDir);
-    const args = ['--leader-elect', '--lease-retry-ms', '200', '--watch-namespace', watch];
+    // The default retry period (2 s): the standby watches the Lease, so it does not wait for its next try.
+    const args = ['--leader-elect', '--watch-namespace', watch];
     const first = await OperatorPod.start({ server, serviceAccount: sa, registryDir, args, script: HANGING, env: { HANG_REGISTRY: '1' } });
     let second: OperatorPod | undefined;
     const sets = newResourceClient(server.kubeConfig, configMapSets, { fieldManager: 'test-user' });

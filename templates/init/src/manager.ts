@@ -1,6 +1,6 @@
 // The operator's Manager: what main.ts runs, and what `npm run manifests` reads to write the RBAC (src/manifests.ts).
 
-import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, type KubeConfig, Watch } from '@kubernetes/client-node';
 import * as promClient from 'prom-client';
 import type { LoggerOption } from 'kube-informer';
 import { LeaseLock } from 'kube-informer/leaderelection';
@@ -39,7 +39,8 @@ export function createManager(kubeConfig: KubeConfig, logger: LoggerOption): Man
   return new Manager(factory, {
     controllers: [controller],
     leaderElection: {
-      lock: new LeaseLock({ client: kubeConfig.makeApiClient(CoordinationV1Api), namespace: NAMESPACE, name: NAME, identity: IDENTITY }),
+      // watch: a standby takes the Lease the moment the leader releases it at its stop (not at its next retry).
+      lock: new LeaseLock({ client: kubeConfig.makeApiClient(CoordinationV1Api), namespace: NAMESPACE, name: NAME, identity: IDENTITY, watch: new Watch(kubeConfig) }),
       releaseOnCancel: true,
     },
 // @if webhooks
