@@ -3,7 +3,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { newResourceClient, resources, type KubeObject } from 'kube-informer';
-import { flushPromises, startFakeApiServer, type FakeApiServer } from 'kube-informer/testing';
+import type { Permission } from 'kube-informer/operations';
+import { flushPromises, startFakeApiServer, uncoveredUses, type FakeApiServer } from 'kube-informer/testing';
 import { {{plural}}, type {{Kind}} } from '../../src/crd.js';
 import { configMapName, FINALIZER, {{kindVar}}Controller } from '../../src/controller.js';
 
@@ -25,13 +26,16 @@ const sample: {{Kind}} = {
 
 describe('the {{Kind}} controller on the fake API server', () => {
   let server: FakeApiServer;
+  let permissions: Permission[];
   let stop: AbortController;
   let running: Promise<void>;
 
   beforeEach(async () => {
     server = await startFakeApiServer();
     server.create('customresourcedefinitions.apiextensions.k8s.io', {{plural}}.crd); // {{Kind}}s are served, held to their schema
-    const { factory, controller } = {{kindVar}}Controller(server.kubeConfig, { logger: false });
+    // The controller has a token of its own, so its requests are told apart from the test's.
+    const { factory, controller } = {{kindVar}}Controller(server.kubeConfigFor('controller'), { logger: false });
+    permissions = controller.permissions();
     stop = new AbortController();
     factory.start(stop.signal);
     running = controller.run(stop.signal);
@@ -58,5 +62,9 @@ describe('the {{Kind}} controller on the fake API server', () => {
     await until(() => current() === undefined, 'the {{Kind}} deleted');
     expect(configMap()).toBeUndefined();
     client.close();
+
+    // Every request the controller made is one its rules allow: the rules `npm run manifests` writes
+    // (config/rbac/role.yaml) come from the same declarations. A request outside them fails here first.
+    expect(uncoveredUses(server.usedPermissions({ token: 'controller' }), permissions)).toEqual([]);
   });
 });
