@@ -5,7 +5,7 @@
 #   2. the tarball in place of the registry's kube-informer, `npm install` (the registry serves the rest);
 #   3. `npm run typecheck`, `npm test` (the fake API server), `npm run manifests` (the CRD and the RBAC),
 #      and `kubectl kustomize config/` when kubectl is on the machine;
-# and for the projects without cert-manager the image: the Dockerfile's steps run as they are (scripts/ci/dockerfile-run.mjs,
+# and for the self-managed project (the Dockerfile is the same for every project) the image: the Dockerfile's steps run as they are (scripts/ci/dockerfile-run.mjs,
 # no docker or registry here), then the built entry point started as the image's non-root user against the
 # fake API server (scripts/ci/scaffold-pod.mjs): /readyz, a reconcile, /metrics, SIGTERM within the grace.
 # Prints each step's time. KEEP_SCRATCH=1 keeps the projects and the image folder (their path is printed).
@@ -65,7 +65,6 @@ image() {
 }
 
 project demo-operator
-image demo-operator
 project hooks-operator --webhooks validating,defaulting,conversion --certificates cert-manager
 project self-operator --webhooks validating,conversion --certificates self-managed --kind Widget --group widgets.example.com
 image self-operator   # its webhook server's own CA, the configurations it registers, the CRD it installs
