@@ -77,6 +77,12 @@ export interface WatchHealth {
    * its first event does not reset it.
    */
   msDisconnected: number | undefined;
+  /**
+   * How the reflector lists: `streaming` (WatchList: a watch with `sendInitialEvents`) or `paged`
+   * (`useWatchList: false`, or a server found not to serve streaming lists under `'auto'`, the
+   * default); `undefined` before the informer runs. See `ReflectorStats.listMode`.
+   */
+  listMode: 'streaming' | 'paged' | undefined;
 }
 
 /**
@@ -304,6 +310,8 @@ export interface HealthInputs {
   source: SourceState;
   /** The reflector's counters (zeros before it exists). */
   counters: SourceCounters;
+  /** How the reflector lists (`ReflectorStats.listMode`); undefined before it exists. */
+  listMode?: 'streaming' | 'paged';
   /** Each handler: its name, whether it synced, and its listener's statistics. */
   handlers: HandlerInput[];
   /** Thresholds; missing ones take their defaults. */
@@ -419,6 +427,7 @@ export function computeHealth(input: HealthInputs): InformerHealth {
       lastError: m.lastError,
       consecutiveErrors: m.consecutiveErrors,
       msDisconnected,
+      listMode: input.listMode,
     },
     stale,
     handlers,

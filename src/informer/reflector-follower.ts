@@ -71,6 +71,13 @@ export class ReflectorFollower<T> {
       if (e.refused) this.#watchRecovered = 0;
       else this.#watchServed();
     });
+    events.on('watchListUnsupported', (e) => {
+      // Told once per server and process (the other informers of that server just page): no failure.
+      this.#deps.log.logger.info(
+        `informer ${this.#deps.name}: the API server does not serve streaming lists (${e.error.message}); lists are paged for ${e.server} from now on (useWatchList 'auto')`,
+        { server: e.server },
+      );
+    });
     events.on('backoff', (e) => {
       // A synced cache stays stale meanwhile (health() says so too): say until when. (Before the first
       // sync, the failed list's own warning and the sync-failure policy speak.)

@@ -413,6 +413,7 @@ export class SharedIndexInformer<T> {
 
   /** A health snapshot: watch liveness, per-handler backlog and age, counters. See {@link InformerHealth}. */
   health(): InformerHealth {
+    const stats = this.#controller?.reflectorStats();
     return computeHealth({
       name: this.#name,
       now: this.#clock.now(),
@@ -421,7 +422,8 @@ export class SharedIndexInformer<T> {
       synced: this.hasSynced(),
       lastSyncResourceVersion: this.lastSyncResourceVersion(),
       source: this.#source.snapshot(),
-      counters: this.#controller?.reflectorStats() ?? NO_COUNTERS,
+      counters: stats ?? NO_COUNTERS,
+      listMode: stats?.listMode,
       handlers: [...this.#registrations].map((r) => ({ name: r.name, synced: r.hasSynced(), stats: r.listener.stats() })),
       thresholds: this.#options.health ?? {},
       failure: this.#scope?.failure,

@@ -62,6 +62,9 @@ export class Hurry {
  */
 export function hurriedBy<T>(lw: ListerWatcher<T>, hurry: Hurry): ListerWatcher<T> {
   return {
+    get serverIdentity() {
+      return lw.serverIdentity;
+    },
     list: (options, signal) => lw.list(options, signal),
     watch: async (options, signal) => {
       const watch = await lw.watch(options, signal);

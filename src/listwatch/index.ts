@@ -7,6 +7,9 @@ export { decodeWatchStream } from './decoder.js';
 export type { DecodeWatchStreamOptions } from './decoder.js';
 // Internal (the package's entry points do not name them): the informer's waits, told to its watches.
 export { Hurry, hurriedBy } from './hurry.js';
+// Internal: what each server is known to support of streaming lists (the reflector's 'auto').
+export { WatchListSupport, watchListSupportOf, forgetWatchListSupport } from './watch-list-support.js';
+export type { WatchListVerdict } from './watch-list-support.js';
 export { newListWatch, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from './list-watch.js';
 export type { NewListWatchOptions, KubeListWatch } from './list-watch.js';
 export type { KubeConfigLike, ReloadableCredentials } from './transport.js';

@@ -124,6 +124,8 @@ function fillItemKinds(list: ObjectList<unknown>): void {
 
 class KubeConfigListWatch<T> implements KubeListWatch<T> {
   readonly path: string;
+  readonly #kubeConfig: KubeConfigLike;
+  readonly #groupVersion: string;
   #transport: Transport;
   #base: BaseSelectors;
   #listAccept: string;
@@ -138,6 +140,8 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
 
   constructor(kubeConfig: KubeConfigLike, gvr: GroupVersionResource, options: NewListWatchOptions) {
     this.path = resourcePath(gvr, options.namespace);
+    this.#kubeConfig = kubeConfig;
+    this.#groupVersion = gvr.group === '' ? `/api/${gvr.version}` : `/apis/${gvr.group}/${gvr.version}`;
     this.#transport = new Transport(kubeConfig, {
       keepAlive: options.keepAlive,
       agent: options.agent,
@@ -169,6 +173,17 @@ class KubeConfigListWatch<T> implements KubeListWatch<T> {
 
   close(): void {
     this.#transport.close();
+  }
+
+  /** The server URL, the user's name and the API group version; undefined when the KubeConfig names no server. */
+  get serverIdentity(): string | undefined {
+    try {
+      const server = this.#kubeConfig.getCurrentCluster()?.server;
+      if (typeof server !== 'string' || server === '') return undefined;
+      return `${server} ${this.#kubeConfig.getCurrentUser()?.name ?? ''} ${this.#groupVersion}`;
+    } catch {
+      return undefined;
+    }
   }
 
   async list(options: ListOptions, signal: AbortSignal): Promise<ObjectList<T>> {

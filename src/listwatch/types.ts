@@ -74,6 +74,15 @@ export interface ListerWatcher<T> {
   list(options: ListOptions, signal: AbortSignal): Promise<ObjectList<T>>;
   /** Opens a watch; resolves once the server accepted it. */
   watch(options: ListOptions, signal: AbortSignal): Promise<AsyncIterable<WatchEvent<T>>>;
+  /**
+   * Optional: names the Kubernetes API server this talks to — its URL, the user and the API group
+   * version (`https://10.0.0.1:6443 admin /apis/apps/v1`) — so that what one request learnt of the
+   * server is remembered for every ListerWatcher with the same identity. A reflector with
+   * `useWatchList: 'auto'` (the default) streams its lists only when this is set (`newListWatch` sets
+   * it), and learns once per identity whether the server supports streaming lists; without it, it
+   * pages lists, as client-go does for a client that does not declare the streaming semantics.
+   */
+  readonly serverIdentity?: string;
 }
 
 /**

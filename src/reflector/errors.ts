@@ -167,6 +167,22 @@ export function statusCodeOf(err: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * True when a streaming list request was refused because the server does not serve streaming lists: a
+ * 400 or 422 whose message names `sendInitialEvents` (kube-apiserver with the `WatchList` feature gate
+ * off: "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled") or
+ * `resourceVersionMatch` (a server that predates the parameter refuses it on a watch).
+ */
+export function isWatchListRefused(err: unknown): boolean {
+  const code = statusCodeOf(err);
+  if (code !== 400 && code !== 422) return false;
+  for (const e of errorChain(err, 3)) {
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === 'string' && /sendInitialEvents|resourceVersionMatch/.test(message)) return true;
+  }
+  return false;
+}
+
 /** True for HTTP 429 Too Many Requests (thrown or as a watch ERROR event). */
 export function isTooManyRequests(err: unknown): boolean {
   return statusCodeOf(err) === 429;

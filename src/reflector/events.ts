@@ -12,7 +12,7 @@ export interface ListedEvent {
   readonly resourceVersion: string;
   /** How many objects the store got. */
   readonly items: number;
-  /** True when the list was streamed over a watch (`useWatchList`). */
+  /** True when the list was streamed over a watch (`useWatchList`); false for a paged (or unpaginated) list. */
   readonly streamed: boolean;
   /** True when the list was a consistent read (`resourceVersion=""`, from etcd): a relist asked for, or after a 410. */
   readonly consistent: boolean;
@@ -87,6 +87,19 @@ export interface BookmarkEvent {
   readonly initialEventsEnd: boolean;
 }
 
+/**
+ * With `useWatchList: 'auto'`, the server refused a streaming list as invalid (kube-apiserver with the
+ * `WatchList` feature gate off, or one that predates it): this reflector lists with pages from now on,
+ * and so does every reflector whose `ListerWatcher` names the same server (`serverIdentity`), for the
+ * life of the process. Published by the one reflector whose request learnt it; not an error.
+ */
+export interface WatchListUnsupportedEvent {
+  /** The server's identity (`ListerWatcher.serverIdentity`). */
+  readonly server: string;
+  /** The server's answer. */
+  readonly error: Error;
+}
+
 /** An error the reflector recovers from (or that ended a cycle): what, where, and what happens next. */
 export interface ReflectorErrorEvent extends ReflectorErrorContext {
   /** The error. */
@@ -116,6 +129,8 @@ export interface ReflectorEventMap {
   bookmark: (event: BookmarkEvent) => void;
   /** See {@link ReflectorErrorEvent}. */
   error: (event: ReflectorErrorEvent) => void;
+  /** See {@link WatchListUnsupportedEvent}. */
+  watchListUnsupported: (event: WatchListUnsupportedEvent) => void;
   /** A rejected (or, with `accepted`, adopted) event or list whose resource version went backwards. */
   regression: (info: RegressionInfo) => void;
 }

@@ -2,6 +2,7 @@
 
 import { toError } from '../core/errors.js';
 import type { ListOptions, ObjectList, WatchEvent } from '../listwatch/types.js';
+import type { WatchListVerdict } from '../listwatch/watch-list-support.js';
 import { ResourceVersionGuardDisabledError } from './errors.js';
 import type { RegressionInfo } from './errors.js';
 import type { BookmarkEvent, ListedEvent, ReflectorErrorEvent, WatchEventReport } from './events.js';
@@ -105,14 +106,21 @@ export type Report =
   | { readonly kind: 'bookmark'; readonly payload: BookmarkEvent }
   | { readonly kind: 'error'; readonly payload: ReflectorErrorEvent }
   | { readonly kind: 'regression'; readonly payload: RegressionInfo }
-  | { readonly kind: 'watchRefused' };
+  | { readonly kind: 'watchRefused' }
+  | { readonly kind: 'watchListUnsupported'; readonly error: Error };
 
 /** The reflector's options, as the machine needs them. */
 export interface MachineEnv<T> extends EventRules<T> {
   /** Explicit list page size, or undefined for client-go's rules. */
   readonly pageSize: number | undefined;
-  /** Start each cycle with a streaming list. */
-  readonly useWatchList: boolean;
+  /**
+   * Start each cycle with a streaming list: `true`, `false`, or `'auto'` — unless `watchListVerdict`
+   * says the server refused them; under `'auto'` a refusal is reported as `watchListUnsupported`, and a
+   * paged list follows, not as a failure.
+   */
+  readonly useWatchList: boolean | 'auto';
+  /** Under `'auto'`: what is known of the server's streaming lists, read at each cycle's start. Default: unknown. */
+  readonly watchListVerdict?: () => WatchListVerdict;
   /** Stop (with the error) at the end of the first cycle instead of backing off (`listAndWatch`). */
   readonly oneCycle: boolean;
   /** The resource version of the cached copy of `key` (`knownObjects`): a read without side effects. */

@@ -11,7 +11,8 @@
 // |               |                 |   failed, timedOut, storeFailed → END                                                      |
 // | paging        | next page       | page → paging, or as listing's last page · failed 410 → refetching · otherwise as listing   |
 // | refetching    | unpaged list    | page → as listing's last page · failed, timedOut, storeFailed → as listing                 |
-// | streamOpening | streaming watch | opened → streaming · failed, timedOut → FALLBACK                                           |
+// | streamOpening | streaming watch | opened → streaming · failed, timedOut → FALLBACK; under 'auto', refused as invalid (no     |
+// |               |                 |   streaming lists on that server) → listing (watchListUnsupported, not an error)            |
 // | streaming     | next event      | change → streaming (collected) · other bookmark, foreign → streaming · initial-events-end  |
 // |               |                 |   bookmark → watching (listed; replace), or, older than held, FALLBACK (regression) ·      |
 // |               |                 |   ERROR, invalid, closed, timedOut, failed, storeFailed → FALLBACK                          |
@@ -41,7 +42,7 @@ import { ErrorCodes, InvalidResourceVersionError, toError } from '../core/errors
 import type { ListOptions } from '../listwatch/types.js';
 import { ListTimeoutError, ResourceVersionRegressionError, UnresumableWatchError, VeryShortWatchError,
   WatchListIncompleteError, WatchStalledError, isConnectionRefused, isExpired, isNetworkError, isTooLargeResourceVersion, isTooManyRequests,
-  retryAfterMs } from './errors.js';
+  isWatchListRefused, retryAfterMs } from './errors.js';
 import type { RegressionInfo } from './errors.js';
 import { Effects as EffectsOf, VERY_SHORT_WATCH_MS, chain, chainValues } from './machine-types.js';
 import type { Chain, MachineEnv, Plan, Report, Result, Session, StoreOp } from './machine-types.js';
@@ -87,9 +88,14 @@ export interface Transition<T> {
 /** The memory of a reflector that has never listed. */
 export const INITIAL_MEMORY: Memory = { versions: NO_VERSIONS, consistent: false, pagedCache: false, repair: false, expiredRelist: false };
 
-/** The first state of a cycle: a streaming list with `useWatchList`, else a list. */
+/** True when a cycle starts with a streaming list: `useWatchList` true, or `'auto'` and not refused by the server. */
+export function streamsLists<T>(env: MachineEnv<T>): boolean {
+  return env.useWatchList === true || (env.useWatchList === 'auto' && env.watchListVerdict?.() !== 'unsupported');
+}
+
+/** The first state of a cycle: a streaming list with `useWatchList` (see {@link streamsLists}), else a list. */
 export function start<T>(mem: Memory, env: MachineEnv<T>): State<T> {
-  if (env.useWatchList) return { kind: 'streamOpening', mem, options: streamRequest(mem) };
+  if (streamsLists(env)) return { kind: 'streamOpening', mem, options: streamRequest(mem) };
   return { kind: 'listing', mem, request: listRequest(mem, env.pageSize) };
 }
 
@@ -160,7 +166,14 @@ export function step<T>(state: State<T>, result: Result<T>, env: MachineEnv<T>):
       return onListFailure(fx, state, r);
     case 'streamOpening':
       if (r.kind === 'opened') return fx.to({ kind: 'streaming', mem, initial: undefined });
-      if (r.kind === 'failed') return fallback(fx, mem, r.error, 'watch-list', true);
+      if (r.kind === 'failed') {
+        if (env.useWatchList === 'auto' && isWatchListRefused(r.error)) {
+          // 'auto' on a server without streaming lists: no failure; paged lists from now on.
+          fx.report({ kind: 'watchListUnsupported', error: toError(r.error) });
+          return fx.to({ kind: 'listing', mem, request: listRequest(mem, env.pageSize) });
+        }
+        return fallback(fx, mem, r.error, 'watch-list', true);
+      }
       if (r.kind === 'timedOut') return fallback(fx, mem, new WatchStalledError(env.name, r.afterMs), 'watch-list', true);
       return fx.to(state);
     case 'streaming':

@@ -8,12 +8,13 @@ import { metaNamespaceKeyFunc } from '../core/keys.js';
 import { InvalidOptionError, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { getResourceVersion } from '../core/types.js';
 import type { ListerWatcher, ListOptions, WatchEvent } from '../listwatch/types.js';
+import { watchListSupportOf, type WatchListSupport } from '../listwatch/watch-list-support.js';
 import { Backoff, BACKOFF_OPTION_SCHEMA, defaultRandom, resolveBackoffOptions } from '../runtime/index.js';
 import { Driver } from './driver.js';
 import type { DriverDeps } from './driver.js';
 import { publishOnChannels, reportHookFailure, subscribeHooks } from './events.js';
 import type { ReflectorEventMap, ReflectorEvents } from './events.js';
-import { INITIAL_MEMORY, planOf, readsStream, resyncArmed, start, step, type State, type Transition } from './machine.js';
+import { INITIAL_MEMORY, planOf, readsStream, resyncArmed, start, step, streamsLists, type State, type Transition } from './machine.js';
 import type { MachineEnv, Report, Result } from './machine-types.js';
 import type { Memory } from './requests.js';
 import { ReflectorStatsRecorder } from './stats.js';
@@ -32,7 +33,8 @@ export const REFLECTOR_OPTION_SCHEMA = {
   clock: 'clock',
   random: 'function',
   backoff: BACKOFF_OPTION_SCHEMA,
-  useWatchList: 'boolean',
+  // true, false or 'auto' (the array rule compares values, booleans included).
+  useWatchList: [true, false, 'auto'] as unknown as readonly string[],
   knownObjects: 'object',
   keyFunc: 'function',
   expectedKind: 'string',
@@ -62,8 +64,8 @@ function validateReflectorOptions(options: ReflectorOptions<unknown>): void {
  *   read); a 410 on a continue page falls back to one unpaginated list at the same version;
  * - **watches**: from the held version, `allowWatchBookmarks: true`, `timeoutSeconds` random in
  *   `[minWatchTimeout, 2*minWatchTimeout)`;
- * - **streaming list** (`useWatchList`): a watch with `sendInitialEvents: true`,
- *   `resourceVersionMatch: NotOlderThan`, from the held version (or `""`).
+ * - **streaming list** (`useWatchList`, by default where the server supports it): a watch with
+ *   `sendInitialEvents: true`, `resourceVersionMatch: NotOlderThan`, from the held version (or `""`).
  *
  * No list or watch is ever sent with a resource version older than one already seen, except `""` after
  * a 410. A watch change (ADDED/MODIFIED/DELETED) not newer than the held version, a bookmark or list
@@ -98,6 +100,10 @@ export class Reflector<T> {
   readonly #events: ReflectorEvents = new EventEmitter<ReflectorEventMap>();
   readonly #stats: ReflectorStatsRecorder;
   #mem: Memory = INITIAL_MEMORY;
+  /** Under `useWatchList: 'auto'`, what the process knows of this server's streaming lists. */
+  readonly #support: WatchListSupport | undefined;
+  /** This reflector's streaming list is the one deciding {@link Reflector.#support}'s verdict. */
+  #deciding = false;
   /** The I/O of the run in progress (for `requestRelist`). */
   #io: Driver<T> | undefined;
   #running = false;
@@ -123,6 +129,10 @@ export class Reflector<T> {
     const clock: Clock = options.clock ?? realClock;
     const random = options.random ?? defaultRandom;
     const known = options.knownObjects;
+    const mode = options.useWatchList ?? 'auto';
+    const identity = mode === 'auto' ? lw.serverIdentity : undefined;
+    const support = identity === undefined ? undefined : watchListSupportOf(identity);
+    this.#support = support;
     this.#name = name;
     this.#env = {
       name,
@@ -130,7 +140,9 @@ export class Reflector<T> {
       expectedKind: options.expectedKind,
       expectedApiVersion: options.expectedApiVersion,
       pageSize: options.pageSize,
-      useWatchList: options.useWatchList ?? false,
+      // 'auto' without a server identity: paged lists (nothing says the ListerWatcher can stream).
+      useWatchList: mode === 'auto' && support === undefined ? false : mode,
+      watchListVerdict: support === undefined ? undefined : () => support.verdict,
       oneCycle: false,
       storedVersion: known === undefined ? undefined : (key) => getResourceVersion(known.getByKey(key)),
     };
@@ -214,7 +226,7 @@ export class Reflector<T> {
 
   /** Counters and state for health checks (a fresh snapshot each call). */
   stats(): ReflectorStats {
-    return this.#stats.snapshot(this.#mem.versions.held, this.#mem.versions.enabled);
+    return this.#stats.snapshot(this.#mem.versions.held, this.#mem.versions.enabled, streamsLists(this.#env) ? 'streaming' : 'paged');
   }
 
   #claim(): void {
@@ -224,6 +236,7 @@ export class Reflector<T> {
 
   /** The loop: plan, perform, step, apply, settle the I/O, report. Resolves the error that stopped it. */
   async #drive(signal: AbortSignal, env: MachineEnv<T>): Promise<Error | undefined> {
+    await this.#awaitWatchListVerdict(signal);
     const io: Driver<T> = new Driver<T>(this.#deps, signal, (event) => this.#take(io, event, env));
     this.#io = io;
     this.#state = start<T>(this.#mem, env);
@@ -243,7 +256,29 @@ export class Reflector<T> {
       io.close();
       this.#io = undefined;
       this.#state = undefined;
+      this.#settleWatchList('unknown');
     }
+  }
+
+  /**
+   * Under `'auto'`, before the first list of a run: when nothing is known of the server yet, either
+   * this reflector's streaming list decides (it claims the attempt), or another reflector's is under
+   * way and this one waits for what it learns — informers starting together send one request the
+   * server may refuse, not one each.
+   */
+  async #awaitWatchListVerdict(signal: AbortSignal): Promise<void> {
+    const support = this.#support;
+    if (support === undefined || support.verdict !== 'unknown') return;
+    if (support.claim()) this.#deciding = true;
+    else await support.settled(signal);
+  }
+
+  /** Ends this reflector's attempt at deciding the server's verdict (a no-op when it holds none). */
+  #settleWatchList(verdict: 'supported' | 'unsupported' | 'unknown', reason?: string): void {
+    if (this.#support === undefined) return;
+    if (verdict !== 'unknown') this.#support.settle(verdict, reason);
+    else if (this.#deciding) this.#support.settle('unknown');
+    this.#deciding = false;
   }
 
   /**
@@ -330,6 +365,8 @@ export class Reflector<T> {
         this.#emit('listed', { ...report.payload, failuresBefore: this.#recovered() });
         return;
       case 'error':
+        // A streaming list that failed otherwise than by a refusal decides nothing: the next one tries.
+        if (report.payload.phase === 'watch-list') this.#settleWatchList('unknown');
         if (report.payload.requestFailed) this.#failuresInARow++;
         this.#emit('error', report.payload);
         return;
@@ -344,10 +381,15 @@ export class Reflector<T> {
         return;
       case 'watchRefused':
         return;
+      case 'watchListUnsupported':
+        this.#settleWatchList('unsupported', report.error.message);
+        this.#emit('watchListUnsupported', { server: this.#support?.identity ?? '', error: report.error });
+        return;
     }
   }
 
   #watchOpened(options: ListOptions, streaming: boolean): void {
+    if (streaming) this.#settleWatchList('supported');
     const failuresBefore = this.#recovered();
     this.#failuresAtOpen = failuresBefore;
     this.#emit('watchOpened', { resourceVersion: options.resourceVersion ?? '', streaming, failuresBefore });

@@ -59,7 +59,7 @@ export class ReflectorStatsRecorder {
   }
 
   /** A snapshot of the counters, completed with the reflector's resource-version state. */
-  snapshot(lastSyncResourceVersion: string, guardEnabled: boolean): ReflectorStats {
+  snapshot(lastSyncResourceVersion: string, guardEnabled: boolean, listMode: ReflectorStats['listMode']): ReflectorStats {
     return {
       lists: this.#lists,
       relists: Math.max(0, this.#lists - 1),
@@ -75,6 +75,7 @@ export class ReflectorStatsRecorder {
       lastSyncResourceVersion,
       resourceVersionGuard: guardEnabled,
       lastError: this.#lastError,
+      listMode,
     };
   }
 }

@@ -105,8 +105,22 @@ export interface ReflectorOptions<T> {
    * wedge the reflector. Default `300000` (5 minutes).
    */
   listTimeoutMs?: number;
-  /** Stream the initial state over a watch (`sendInitialEvents`) instead of listing. Default `false`. */
-  useWatchList?: boolean;
+  /**
+   * Streaming lists (WatchList, KEP-3157): the initial state comes over a watch (`sendInitialEvents`,
+   * ended by a bookmark) instead of a paged list, and that watch goes on as the informer's watch.
+   *
+   * - `'auto'` (the default): stream where the server supports it, page where not. What a server
+   *   supports is learnt once per `ListerWatcher.serverIdentity` (server URL, user, API group version)
+   *   and remembered by the process: a server that refuses the request as invalid (kube-apiserver with
+   *   the `WatchList` feature gate off, or older than 1.27) gets paged lists from then on, reported by
+   *   one `watchListUnsupported` event (the informer logs it once, at info) and `stats().listMode`;
+   *   reflectors starting together wait for the first one's answer rather than each sending the
+   *   request. A `ListerWatcher` without `serverIdentity` (your own, `FakeControllerSource`) gets
+   *   paged lists. Any other failure of a streaming list falls back to a paged list for that cycle.
+   * - `true`: always try a streaming list first (any failure falls back to a paged list, per cycle).
+   * - `false`: paged lists only (client-go's `WatchListClient=false`).
+   */
+  useWatchList?: boolean | 'auto';
   /** Backoff between failures (shared by relists and watch retries). Defaults: see {@link BackoffOptions}. */
   backoff?: BackoffOptions;
   /** Time and timers. Default `realClock`. */
@@ -164,4 +178,10 @@ export interface ReflectorStats {
   readonly resourceVersionGuard: boolean;
   /** The last error reported, warnings included, or `undefined`. */
   readonly lastError: Error | undefined;
+  /**
+   * How the next list is made: `streaming` (a watch with `sendInitialEvents`) or `paged` (`useWatchList:
+   * false`, a `ListerWatcher` without `serverIdentity` under `'auto'`, or a server found not to support
+   * streaming lists). Whether the last list streamed: the `listed` event's `streamed`.
+   */
+  readonly listMode: 'streaming' | 'paged';
 }

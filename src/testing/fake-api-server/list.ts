@@ -39,6 +39,18 @@ export interface ListBehaviour {
 
 const badRequest = (message: string): Error => statusError(400, 'BadRequest', message);
 
+/** kube-apiserver v1.37.2's answer to `sendInitialEvents` on a watch with the `WatchList` gate off (measured). */
+function watchListForbidden(): Error {
+  const cause = 'Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled';
+  const message = `ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: ${cause}`;
+  const status = {
+    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'Invalid',
+    details: { group: 'meta.k8s.io', kind: 'ListOptions', causes: [{ reason: 'FieldValueForbidden', message: cause, field: 'sendInitialEvents' }] },
+    code: 422,
+  };
+  return new ApiStatusError(422, message, { reason: 'Invalid', status });
+}
+
 function parseRv(text: string, current: number): number {
   if (!isComparableResourceVersion(text)) throw badRequest(`invalid resource version: ${JSON.stringify(text)}`);
   if (text.length > 15 || Number(text) > current) throw tooLargeError(text, current);
@@ -186,9 +198,11 @@ export function itemJson(entry: StoredEntry, ri: ResourceInfo): string {
 /**
  * Decides how a WATCH starts: synthetic ADDED events (`""`/`"0"`), initial events plus the
  * initial-events-end bookmark (`sendInitialEvents=true`), a replay from a resourceVersion, or an
- * in-stream 410 when that version is too old. Throws 400/504 errors that are answered before streaming.
+ * in-stream 410 when that version is too old. Throws 400/422/504 errors that are answered before
+ * streaming: without `watchList` (the `WatchList` gate off), `sendInitialEvents` is refused 422 as
+ * kube-apiserver v1.37.2 refuses it.
  */
-export function planWatch(state: ResourceState, cr: CollectionRequest): { plan: WatchPlan; startRv: number } {
+export function planWatch(state: ResourceState, cr: CollectionRequest, watchList = true): { plan: WatchPlan; startRv: number } {
   const q = cr.query;
   const { ri } = cr;
   const current = state.currentResourceVersion();
@@ -196,6 +210,7 @@ export function planWatch(state: ResourceState, cr: CollectionRequest): { plan: 
   const rvm = q.get('resourceVersionMatch') ?? '';
   const sie = q.get('sendInitialEvents');
   const snapshot = (): StoredEntry[] => state.page(ri.stateKey, { namespace: cr.namespace, filter: requestMatcher(cr) }).entries;
+  if (sie !== null && !watchList) throw watchListForbidden();
   if (sie === 'true') {
     if (rvm !== 'NotOlderThan') throw badRequest('sendInitialEvents requires resourceVersionMatch=NotOlderThan');
     // Without allowWatchBookmarks kube-apiserver v1.37.2 still streams the initial events, with no end bookmark.

@@ -57,6 +57,8 @@ export interface RouteContext {
   watchCache: boolean;
   /** `shardSelector` is honoured (the `ShardedListAndWatch` gate is on). */
   sharding: boolean;
+  /** `sendInitialEvents` is served (the `WatchList` gate is on); otherwise refused 422. */
+  watchList: boolean;
   /** Periodic bookmark interval, if any. */
   bookmarkIntervalMs?: number;
   /** When set, requests must carry `Authorization: Bearer <token>` (one of these tokens). */
@@ -239,7 +241,7 @@ async function dispatch(ctx: RouteContext, req: IncomingMessage, res: ServerResp
       await serveList(res, ctx.state, cr, { watchCache: ctx.watchCache });
       return;
     }
-    const { plan, startRv } = planWatch(ctx.state, cr);
+    const { plan, startRv } = planWatch(ctx.state, cr, ctx.watchList);
     const timeout = Number.parseInt(query.get('timeoutSeconds') ?? '', 10);
     const conn = new WatchConnection(res, {
       ri,

@@ -41,6 +41,14 @@ export interface FakeApiServerOptions {
    */
   shardedListAndWatch?: boolean;
   /**
+   * Serve streaming lists (a watch with `sendInitialEvents=true`: the current state as ADDED events,
+   * then the initial-events-end bookmark), like kube-apiserver 1.34+ with its `WatchList` feature gate
+   * on. `false` answers such a watch 422 Invalid ("sendInitialEvents is forbidden for watch unless the
+   * WatchList feature gate is enabled"), as kube-apiserver v1.37.2 does with the gate off, so a
+   * client's fallback to paged lists can be tested. Default true.
+   */
+  watchList?: boolean;
+  /**
    * Permissive mode: serve a resource that is neither built in, declared, nor defined by a stored
    * CustomResourceDefinition by inferring it (kind from the plural — `widgets` → `Widget` — and
    * namespaced) instead of answering 404 NotFound as kube-apiserver does. Default false: a GVR typo
@@ -119,6 +127,7 @@ export class FakeApiServer {
       requireToken: 'boolean',
       watchCache: 'boolean',
       shardedListAndWatch: 'boolean',
+      watchList: 'boolean',
       inferUnknownResources: 'boolean',
       strictResources: 'boolean',
       resources: 'any',
@@ -143,6 +152,7 @@ export class FakeApiServer {
       now: options.now ?? (() => new Date()),
       watchCache: options.watchCache ?? true,
       sharding: options.shardedListAndWatch ?? true,
+      watchList: options.watchList ?? true,
       bookmarkIntervalMs: options.bookmarkIntervalMs,
       requiredToken: options.requireToken ? (options.token ?? 'fake-token') : undefined,
       log: options.recordRequests === false ? undefined : [],
