@@ -117,7 +117,7 @@ export class DeltaFIFO<T> {
    * that {@link DeltaFIFO.hasSynced} waits for. `resourceVersion` is not used by the queue.
    *
    * Every key and transform is computed before anything is queued: when one throws, the queue is
-   * left unchanged.
+   * left unchanged. An item that is the `knownObjects` copy itself is not transformed again.
    */
   replace(items: readonly T[], resourceVersion: string): void {
     void resourceVersion;
@@ -127,7 +127,10 @@ export class DeltaFIFO<T> {
     let objects: readonly T[];
     try {
       for (let i = staged; i < n; i++) keys[i] = this.#keyOf(items[i]);
-      objects = this.#transformer === undefined ? items : items.map((item, i) => this.#transform(keys[i], item));
+      // An item that is the known object itself (a relist keeps the cached copy of an unchanged object,
+      // see the reflector's `unchanged`) was transformed when it entered the cache: not again.
+      const known = this.#knownObjects;
+      objects = this.#transformer === undefined ? items : items.map((item, i) => (known !== undefined && known.getByKey(keys[i]) === item ? item : this.#transform(keys[i], item)));
     } catch (err) {
       this.#staging.drop();
       throw err;

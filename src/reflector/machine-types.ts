@@ -123,6 +123,12 @@ export interface MachineEnv<T> extends EventRules<T> {
   readonly watchListVerdict?: () => WatchListVerdict;
   /** Stop (with the error) at the end of the first cycle instead of backing off (`listAndWatch`). */
   readonly oneCycle: boolean;
+  /**
+   * The cached copy of `key` (`knownObjects`) when its resource version is `resourceVersion`, else
+   * undefined: a read without side effects. A list keeps that copy instead of the one just decoded, so
+   * a relist does not hold a second copy of every unchanged object until it is complete.
+   */
+  readonly unchanged?: (key: string, resourceVersion: string) => T | undefined;
   /** The resource version of the cached copy of `key` (`knownObjects`): a read without side effects. */
   readonly storedVersion: ((key: string) => string | undefined) | undefined;
 }

@@ -279,9 +279,12 @@ function onStreamedEvent<T>(fx: Effects<T>, state: Extract<State<T>, { kind: 'st
       fx.seen(v, 'dropped');
       fx.error(v.error, 'event', 'skip', false);
       return fx.to(state);
-    case 'change':
+    case 'change': {
       fx.seen(v, 'collected');
-      return fx.to({ ...state, initial: chain(state.initial, [v.key, v.type === 'DELETED' ? undefined : v.object] as const) });
+      // An object the cache holds at this very version: its cached copy is kept, the decoded one dropped.
+      const kept = v.type === 'DELETED' ? undefined : (fx.env.unchanged?.(v.key, v.resourceVersion) ?? v.object);
+      return fx.to({ ...state, initial: chain(state.initial, [v.key, kept] as const) });
+    }
     case 'bookmark': {
       fx.report({ kind: 'bookmark', payload: { resourceVersion: v.resourceVersion, initialEventsEnd: v.initialEventsEnd } });
       if (!v.initialEventsEnd) return fx.to(state);

@@ -145,6 +145,10 @@ export class Reflector<T> {
       watchListVerdict: support === undefined ? undefined : () => support.verdict,
       oneCycle: false,
       storedVersion: known === undefined ? undefined : (key) => getResourceVersion(known.getByKey(key)),
+      unchanged: known === undefined ? undefined : (key, rv) => {
+        const cached = known.getByKey(key);
+        return cached !== undefined && rv !== '' && getResourceVersion(cached) === rv ? cached : undefined;
+      },
     };
     this.#deps = {
       lw,
@@ -314,6 +318,7 @@ export class Reflector<T> {
   /** Steps the machine on one result, applies its store operations, settles the I/O and reports. */
   #advance(io: Driver<T>, result: Result<T>, env: MachineEnv<T>): State<T> {
     if (result.kind === 'event' && this.#take(io, result.event, env)) return this.#state as State<T>;
+    if (result.kind === 'page' && this.#mem.versions.held !== '') this.#keepUnchanged(result.page.items, env);
     const state = this.#state as State<T>;
     const pushed = this.#pushed;
     if (pushed !== undefined) {
@@ -327,6 +332,29 @@ export class Reflector<T> {
     const failed = io.apply(t.ops);
     if (failed !== undefined) t = step(state, failed, env);
     return this.#conclude(io, state, result, t);
+  }
+
+  /**
+   * A relist's page: each item the cache holds at the same resource version is swapped, in place, for the
+   * cached copy, so the decoded one is garbage at once and the list does not hold a second copy of every
+   * unchanged object until it is complete (the store's `replace` sees the cached objects themselves).
+   * Not for the first list (nothing is cached). An item without a key is left for `replace` to refuse.
+   */
+  #keepUnchanged(items: T[] | undefined, env: MachineEnv<T>): void {
+    const unchanged = env.unchanged;
+    if (items === undefined || unchanged === undefined) return;
+    for (let i = 0; i < items.length; i++) {
+      const rv = getResourceVersion(items[i]);
+      if (rv === undefined || rv === '') continue;
+      let key: string;
+      try {
+        key = env.keyFunc(items[i]);
+      } catch {
+        continue;
+      }
+      const cached = unchanged(key, rv);
+      if (cached !== undefined) items[i] = cached;
+    }
   }
 
   /** Takes a transition whose store operations were applied (or failed, and were stepped on): settles and reports. */

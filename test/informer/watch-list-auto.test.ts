@@ -191,3 +191,42 @@ describe("useWatchList 'auto' (the default)", () => {
     expect(() => new Reflector<Pod>(lw, store, { useWatchList: 'yes' as unknown as boolean })).toThrow(/Reflector: option useWatchList must be one of 'true', 'false', 'auto', got "yes"/);
   });
 });
+
+describe('a relist keeps the cached copy of every unchanged object (no second copy while it runs)', () => {
+  for (const useWatchList of [true, false]) {
+    it(`${useWatchList ? 'a streaming' : 'a paged'} relist after a 410: unchanged objects stay the very cached objects, not transformed again; changed and new ones are the server's`, async () => {
+      const s = await server();
+      const clock = new FakeClock();
+      let transforms = 0;
+      const lw = newListWatch<Pod>(s.kubeConfig, PODS, { namespace: 'default' });
+      const informer = new SharedIndexInformer<Pod>(lw, {
+        clock, logger: false, reflector: { useWatchList },
+        transform: (obj) => {
+          transforms++;
+          return obj;
+        },
+      });
+      const ac = new AbortController();
+      const run = informer.run(ac.signal);
+      stops.push(async () => {
+        ac.abort();
+        await run;
+      });
+      await informer.whenSynced();
+      const before = new Map(informer.getIndexer().list().map((p) => [p.metadata.name, p]));
+      expect(transforms).toBe(3);
+      s.update(PODS, { ...pod('b'), metadata: { ...pod('b').metadata, labels: { changed: 'yes' } } }, { broadcast: false });
+      s.create(PODS, pod('d'), { broadcast: false });
+      s.compact();
+      s.endWatches();
+      await io(() => informer.getIndexer().list().length === 4, 'the relist');
+      const after = new Map(informer.getIndexer().list().map((p) => [p.metadata.name, p]));
+      expect(after.get('a')).toBe(before.get('a'));
+      expect(after.get('c')).toBe(before.get('c'));
+      expect(after.get('b')).not.toBe(before.get('b'));
+      expect(after.get('b')!.metadata.labels).toEqual({ changed: 'yes' });
+      expect(transforms).toBe(5);
+      expect(requests(s)).toEqual(useWatchList ? { streamed: 2, lists: 0 } : { streamed: 0, lists: 2 });
+    });
+  }
+});
