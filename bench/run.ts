@@ -11,9 +11,11 @@
 //               initial sync at each --pods size, watch throughput under a writer (bench/lib/real-phase.ts)
 //   operator    with --kubeconfig FILE only: the same operator as controller-runtime (Go), kube-informer's
 //               Controller and a hand-written client-node loop (bench/lib/operator-phase.ts)
+//   stream      with --kubeconfig FILE only: streaming lists against paged lists, 8 informers at once, and the
+//               relist after a 410 (bench/lib/stream-phase.ts)
 //   controller  the controller runtime vs a hand-written loop (bench/controller.bench.ts, compiled, plain node)
 // `--phases` picks phases; `--merge FILE` keeps the other sections of an earlier results file (sync, big
-// and steady share one section: running any of them replaces all three; indep, real, operator and controller are one each).
+// and steady share one section: running any of them replaces all three; indep, real, operator, stream and controller are one each).
 // Every contender is its own child process (heap isolated, measured after GC); the server is another.
 // Results: bench/results/<time>.json, then (unless --no-docs) latest.json, docs/benchmarks.md and docs/benchmarks-*.svg.
 
@@ -26,6 +28,7 @@ import { runControllerPhase } from './lib/controller-phase.js';
 import { runIndepPhase } from './lib/indep-phase.js';
 import { runOperatorPhase } from './lib/operator-phase.js';
 import { runRealPhase } from './lib/real-phase.js';
+import { runStreamPhase } from './lib/stream-phase.js';
 import { benchDir, CONTENDERS, startContender, startServer } from './lib/processes.js';
 import type { ContenderConfig, ContenderId, ContenderLine, ContenderMode, LoadResult } from './lib/protocol.js';
 import { renderDocs, type BenchResults, type RunRecord } from './lib/render.js';
@@ -83,6 +86,7 @@ async function main(): Promise<void> {
     indep: merged?.indep,
     real: merged?.real,
     operator: merged?.operator,
+    stream: merged?.stream,
   };
   const server = fakePhases ? startServer() : undefined;
   const record = (phase: RunRecord['phase'], id: ContenderId, pods: number, rep: number, lines: ContenderLine[]): void => {
@@ -163,6 +167,11 @@ async function main(): Promise<void> {
     if (args.phases.includes('operator')) {
       await server?.close();
       results.operator = await runOperatorPhase(args.kubeconfig!, args.operator, command, log);
+    }
+    // Phase 5c: streaming lists against paged lists, and the relist after a 410 (--kubeconfig).
+    if (args.phases.includes('stream')) {
+      await server?.close();
+      results.stream = await runStreamPhase(args.kubeconfig!, args.stream, command, log);
     }
     // Phase 6: the controller runtime vs the hand-written loop, in a process of its own.
     if (args.phases.includes('controller')) {

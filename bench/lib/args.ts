@@ -3,6 +3,19 @@
 import { OPERATOR_SIDES, type OperatorArgs, type OperatorSideId } from './operator-args.js';
 import { DEFAULT_SHAPE, type ContenderId, type IndepShape } from './protocol.js';
 
+/** The stream phase's flags (bench/lib/stream-phase.ts). */
+export interface StreamArgs {
+  /** Pods written into the namespace. */
+  pods: number;
+  /** Informers started at once in the sync runs. */
+  informers: number;
+  reps: number;
+  /** The writer's requests in flight. */
+  writers: number;
+  /** kube-apiserver's process id; default: found by the kubeconfig's port. */
+  apiServerPid?: number;
+}
+
 /** The parsed flags. */
 export interface BenchArgs {
   /** Initial-sync sizes; the first one also hosts the watch-throughput burst. */
@@ -37,6 +50,8 @@ export interface BenchArgs {
   realRate: number;
   /** The operator phase (with --kubeconfig): controller-runtime vs kube-informer vs client-node (bench/lib/operator-phase.ts). */
   operator: OperatorArgs;
+  /** The stream phase (with --kubeconfig): streaming against paged lists, and the relist (bench/lib/stream-phase.ts). */
+  stream: StreamArgs;
   /** Don't write docs/, only bench/results/. */
   noDocs: boolean;
   /** Reuse `.cache/bench-build` and `dist/` as they are (development: a run after an unchanged build). */
@@ -45,10 +60,10 @@ export interface BenchArgs {
 }
 
 /** The phases of a run, in order; `real` and `operator` need `--kubeconfig`. */
-export type Phase = 'sync' | 'big' | 'steady' | 'indep' | 'real' | 'operator' | 'controller';
+export type Phase = 'sync' | 'big' | 'steady' | 'indep' | 'real' | 'operator' | 'stream' | 'controller';
 /** The phases a run without `--phases` runs (with `--kubeconfig`: only `real`). */
 const DEFAULT_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'controller'];
-const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'real', 'operator', 'controller'];
+const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'real', 'operator', 'stream', 'controller'];
 
 /** Every contender, in the order tables list them. */
 export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-reflector', 'ki-controller', 'ki-1', 'ki-noshare', 'ki-coalesce', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'ki-dist', 'client-go', 'client-go-meta'];
@@ -97,6 +112,13 @@ const USAGE = `Usage: npm run bench -- [flags]
   --phases operator           with --kubeconfig: the same operator (a BenchSet CRD owning ConfigMaps) as
                               controller-runtime, kube-informer's Controller and a hand-written client-node
                               loop — converge time, reconciles/s, write→reconcile latency, CPU, peak RSS
+  --phases stream             with --kubeconfig: streaming lists against paged lists — --stream-informers
+                              informers started at once over --stream-pods pods (client and API server
+                              peak RSS), and one informer's relist after a 410 (peak heap ÷ steady heap)
+  --stream-pods 50000         stream phase: pods written once (--quick: 2000)
+  --stream-informers 8        stream phase: informers started at once
+  --stream-reps 2             stream phase: repetitions of each side (--quick: 1)
+  --apiserver-pid PID         stream phase: kube-apiserver's process (default: found by the kubeconfig's port)
   --operator-primaries 1000,10000   operator phase: BenchSets per size
   --operator-children 2       operator phase: ConfigMaps per BenchSet
   --operator-concurrency 4    operator phase: reconciles at once, every side
@@ -121,8 +143,8 @@ const USAGE = `Usage: npm run bench -- [flags]
 export function parseArgs(argv: string[]): BenchArgs {
   const quick = argv.includes('--quick');
   const a: BenchArgs = quick
-    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [200], children: 2, concurrency: 4, rate: 50, seconds: 5, reps: 1, repsLarge: 1, sides: [...OPERATOR_SIDES], profile: [] }, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
-    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [1000, 10000], children: 2, concurrency: 4, rate: 50, seconds: 20, reps: 3, repsLarge: 1, sides: [...OPERATOR_SIDES], profile: [] }, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 5, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
+    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [200], children: 2, concurrency: 4, rate: 50, seconds: 5, reps: 1, repsLarge: 1, sides: [...OPERATOR_SIDES], profile: [] }, stream: { pods: 2000, informers: 8, reps: 1, writers: 32 }, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
+    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [1000, 10000], children: 2, concurrency: 4, rate: 50, seconds: 20, reps: 3, repsLarge: 1, sides: [...OPERATOR_SIDES], profile: [] }, stream: { pods: 50000, informers: 8, reps: 2, writers: 32 }, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 5, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
   const given = new Set<string>();
   const num = (v: string | undefined, flag: string): number => {
     const n = Number(v);
@@ -188,6 +210,10 @@ export function parseArgs(argv: string[]): BenchArgs {
       case '--operator-reps-large': a.operator.repsLarge = Math.max(1, num(v, flag)); break;
       case '--operator-only': a.operator.sides = sides(v, flag, OPERATOR_SIDES); break;
       case '--operator-profile': a.operator.profile = sides(v, flag, OPERATOR_SIDES.filter((id) => id !== 'controller-runtime')); break;
+      case '--stream-pods': a.stream.pods = Math.max(1, num(v, flag)); break;
+      case '--stream-informers': a.stream.informers = Math.max(1, num(v, flag)); break;
+      case '--stream-reps': a.stream.reps = Math.max(1, num(v, flag)); break;
+      case '--apiserver-pid': a.stream.apiServerPid = num(v, flag); break;
       case '--controller-keys': a.controller.keys = Math.max(1, num(v, flag)); break;
       case '--controller-reps': a.controller.reps = Math.max(1, num(v, flag)); break;
       case '--controller-rate': a.controller.rate = Math.max(1, num(v, flag)); break;
@@ -203,8 +229,8 @@ export function parseArgs(argv: string[]): BenchArgs {
     if (!given.has('--events')) a.events = quick ? 5000 : 20000;
     if (!given.has('--reps')) a.reps = quick ? 1 : 3;
     if (!given.has('--only')) a.contenders = [...REAL_CONTENDERS];
-  } else if (a.phases.includes('real') || a.phases.includes('operator')) {
-    throw new Error(`--phases real and operator need --kubeconfig FILE\n${USAGE}`);
+  } else if (a.phases.includes('real') || a.phases.includes('operator') || a.phases.includes('stream')) {
+    throw new Error(`--phases real, operator and stream need --kubeconfig FILE\n${USAGE}`);
   }
   return a;
 }

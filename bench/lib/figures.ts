@@ -4,6 +4,7 @@ import type { ControllerSection } from './controller-phase.js';
 import type { IndepSection } from './indep-phase.js';
 import type { OperatorSection } from './operator-phase.js';
 import type { RealSection } from './real-phase.js';
+import type { StreamSection } from './stream-phase.js';
 import { CONTENDERS } from './processes.js';
 import type { ContenderId, ContenderLine, DoneLine, SampleLine, SyncedLine } from './protocol.js';
 import { slope, summarize, type Summary } from './stats.js';
@@ -39,6 +40,8 @@ export interface BenchResults {
   real?: RealSection;
   /** The operator phase (`--kubeconfig --phases operator`: controller-runtime head to head), when it ran (or was kept by `--merge`). */
   operator?: OperatorSection;
+  /** The stream phase (`--kubeconfig --phases stream`: streaming against paged lists, the relist), when it ran (or was kept by `--merge`). */
+  stream?: StreamSection;
 }
 
 /** The figures of one contender. */
