@@ -122,7 +122,8 @@ describe('an informer over newListWatch with watchCoalesceMs', () => {
     const holds = new FakeClock();
     const lw = newListWatch(kubeConfigFor(server.url, { token: 't' }), PODS, { watchCoalesceMs: 20, clock: holds });
     cleanups.push(() => lw.close());
-    const informer = new SharedIndexInformer(lw, { logger: false });
+    // The stub speaks a list and a plain watch (no streaming list): paged.
+    const informer = new SharedIndexInformer(lw, { logger: false, reflector: { useWatchList: false } });
     const stop = new AbortController();
     const running = informer.run(stop.signal);
     cleanups.push(async () => {

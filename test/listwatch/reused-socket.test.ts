@@ -119,7 +119,8 @@ describe('a reused keep-alive connection the server closed', () => {
         res.write(eventLine('MODIFIED', pod('a', '12')));
       }
     });
-    const informer = new SharedIndexInformer(newListWatch(kubeConfigFor(server.url, { token: 't' }), PODS), { logger: false });
+    // The stub speaks a list and a plain watch (no streaming list): paged.
+    const informer = new SharedIndexInformer(newListWatch(kubeConfigFor(server.url, { token: 't' }), PODS), { logger: false, reflector: { useWatchList: false } });
     const stop = new AbortController();
     const running = informer.run(stop.signal);
     cleanups.push(async () => {
@@ -158,7 +159,8 @@ describe('a reused keep-alive connection the server closed', () => {
     expect(informer.health().counters).toMatchObject({ lists: 1, relists: 0, watches: 2, errors: 0 });
     expect(relay.state.resets).toBe(1);
     expect(retries).toEqual([expect.objectContaining({ method: 'GET', path: expect.stringMatching(/^\/api\/v1\/pods\?watch=true&/), error: expect.objectContaining({ code: 'ECONNRESET' }) })]);
-    expect(fake.requests().map((r) => r.verb)).toEqual(['list', 'watch', 'watch']);
+    // The list was streamed (useWatchList 'auto'): the first watch, then the one re-opened after the reset.
+    expect(fake.requests().map((r) => r.verb)).toEqual(['watch', 'watch']);
   });
 
   it('a list that fails on it before any answer is sent once more, on a fresh connection', async () => {
