@@ -38,6 +38,7 @@ export type {
   WatchEndedEvent,
   WatchEndReason,
   BackoffWaitEvent,
+  WatchListUnsupportedEvent,
   WatchEventReport,
   BookmarkEvent,
   ReflectorErrorEvent,

@@ -17,6 +17,7 @@ export type {
   WatchEndedEvent,
   WatchEndReason,
   BackoffWaitEvent,
+  WatchListUnsupportedEvent,
   WatchEventReport,
   BookmarkEvent,
   ReflectorErrorEvent,
