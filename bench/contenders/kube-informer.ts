@@ -15,7 +15,8 @@ await runContender((cfg, hooks) => {
     transform: cfg.strip ? stripManagedFields : undefined,
     onWatchError: (err) => hooks.error(err),
     shareUnchanged: cfg.noShare === true ? false : undefined,
-    reflector: cfg.watchList ? { useWatchList: true } : undefined,
+    // Paged lists unless the contender is ki-watchlist: the figures stay those of the paged list they always were.
+    reflector: { useWatchList: cfg.watchList },
   });
   const registrations = [];
   for (let h = 0; h < cfg.handlers; h++) {

@@ -144,6 +144,12 @@ const server = http.createServer((req, res) => {
     return;
   }
   const watch = url.searchParams.get('watch');
+  if ((watch === '1' || watch === 'true') && url.searchParams.has('sendInitialEvents')) {
+    // No streaming lists here (kube-apiserver with the WatchList gate off answers so): a client pages.
+    const message = 'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled';
+    res.writeHead(422, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'Invalid', code: 422 }));
+    return;
+  }
   if (watch === '1' || watch === 'true') {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();

@@ -199,7 +199,7 @@ export function registerInformerMetrics(promClient: PromCollectorClientLike, sou
       }),
     );
   const n = informerMetricNames;
-  counter(n.lists, 'Lists completed and handed to the cache, the first one included.', (h) => h.counters.lists);
+  counter(n.lists, 'Lists completed and handed to the cache (paged or streamed), the first one included.', (h) => h.counters.lists);
   counter(n.relists, 'Lists completed after the first.', (h) => h.counters.relists);
   counter(n.watches, 'Watch streams opened.', (h) => h.counters.watches);
   counter(n.events, 'ADDED, MODIFIED and DELETED events applied to the cache.', (h) => h.counters.events);
