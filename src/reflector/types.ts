@@ -119,6 +119,11 @@ export interface ReflectorOptions<T> {
    *   paged lists. Any other failure of a streaming list falls back to a paged list for that cycle.
    * - `true`: always try a streaming list first (any failure falls back to a paged list, per cycle).
    * - `false`: paged lists only (client-go's `WatchListClient=false`).
+   *
+   * Warning: a server that neither serves nor refuses `sendInitialEvents` (a hand-written stub, a proxy
+   * that drops the parameter) sends no initial-events-end bookmark: the streaming list then waits until
+   * the watch closes (`timeoutSeconds`) and falls back. Pass `false` for such a server. kube-apiserver
+   * and servers built on its library refuse the parameter when they do not serve it.
    */
   useWatchList?: boolean | 'auto';
   /** Backoff between failures (shared by relists and watch retries). Defaults: see {@link BackoffOptions}. */
