@@ -124,7 +124,8 @@ describe('informers over the fake API server', () => {
       syncFailureThreshold: 2,
       reflector: { backoff: { initialMs: 1, maxMs: 5 } },
     });
-    for (let i = 0; i < 2; i++) server.injectFault({ verb: 'list', type: 'status', code: 403, reason: 'Forbidden', message: 'pods is forbidden' });
+    // The streaming list (a watch) and the paged list it falls back to: two requests answered 403.
+    for (let i = 0; i < 2; i++) server.injectFault({ verb: ['list', 'watch'], type: 'status', code: 403, reason: 'Forbidden', message: 'pods is forbidden' });
     const ac = new AbortController();
     const running = informer.run(ac.signal);
     const err = (await informer.whenSynced().catch((e: unknown) => e)) as Error & { code: string; statusCode: number };

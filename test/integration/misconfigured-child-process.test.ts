@@ -55,7 +55,9 @@ describe('a misconfigured program speaks (silence is a bug)', () => {
     expect(r.exitedInTime, r.stderr).toBe(true);
     expect(r.firstStderrMs, r.stderr).toBeLessThan(FIRST_LINE_BOUND_MS);
     // The first line is the informer's own warning, before any wait gave up.
-    expect(r.stderr.split('\n')[0]).toMatch(/informer v1\/pods: list failed, will list again: .*ECONNREFUSED/);
+    // (The streaming list is tried first, then the paged list it falls back to.)
+    expect(r.stderr.split('\n')[0]).toMatch(/informer v1\/pods: watch-list failed, falling back to a paged list: .*ECONNREFUSED/);
+    expect(r.stderr).toMatch(/informer v1\/pods: list failed, will list again: .*ECONNREFUSED/);
     expect(r.stderr).toMatch(/informer v1\/pods cannot sync: the API server has been unreachable for 10 s \(ECONNREFUSED\)/);
     expect(r.stderr).toMatch(/FAILED NETWORK: informer v1\/pods cannot sync/);
     expect(r.stdout).not.toContain('SYNCED');

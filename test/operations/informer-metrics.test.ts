@@ -52,10 +52,11 @@ describe('registerInformerMetrics', () => {
     const configMaps = factory.forResource(resources.configmaps);
     const registry = new promClient.Registry();
     const registration = registerInformerMetrics(promClient, [configMaps], { registry });
-    server.injectFault({ verb: 'list', resource: 'configmaps', type: 'status', code: 500 });
+    // The streaming list (a watch) fails; a paged list follows.
+    server.injectFault({ verb: 'watch', resource: 'configmaps', type: 'status', code: 500 });
     factory.start(stop.signal);
     await factory.waitForCacheSync(stop.signal);
-    expect(await metricValue(registry, 'kube_informer_errors_total', { informer: 'v1/configmaps', phase: 'list', reason: 'API_STATUS_500' })).toBe(1);
+    expect(await metricValue(registry, 'kube_informer_errors_total', { informer: 'v1/configmaps', phase: 'watch-list', reason: 'API_STATUS_500' })).toBe(1);
     registration.close();
     server.injectFault({ verb: 'watch', resource: 'configmaps', type: 'status', code: 410 });
     server.endWatches();

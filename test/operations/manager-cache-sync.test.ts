@@ -69,7 +69,7 @@ describe('Manager: waiting for caches', () => {
 
   it('gives up after cacheSyncTimeoutMs naming every informer that cannot sync, each with its reason', async () => {
     const clock = new FakeClock();
-    for (let i = 0; i < 1000; i++) server.injectFault({ verb: 'list', resource: 'configmaps', type: 'status', code: 403, message: 'configmaps is forbidden' });
+    for (let i = 0; i < 1000; i++) server.injectFault({ verb: ['list', 'watch'], resource: 'configmaps', type: 'status', code: 403, message: 'configmaps is forbidden' });
     const factory = newFactory(20);
     factory.forResource(resources.configmaps);
     factory.forResource(widgets);
@@ -103,7 +103,7 @@ describe('Manager: waiting for caches', () => {
   });
 
   it('with cacheSyncTimeoutMs: 0 gives up as soon as an informer cannot sync; Infinity never gives up', async () => {
-    for (let i = 0; i < 3; i++) server.injectFault({ verb: 'list', resource: 'configmaps', type: 'status', code: 403, message: 'configmaps is forbidden' });
+    for (let i = 0; i < 3; i++) server.injectFault({ verb: ['list', 'watch'], resource: 'configmaps', type: 'status', code: 403, message: 'configmaps is forbidden' });
     const factory = newFactory();
     factory.forResource(resources.configmaps);
     const manager = new Manager(factory, { cacheSyncTimeoutMs: 0, logger: false });

@@ -56,10 +56,10 @@ describe('Manager: installing CRDs at start (crds)', () => {
     await until(() => manager.phase === 'running' && runs.n === 1, 'the controllers to run');
     expect(calls).toEqual(['apply widgets.crdtest.kube-informer.dev force=true manager=my-operator', 'apply gadgets.crdtest.kube-informer.dev force=true manager=my-operator']);
     expect(informer.hasSynced()).toBe(true);
-    // The first request for widgets is the informer's list, after both CRDs were applied, and it was answered: no 404 and retry.
+    // The first request for widgets is the informer's list (a streaming list: a watch), after both CRDs were applied, and it was answered: no 404 and retry.
     const requests = server.requests().filter((r) => r.resource === 'widgets' || r.resource === 'customresourcedefinitions');
-    expect(requests.slice(0, 3).map((r) => `${r.verb} ${r.resource}`)).toEqual(['patch customresourcedefinitions', 'patch customresourcedefinitions', 'list widgets']);
-    expect(requests.filter((r) => r.resource === 'widgets' && r.verb === 'list')).toHaveLength(1);
+    expect(requests.slice(0, 3).map((r) => `${r.verb} ${r.resource}`)).toEqual(['patch customresourcedefinitions', 'patch customresourcedefinitions', 'watch widgets']);
+    expect(requests.filter((r) => r.resource === 'widgets' && (r.verb === 'list' || r.query.sendInitialEvents === 'true'))).toHaveLength(1);
     expect(log.lines).toContain('info: manager: installing 2 CustomResourceDefinitions (server-side apply): widgets.crdtest.kube-informer.dev, gadgets.crdtest.kube-informer.dev');
     expect(log.lines).toContain('info: manager: CustomResourceDefinitions established: widgets.crdtest.kube-informer.dev, gadgets.crdtest.kube-informer.dev');
     stop.abort();

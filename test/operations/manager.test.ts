@@ -54,7 +54,7 @@ describe('Manager', () => {
   });
 
   it('rejects with the reason when a cache cannot sync (403) and cacheSyncTimeoutMs is 0, after stopping everything', async () => {
-    for (let i = 0; i < 3; i++) server.injectFault({ verb: 'list', resource: 'configmaps', type: 'status', code: 403, message: 'configmaps is forbidden' });
+    for (let i = 0; i < 3; i++) server.injectFault({ verb: ['list', 'watch'], resource: 'configmaps', type: 'status', code: 403, message: 'configmaps is forbidden' });
     const factory = newFactory();
     const controller = Controller.for(factory, resources.configmaps).build(async () => Action.done(), { logger: false });
     const manager = new Manager(factory, { controllers: [controller], probes: { port: 0, host: '127.0.0.1' }, cacheSyncTimeoutMs: 0, logger: false });

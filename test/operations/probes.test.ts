@@ -29,7 +29,8 @@ const get = async (path: string, method = 'GET') => {
 
 describe('probes', () => {
   it('/readyz is 503 until every informer synced, then 200; /livez 200 all along; the body names each informer', async () => {
-    server.injectFault({ verb: 'list', resource: 'configmaps', type: 'stall' });
+    // The first request (a streaming list: a watch) is held unanswered.
+    server.injectFault({ verb: 'watch', resource: 'configmaps', type: 'stall' });
     const factory = new SharedInformerFactory(server.kubeConfig, { logger: false, informerOptions: { reflector: { backoff: { initialMs: 1, maxMs: 5 } } } });
     factory.forResource(resources.configmaps);
     probes = await startProbeServer({ port: 0, host: '127.0.0.1', informers: factory, isLeader: () => false });

@@ -51,7 +51,8 @@ function replica(fake: FakeApiServer, clock: FakeClock, store: InMemoryRingStore
   return { ring, factory, running };
 }
 
-const listsOf = (fake: FakeApiServer, resource: string) => fake.requests().filter((r) => r.verb === 'list' && r.resource === resource);
+// The lists of `resource`: paged lists and streaming lists (a watch with sendInitialEvents, the default).
+const listsOf = (fake: FakeApiServer, resource: string) => fake.requests().filter((r) => (r.verb === 'list' || (r.verb === 'watch' && r.query.sendInitialEvents === 'true')) && r.resource === resource);
 
 describe('a sharded controller caches only its slots', () => {
   it('on a namespace ring: primary and children per slot, never listed whole; each reconcile sees every child', async () => {
@@ -104,7 +105,7 @@ describe('a sharded controller caches only its slots', () => {
     const fake = await startFakeApiServer();
     cleanups.push(() => fake.close());
     seed(fake, 4, 0);
-    for (let i = 0; i < 100; i++) fake.injectFault({ verb: 'list', resource: 'configmaps', type: 'status', code: 403, message: 'configmaps is forbidden' });
+    for (let i = 0; i < 100; i++) fake.injectFault({ verb: ['list', 'watch'], resource: 'configmaps', type: 'status', code: 403, message: 'configmaps is forbidden' });
     const clock = new FakeClock();
     const store = new InMemoryRingStore();
     const ring = new ShardRing({ ...TIMING, store, name: 'parents', identity: 'a', clock });

@@ -15,6 +15,9 @@ const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
 const SLOTS = 8;
 const { cleanups } = useCleanups();
 
+/** A list request: a paged list, or a streaming list (a watch with sendInitialEvents, the default). */
+const isList = (r: { verb?: string; query: Record<string, string> }): boolean => r.verb === 'list' || (r.verb === 'watch' && r.query.sendInitialEvents === 'true');
+
 describe('ShardedInformer on a ShardRing', () => {
   it('caches disjoint slices that cover the collection; a join lists only the slots that moved', async () => {
     const fake = await startFakeApiServer();
@@ -46,7 +49,7 @@ describe('ShardedInformer on a ShardRing', () => {
     await settle(clock, 'a and b cover the collection', () => a.ring.ownedSlots().length === 4 && b.ring.ownedSlots().length === 4 && covered([a, b]));
     expect([...keys(a), ...keys(b)].sort()).toEqual(all); // disjoint (same length, same members) and complete
 
-    const listsBefore = fake.requests().filter((r) => r.verb === 'list').length;
+    const listsBefore = fake.requests().filter(isList).length;
     const before = { a: a.ring.ownedSlots(), b: b.ring.ownedSlots() };
     const c = replica('c');
     await settle(clock, 'three replicas cover the collection', () => [a, b, c].every((r) => [2, 3].includes(r.ring.ownedSlots().length)) && covered([a, b, c]));
@@ -54,7 +57,7 @@ describe('ShardedInformer on a ShardRing', () => {
     expect(moved.every((s) => before.a.includes(s) || before.b.includes(s))).toBe(true);
     expect(a.ring.ownedSlots().every((s) => before.a.includes(s))).toBe(true); // nothing moved between a and b
     expect(b.ring.ownedSlots().every((s) => before.b.includes(s))).toBe(true);
-    const newLists = fake.requests().filter((r) => r.verb === 'list').length - listsBefore;
+    const newLists = fake.requests().filter(isList).length - listsBefore;
     expect(newLists).toBe(moved.length); // one list per slot that moved, none for the others
     expect([...keys(a), ...keys(b), ...keys(c)].sort()).toEqual(all);
     expect(a.informer.get(keys(a)[0])).toBeDefined();
