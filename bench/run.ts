@@ -171,7 +171,7 @@ async function main(): Promise<void> {
     // Phase 5c: streaming lists against paged lists, and the relist after a 410 (--kubeconfig).
     if (args.phases.includes('stream')) {
       await server?.close();
-      results.stream = await runStreamPhase(args.kubeconfig!, args.stream, command, log);
+      results.stream = await runStreamPhase(args.kubeconfig!, args.stream, command, log, merged?.stream);
     }
     // Phase 6: the controller runtime vs the hand-written loop, in a process of its own.
     if (args.phases.includes('controller')) {

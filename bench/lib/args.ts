@@ -14,6 +14,14 @@ export interface StreamArgs {
   writers: number;
   /** kube-apiserver's process id; default: found by the kubeconfig's port. */
   apiServerPid?: number;
+  /** Use this namespace's pods as they are (written by an earlier run with `keep`): no writes, no cleanup. */
+  namespace?: string;
+  /** Leave the namespace and its pods in place at the end. */
+  keep?: boolean;
+  /** Which parts run. Default both. */
+  parts?: Array<'sync' | 'relist'>;
+  /** Names this run's code in the tables (`before`, `after`); runs of a `--merge`d section on the same namespace are kept beside them. */
+  label?: string;
 }
 
 /** The parsed flags. */
@@ -119,6 +127,11 @@ const USAGE = `Usage: npm run bench -- [flags]
   --stream-informers 8        stream phase: informers started at once
   --stream-reps 2             stream phase: repetitions of each side (--quick: 1)
   --apiserver-pid PID         stream phase: kube-apiserver's process (default: found by the kubeconfig's port)
+  --stream-keep               stream phase: leave the namespace and its pods (for a later --stream-namespace)
+  --stream-namespace NS       stream phase: use NS's pods as they are (no writes, no cleanup)
+  --stream-parts sync,relist  stream phase: which parts run (default both)
+  --stream-label TEXT         stream phase: names this run's code in the tables; with --merge of a run on the
+                              same --stream-namespace, that run's rows are kept beside this one's
   --operator-primaries 1000,10000   operator phase: BenchSets per size
   --operator-children 2       operator phase: ConfigMaps per BenchSet
   --operator-concurrency 4    operator phase: reconciles at once, every side
@@ -214,6 +227,10 @@ export function parseArgs(argv: string[]): BenchArgs {
       case '--stream-informers': a.stream.informers = Math.max(1, num(v, flag)); break;
       case '--stream-reps': a.stream.reps = Math.max(1, num(v, flag)); break;
       case '--apiserver-pid': a.stream.apiServerPid = num(v, flag); break;
+      case '--stream-namespace': if (!v) throw new Error(`${flag} needs a namespace\n${USAGE}`); a.stream.namespace = v; break;
+      case '--stream-keep': a.stream.keep = true; continue;
+      case '--stream-label': a.stream.label = v; break;
+      case '--stream-parts': a.stream.parts = (v ?? '').split(',').filter((p): p is 'sync' | 'relist' => p === 'sync' || p === 'relist'); break;
       case '--controller-keys': a.controller.keys = Math.max(1, num(v, flag)); break;
       case '--controller-reps': a.controller.reps = Math.max(1, num(v, flag)); break;
       case '--controller-rate': a.controller.rate = Math.max(1, num(v, flag)); break;

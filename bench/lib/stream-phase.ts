@@ -28,6 +28,8 @@ import type { RelistAnswer, StreamSideCommand, SyncAnswer } from './stream-side.
 /** One side's sync run. */
 export interface StreamSyncRun {
   side: 'streaming' | 'paged';
+  /** The code measured (`--stream-label`), when named. */
+  label?: string;
   rep: number;
   answer?: SyncAnswer;
   /** kube-apiserver: VmRSS before the side started, the peak during it (max of samples and VmHWM), bytes. */
@@ -39,6 +41,8 @@ export interface StreamSyncRun {
 /** One side's relist run. */
 export interface StreamRelistRun {
   side: 'streaming' | 'paged';
+  /** The code measured (`--stream-label`), when named. */
+  label?: string;
   rep: number;
   answer?: RelistAnswer;
   error?: string;
@@ -122,14 +126,23 @@ function startSide(): RpcChild<StreamSideCommand> {
 }
 
 /** Runs the stream phase; resolves with its section (partial, with `errors`, if something failed). */
-export async function runStreamPhase(kubeconfig: string, args: StreamArgs, command: string, log: (msg: string) => void): Promise<StreamSection> {
+export async function runStreamPhase(kubeconfig: string, args: StreamArgs, command: string, log: (msg: string) => void, previous?: StreamSection): Promise<StreamSection> {
   const started = Date.now();
-  const namespace = `kube-informer-stream-${started.toString(36)}`;
+  const namespace = args.namespace ?? `kube-informer-stream-${started.toString(36)}`;
+  const parts = args.parts ?? ['sync', 'relist'];
   const section: StreamSection = {
     date: new Date(started).toISOString(), command, durationMinutes: 0, node: process.version,
     cpus: `${cpus().length} × ${cpus()[0]?.model ?? '?'}`, serverVersion: '?', namespace, pods: args.pods,
     informers: args.informers, reps: args.reps, sync: [], relist: [], errors: [],
   };
+  // The runs of an earlier run on the same pods (another build of the code) are kept beside this one's.
+  if (previous !== undefined && previous.namespace === namespace) {
+    section.sync.push(...previous.sync);
+    section.relist.push(...previous.relist);
+    section.load = previous.load;
+    section.command = `${previous.command}; then ${command}`;
+  }
+  const label = args.label;
   const pid = args.apiServerPid ?? findApiServer(kubeconfig);
   if (pid === undefined) section.errors.push('kube-apiserver process not found: its RSS is not reported');
   const writer = forkRpc<WriterCommand>(join(benchDir, 'lib', 'real-writer.ts'), { name: 'writer', serial: true, execArgv: ['--import', 'tsx'] });
@@ -137,15 +150,19 @@ export async function runStreamPhase(kubeconfig: string, args: StreamArgs, comma
   try {
     await writer.call({ cmd: 'init', kubeconfig, namespace, concurrency: args.writers });
     section.serverVersion = await writer.call<string>({ cmd: 'version' });
-    await writer.call({ cmd: 'setup' });
-    log(`stream: writing ${args.pods} pods into ${namespace} (kube-apiserver ${section.serverVersion}, pid ${pid ?? '?'})`);
-    section.load = await writer.call<WriteStats>({ cmd: 'load', from: 0, to: args.pods, status: false });
-    log(`stream: ${section.load.writes} writes in ${section.load.seconds.toFixed(1)} s`);
+    if (args.namespace === undefined) {
+      await writer.call({ cmd: 'setup' });
+      log(`stream: writing ${args.pods} pods into ${namespace} (kube-apiserver ${section.serverVersion}, pid ${pid ?? '?'})`);
+      section.load = await writer.call<WriteStats>({ cmd: 'load', from: 0, to: args.pods, status: false });
+      log(`stream: ${section.load.writes} writes in ${section.load.seconds.toFixed(1)} s`);
+    } else {
+      log(`stream: the ${args.pods} pods of ${namespace}, as they are (kube-apiserver ${section.serverVersion}, pid ${pid ?? '?'})`);
+    }
     for (let rep = 0; rep < args.reps; rep++) {
-      for (const side of rep % 2 === 0 ? sides : [...sides].reverse()) {
+      for (const side of !parts.includes('sync') ? [] : rep % 2 === 0 ? sides : [...sides].reverse()) {
         const child = startSide();
         const server = watchServer(pid);
-        const run: StreamSyncRun = { side, rep, serverRssBefore: server.before };
+        const run: StreamSyncRun = { side, rep, label, serverRssBefore: server.before };
         try {
           run.answer = await child.call<SyncAnswer>({ cmd: 'sync', kubeconfig, namespace, informers: args.informers, watchList: side === 'streaming', pods: args.pods });
         } catch (err) {
@@ -158,9 +175,9 @@ export async function runStreamPhase(kubeconfig: string, args: StreamArgs, comma
         const a = run.answer;
         log(`stream sync ${side} rep=${rep}: ${a === undefined ? `ERROR ${run.error}` : `${(a.syncMs / 1000).toFixed(1)} s, client peak RSS ${mib(a.peakRss)} MiB, heap ${mib(a.heapAfter)} MiB`}; server RSS ${mib(run.serverRssBefore)} → peak ${mib(run.serverPeakRss)} MiB`);
       }
-      for (const side of rep % 2 === 0 ? sides : [...sides].reverse()) {
+      for (const side of !parts.includes('relist') ? [] : rep % 2 === 0 ? sides : [...sides].reverse()) {
         const child = startSide();
-        const run: StreamRelistRun = { side, rep };
+        const run: StreamRelistRun = { side, rep, label };
         try {
           run.answer = await child.call<RelistAnswer>({ cmd: 'relist', kubeconfig, namespace, watchList: side === 'streaming', pods: args.pods });
         } catch (err) {
@@ -178,7 +195,8 @@ export async function runStreamPhase(kubeconfig: string, args: StreamArgs, comma
     log(`stream: ${message(err)}`);
   } finally {
     try {
-      section.cleanup = await writer.call<CleanupStats>({ cmd: 'cleanup' });
+      if (args.namespace === undefined && args.keep !== true) section.cleanup = await writer.call<CleanupStats>({ cmd: 'cleanup' });
+      else log(`stream: ${namespace} left as it is`);
     } catch (err) {
       section.errors.push(`cleanup: ${message(err)}`);
     }
@@ -194,11 +212,17 @@ const inMib = (values: Array<number | undefined>): Summary => summarize(values.f
 
 /** The "Streaming lists" section of docs/benchmarks.md. */
 export function streamMarkdown(s: StreamSection): string {
-  const runs = (side: StreamSyncRun['side']): StreamSyncRun[] => s.sync.filter((r) => r.side === side && r.answer !== undefined);
-  const relists = (side: StreamRelistRun['side']): StreamRelistRun[] => s.relist.filter((r) => r.side === side && r.answer !== undefined);
-  const clientPeak = (side: StreamSyncRun['side']): Summary => inMib(runs(side).map((r) => r.answer?.peakRss));
-  const serverPeak = (side: StreamSyncRun['side']): Summary => inMib(runs(side).map((r) => r.serverPeakRss));
-  const serverGrowth = (side: StreamSyncRun['side']): Summary => inMib(runs(side).map((r) => (r.serverPeakRss === undefined || r.serverRssBefore === undefined ? undefined : r.serverPeakRss - r.serverRssBefore)));
+  // The newest label's runs are the figures of the targets; an earlier label's rows stand beside them.
+  const labels = [...new Set([...s.sync, ...s.relist].map((r) => r.label))];
+  const current = [...s.sync, ...s.relist].at(-1)?.label;
+  const runs = (side: StreamSyncRun['side'], label = current): StreamSyncRun[] => s.sync.filter((r) => r.side === side && r.label === label && r.answer !== undefined);
+  const relists = (side: StreamRelistRun['side'], label = current): StreamRelistRun[] => s.relist.filter((r) => r.side === side && r.label === label && r.answer !== undefined);
+  const rowsOf = <R>(has: (side: 'streaming' | 'paged', label: string | undefined) => boolean, row: (side: 'streaming' | 'paged', label: string | undefined) => R): R[] =>
+    labels.flatMap((label) => (['streaming', 'paged'] as const).filter((side) => has(side, label)).map((side) => row(side, label)));
+  const name = (side: string, label: string | undefined): string => (label === undefined ? side : `${side} (${label})`);
+  const clientPeak = (side: StreamSyncRun['side'], label = current): Summary => inMib(runs(side, label).map((r) => r.answer?.peakRss));
+  const serverPeak = (side: StreamSyncRun['side'], label = current): Summary => inMib(runs(side, label).map((r) => r.serverPeakRss));
+  const serverGrowth = (side: StreamSyncRun['side'], label = current): Summary => inMib(runs(side, label).map((r) => (r.serverPeakRss === undefined || r.serverRssBefore === undefined ? undefined : r.serverPeakRss - r.serverRssBefore)));
   const ratio = (a: number, b: number): string => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}×` : '—');
   const verdict = (ok: boolean): string => (ok ? 'met' : '**not met**');
   const out: string[] = ['## Streaming lists (WatchList) and the relist', ''];
@@ -213,22 +237,22 @@ export function streamMarkdown(s: StreamSection): string {
   const cs = clientPeak('streaming');
   const cp = clientPeak('paged');
   out.push('### Initial sync', '');
-  out.push(...table(['side', 'seconds', 'client peak RSS (MiB)', 'client heap after GC (MiB)', 'API server peak RSS (MiB)', 'API server RSS growth (MiB)'], (['streaming', 'paged'] as const).map((side) => [
-    side,
-    fmtSummary(summarize(runs(side).map((r) => r.answer!.syncMs / 1000)), 1),
-    fmtSummary(clientPeak(side)),
-    fmtSummary(inMib(runs(side).map((r) => r.answer?.heapAfter))),
-    fmtSummary(serverPeak(side)),
-    fmtSummary(serverGrowth(side)),
+  out.push(...table(['side', 'seconds', 'client peak RSS (MiB)', 'client heap after GC (MiB)', 'API server peak RSS (MiB)', 'API server RSS growth (MiB)'], rowsOf((side, label) => runs(side, label).length > 0, (side, label) => [
+    name(side, label),
+    fmtSummary(summarize(runs(side, label).map((r) => r.answer!.syncMs / 1000)), 1),
+    fmtSummary(clientPeak(side, label)),
+    fmtSummary(inMib(runs(side, label).map((r) => r.answer?.heapAfter))),
+    fmtSummary(serverPeak(side, label)),
+    fmtSummary(serverGrowth(side, label)),
   ])), '');
-  const rs = (side: StreamRelistRun['side']): Summary => summarize(relists(side).map((r) => r.answer!.peakHeap / r.answer!.steadyHeap));
+  const rs = (side: StreamRelistRun['side'], label = current): Summary => summarize(relists(side, label).map((r) => r.answer!.peakHeap / r.answer!.steadyHeap));
   out.push('### Relist after a 410', '');
-  out.push(...table(['side', 'steady heap (MiB)', 'peak heap (MiB)', 'peak ÷ steady', 'relist (s)'], (['streaming', 'paged'] as const).map((side) => [
-    side,
-    fmtSummary(inMib(relists(side).map((r) => r.answer?.steadyHeap))),
-    fmtSummary(inMib(relists(side).map((r) => r.answer?.peakHeap))),
-    fmtSummary(rs(side), 2),
-    fmtSummary(summarize(relists(side).map((r) => r.answer!.relistMs / 1000)), 1),
+  out.push(...table(['side', 'steady heap (MiB)', 'peak heap (MiB)', 'peak ÷ steady', 'relist (s)'], rowsOf((side, label) => relists(side, label).length > 0, (side, label) => [
+    name(side, label),
+    fmtSummary(inMib(relists(side, label).map((r) => r.answer?.steadyHeap))),
+    fmtSummary(inMib(relists(side, label).map((r) => r.answer?.peakHeap))),
+    fmtSummary(rs(side, label), 2),
+    fmtSummary(summarize(relists(side, label).map((r) => r.answer!.relistMs / 1000)), 1),
   ])), '');
   const streamRelist = rs('streaming').median;
   const pagedRelist = rs('paged').median;
