@@ -20,6 +20,8 @@ export interface StreamArgs {
   keep?: boolean;
   /** Which parts run. Default both. */
   parts?: Array<'sync' | 'relist'>;
+  /** The side that goes first in the first repetition (the order alternates after it). Default `paged`. */
+  first?: 'streaming' | 'paged';
   /** Names this run's code in the tables (`before`, `after`); runs of a `--merge`d section on the same namespace are kept beside them. */
   label?: string;
 }
@@ -130,6 +132,8 @@ const USAGE = `Usage: npm run bench -- [flags]
   --stream-keep               stream phase: leave the namespace and its pods (for a later --stream-namespace)
   --stream-namespace NS       stream phase: use NS's pods as they are (no writes, no cleanup)
   --stream-parts sync,relist  stream phase: which parts run (default both)
+  --stream-first paged        stream phase: the side that goes first (then they alternate); the API server's
+                              RSS after a side carries over to the next
   --stream-label TEXT         stream phase: names this run's code in the tables; with --merge of a run on the
                               same --stream-namespace, that run's rows are kept beside this one's
   --operator-primaries 1000,10000   operator phase: BenchSets per size
@@ -230,6 +234,7 @@ export function parseArgs(argv: string[]): BenchArgs {
       case '--stream-namespace': if (!v) throw new Error(`${flag} needs a namespace\n${USAGE}`); a.stream.namespace = v; break;
       case '--stream-keep': a.stream.keep = true; continue;
       case '--stream-label': a.stream.label = v; break;
+      case '--stream-first': if (v !== 'streaming' && v !== 'paged') throw new Error(`${flag}: streaming or paged\n${USAGE}`); a.stream.first = v; break;
       case '--stream-parts': a.stream.parts = (v ?? '').split(',').filter((p): p is 'sync' | 'relist' => p === 'sync' || p === 'relist'); break;
       case '--controller-keys': a.controller.keys = Math.max(1, num(v, flag)); break;
       case '--controller-reps': a.controller.reps = Math.max(1, num(v, flag)); break;

@@ -146,7 +146,7 @@ export async function runStreamPhase(kubeconfig: string, args: StreamArgs, comma
   const pid = args.apiServerPid ?? findApiServer(kubeconfig);
   if (pid === undefined) section.errors.push('kube-apiserver process not found: its RSS is not reported');
   const writer = forkRpc<WriterCommand>(join(benchDir, 'lib', 'real-writer.ts'), { name: 'writer', serial: true, execArgv: ['--import', 'tsx'] });
-  const sides: Array<'streaming' | 'paged'> = ['paged', 'streaming'];
+  const sides: Array<'streaming' | 'paged'> = args.first === 'streaming' ? ['streaming', 'paged'] : ['paged', 'streaming'];
   try {
     await writer.call({ cmd: 'init', kubeconfig, namespace, concurrency: args.writers });
     section.serverVersion = await writer.call<string>({ cmd: 'version' });
@@ -231,6 +231,7 @@ export function streamMarkdown(s: StreamSection): string {
       `The real phase's writer created ${fmt(s.pods)} pods (\`makePod(i)\`, no status write) in a fresh namespace${s.load === undefined ? '' : ` (${fmt(s.load.writes)} writes in ${fmt(s.load.seconds, 0)} s)`}. ` +
       `**Sync**: one child process per side and repetition (${s.reps} each, order alternated) starts ${s.informers} \`SharedIndexInformer\`s at once, each with its own \`newListWatch\` over that namespace's pods, with \`useWatchList: true\` (streaming: one watch with \`sendInitialEvents=true\` each) or \`false\` (paged: \`resourceVersion=0&limit=500\`, which kube-apiserver serves whole from its watch cache); ` +
       'client peak RSS is the process\'s `VmHWM`, the API server\'s the largest `VmRSS` sampled every 50 ms from `/proc/<pid>/status` during the side (and its `VmHWM`, reset with `clear_refs` before each side). ' +
+      'The API server gives memory back to the system slowly, so what one side grew it to carries over to the next: the first side\'s growth is the clean figure, which is why the order alternates (`--stream-first` picks the first). ' +
       '**Relist**: one informer synced, heap after two GCs = steady; then its watch is ended and the next watch answered 410 (too old resource version, injected in the client: the relist that follows is the real request to the real server, as after a compaction); `heapUsed` sampled every 2 ms until the relisted items were processed. min / **median** / max.',
     '',
   );
