@@ -40,6 +40,7 @@ export type {
   BackoffWaitEvent,
   WatchEventReport,
   BookmarkEvent,
+  AbsentEvent,
   ReflectorErrorEvent,
   BackoffOptions,
 } from './reflector/index.js';

@@ -19,6 +19,7 @@ export type {
   BackoffWaitEvent,
   WatchEventReport,
   BookmarkEvent,
+  AbsentEvent,
   ReflectorErrorEvent,
 } from './events.js';
 export type { BackoffOptions } from '../runtime/backoff.js';

@@ -33,6 +33,7 @@ export const REFLECTOR_OPTION_SCHEMA = {
   random: 'function',
   backoff: BACKOFF_OPTION_SCHEMA,
   useWatchList: 'boolean',
+  onResourceMissing: ['retry', 'absent'],
   knownObjects: 'object',
   keyFunc: 'function',
   expectedKind: 'string',
@@ -131,6 +132,7 @@ export class Reflector<T> {
       expectedApiVersion: options.expectedApiVersion,
       pageSize: options.pageSize,
       useWatchList: options.useWatchList ?? false,
+      onResourceMissing: options.onResourceMissing ?? 'retry',
       oneCycle: false,
       storedVersion: known === undefined ? undefined : (key) => getResourceVersion(known.getByKey(key)),
     };
@@ -341,6 +343,9 @@ export class Reflector<T> {
         return;
       case 'regression':
         this.#emit('regression', report.payload);
+        return;
+      case 'absent':
+        this.#emit('absent', report.payload);
         return;
       case 'watchRefused':
         return;
