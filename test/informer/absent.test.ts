@@ -136,4 +136,19 @@ describe("an informer with onResourceMissing: 'absent'", () => {
     ac.abort();
     await running;
   });
+
+  it('refuses a value other than retry or absent, and a change once the informer runs', async () => {
+    expect(() => new SharedInformerFactory(server.kubeConfig, { informerOptions: { onResourceMissing: 'ignore' as never } })).toThrow(/option informerOptions\.onResourceMissing/);
+    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
+    const pods = factory.forResource<KubeObject>({ group: '', version: 'v1', resource: 'pods' });
+    expect(() => pods.setOnResourceMissing('gone' as never)).toThrow(/onResourceMissing/);
+    pods.setOnResourceMissing('absent');
+    expect(pods.onResourceMissing).toBe('absent');
+    const ac = new AbortController();
+    const running = factory.run(ac.signal);
+    expect(() => pods.setOnResourceMissing('retry')).toThrow(expect.objectContaining({ code: 'ALREADY_STARTED' }) as unknown as Error);
+    ac.abort();
+    await running;
+  });
 });
+

@@ -6,6 +6,7 @@ import { flushPromises } from '../../src/core/clock.js';
 import { ErrorCodes } from '../../src/core/errors.js';
 import type { KubeObject } from '../../src/core/types.js';
 import { SharedInformerFactory } from '../../src/informer/index.js';
+import { Action, Controller } from '../../src/controller/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods' };
@@ -134,5 +135,25 @@ describe('SharedInformerFactory.removeInformer', () => {
     await factory.removeInformer(PODS);
     await expect(factory.removeInformer(PODS)).rejects.toThrow(/no informer of v1\/pods .*its informers: v1\/configmaps$/);
     await expect(factory.removeInformer({ group: '', version: 'v1', resource: 'Pod' })).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION });
+  });
+
+  it('refuses the source of a running controller, naming it, and removes it once the controller stopped', async () => {
+    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
+    const controller = Controller.for(factory, { ...CONFIGMAPS, kind: 'ConfigMap', namespaced: true }).build(async () => Action.done(), { name: 'cm-sync', logger: false });
+    const ac = new AbortController();
+    const factoryRun = factory.run(ac.signal);
+    const stopController = new AbortController();
+    const controllerRun = controller.run(stopController.signal);
+    await until(() => factory.informers()['v1/configmaps']?.handlerCount() === 1, 'the controller handler');
+    const err = (await factory.removeInformer(CONFIGMAPS).catch((e: unknown) => e)) as Error & { code?: string };
+    expect(err.code).toBe(ErrorCodes.INVALID_OPTION);
+    expect(err.message).toBe('SharedInformerFactory.removeInformer: informer v1/configmaps is a source of running controller cm-sync: stop it first (its reconciles would no longer see changes)');
+    expect(Object.keys(factory.informers())).toEqual(['v1/configmaps']);
+    stopController.abort();
+    await controllerRun;
+    await factory.removeInformer(CONFIGMAPS);
+    expect(factory.informers()).toEqual({});
+    ac.abort();
+    await factoryRun;
   });
 });
