@@ -111,7 +111,8 @@ export function followCustomResources(ctx: FollowContext): ((signal: AbortSignal
       const informer = new SharedIndexInformer<unknown>(lw, { name: `crd ${f.crd} (followCustomResources)`, clock: ctx.clock, logger: ctx.logger });
       const wake = (crd: unknown): void => {
         const conditions = (crd as { status?: { conditions?: { type: string; status: string }[] } } | null)?.status?.conditions;
-        if (!isConditionTrue(conditions, 'Established') || f.informer.health().state !== 'absent') return;
+        // A CRD being deleted stays Established (and Terminating) until its objects are gone.
+        if (!isConditionTrue(conditions, 'Established') || isConditionTrue(conditions, 'Terminating') || f.informer.health().state !== 'absent') return;
         ctx.log.info(`manager: CustomResourceDefinition ${f.crd} is Established: informer ${f.key} lists again`);
         // A stop meanwhile (the manager stopping) is the informer's own to report.
         f.informer.relist?.(signal).catch(() => undefined);

@@ -97,7 +97,8 @@ export class Driver<T> {
     if (this.#relistDue && !this.#inFlight && this.#result === undefined) {
       // A list from "" is the relist asked for; a watch to open (or a stream to read) gives way to one.
       if (plan.kind === 'list' && plan.options.resourceVersion === '' && plan.options.continue === undefined) this.#relistDue = false;
-      else if (plan.kind === 'watch' || plan.kind === 'read' || (plan.kind === 'sleep' && plan.then === 'recheck')) return Promise.resolve(this.#takeRelist());
+      else if (plan.kind === 'sleep' && plan.then === 'recheck') return Promise.resolve(this.#wakeFromRecheck());
+      else if (plan.kind === 'watch' || plan.kind === 'read') return Promise.resolve(this.#takeRelist());
     }
     // Without a resync timer (armed only between two calls) nothing else can happen meanwhile: the
     // request's own result is the next result.
@@ -151,6 +152,16 @@ export class Driver<T> {
     if (this.#signal.aborted || this.#relistDue) return;
     this.#relistDue = true;
     if (this.#current === 'watch' || this.#current === 'read' || this.#rechecking) this.#cancel?.();
+  }
+
+  /**
+   * A relist asked for while a resource not served waits for its re-check: whoever asked knows it is
+   * served again (its CRD is Established), so the re-checks before were no failures — the backoff
+   * starts over, and a list refused while the server initializes its storage (429) retries soon.
+   */
+  #wakeFromRecheck(): Result<T> {
+    this.#deps.backoff.reset();
+    return this.#takeRelist();
   }
 
   #takeRelist(): Result<T> {
@@ -391,7 +402,8 @@ export class Driver<T> {
       // Cut short: by the run's abort, by the machine moving on (the result is dropped), or — a re-check
       // only — by a relist asked for.
       if (await sleep(this.#deps.clock, delay, op.signal)) return { kind: 'slept' };
-      return then === 'recheck' ? this.#dropped() : ABORTED_RESULT;
+      if (then !== 'recheck' || !this.#relistDue || this.#signal.aborted) return ABORTED_RESULT;
+      return this.#wakeFromRecheck();
     } finally {
       this.#rechecking = false;
       op.dispose();

@@ -111,6 +111,31 @@ describe("an informer with onResourceMissing: 'absent'", () => {
     await running;
   });
 
+  it('starts the backoff over when woken: a list refused while the server initializes the storage (429, as kube-apiserver answers right after Established) retries soon', async () => {
+    const clock = new FakeClock();
+    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false, informerOptions: { clock, onResourceMissing: 'absent' } });
+    const widgets = factory.forResource<KubeObject>(WIDGETS);
+    const ac = new AbortController();
+    const running = factory.run(ac.signal);
+    await until(() => widgets.health().state === 'absent', 'absent');
+    for (let i = 0; i < 8; i++) {
+      await clock.waitForTimers(1);
+      await clock.runNext(); // the re-checks grow the backoff to its cap
+    }
+    await clock.waitForTimers(1);
+    expect(clock.nextTimerDelay()).toBeGreaterThan(10_000);
+    server.create(CRDS, crd);
+    server.injectFault({ verb: 'list', resource: 'widgets', type: 'status', code: 429, reason: 'TooManyRequests', message: 'storage is (re)initializing', retryAfterSeconds: 1 });
+    const relisted = widgets.relist(ac.signal);
+    await until(() => server.pendingFaults().length === 0 && clock.pendingDelays().some((d) => d < 300_000), 'the refused list');
+    expect(clock.pendingDelays()[0]).toBeLessThanOrEqual(1_600); // 800 ms jittered (or the 1 s Retry-After), not 30 s
+    await clock.runNext();
+    await relisted;
+    expect(widgets.health().state).toBe('running');
+    ac.abort();
+    await running;
+  });
+
   it('is synced and ready, never silent, when the resource was never served (a CRD not created yet, or a misspelling)', async () => {
     const { logger, lines } = recording();
     const factory = new SharedInformerFactory(server.kubeConfig, { logger, informerOptions: { clock: new FakeClock(), onResourceMissing: 'absent' } });
