@@ -42,8 +42,8 @@
 // refetching) failed 404 — the resource is not served (its CRD deleted, or not created yet). The first
 // time: `replace` with no items at the held version (every cached object leaves as a delete), the
 // `absent` report, then absent (the next list asks ""); again while absent: absent, nothing else. A
-// watch request answered 404 (watchOpening) under that option lists at "" at once, unreported: the list
-// decides. Absent waits with the backoff (then = recheck) and lists again; a relist asked for (the
+// watch request answered 404 (watchOpening, or a streaming list's in streamOpening) under that option
+// lists at "" at once, unreported (no fallback): the list decides. Absent waits with the backoff (then = recheck) and lists again; a relist asked for (the
 // Manager's CRD watch saw it Established) ends the wait at once. The next complete list leaves it.
 
 import { ErrorCodes, InvalidResourceVersionError, toError } from '../core/errors.js';
@@ -174,6 +174,7 @@ export function step<T>(state: State<T>, result: Result<T>, env: MachineEnv<T>):
       return onListFailure(fx, state, r);
     case 'streamOpening':
       if (r.kind === 'opened') return fx.to({ kind: 'streaming', mem, initial: undefined });
+      if (r.kind === 'failed' && notServed(env, r.error)) return fx.to(consistentList(mem, env)); // not served: the list decides
       if (r.kind === 'failed') return fallback(fx, mem, r.error, 'watch-list', true);
       if (r.kind === 'timedOut') return fallback(fx, mem, new WatchStalledError(env.name, r.afterMs), 'watch-list', true);
       return fx.to(state);

@@ -382,9 +382,11 @@ describe('a resource that is not served (onResourceMissing: absent)', () => {
   });
 
   it('lists at once, unreported, when a watch request is answered 404 (the list decides)', () => {
-    const t = step(states.watchOpening, notFound(), absentEnv);
-    expect(t.state).toMatchObject({ kind: 'listing', request: { resourceVersion: '' } });
-    expect(t.reports).toEqual([]);
+    for (const from of [states.watchOpening, states.streamOpening]) {
+      const t = step(from, notFound(), absentEnv);
+      expect(t.state, from.kind).toMatchObject({ kind: 'listing', request: { resourceVersion: '' } });
+      expect(t.reports, from.kind).toEqual([]);
+    }
   });
 
   it("keeps a 404 an error retried with backoff under 'retry' (the default) and in one cycle", () => {
