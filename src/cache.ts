@@ -41,6 +41,7 @@ export type {
   WatchListUnsupportedEvent,
   WatchEventReport,
   BookmarkEvent,
+  AbsentEvent,
   ReflectorErrorEvent,
   BackoffOptions,
 } from './reflector/index.js';

@@ -57,6 +57,7 @@ export type {
   HandlerHealth,
   WatchHealth,
   StaleCache,
+  AbsentResource,
 } from './informer/index.js';
 
 // Objects, keys, resource versions, resources, errors, the clock, logging, selectors.

@@ -26,8 +26,22 @@ export interface HealthThresholds {
   watchDisconnectedMs?: number;
 }
 
-/** Lifecycle state of an informer. */
-export type InformerState = 'new' | 'running' | 'stopped' | 'failed';
+/**
+ * Lifecycle state of an informer. `absent`: running, but its resource is not served (a list answered
+ * 404 under `onResourceMissing: 'absent'` — its CRD deleted, or not created yet): the cache is empty,
+ * no watch is open, and it lists again when the resource is back; ready, with a `detail`.
+ */
+export type InformerState = 'new' | 'running' | 'absent' | 'stopped' | 'failed';
+
+/** Why an informer is `absent`: see {@link InformerHealth.absent}. */
+export interface AbsentResource {
+  /** The 404 the last list got. */
+  reason: string;
+  /** How long the resource has been absent, in ms. */
+  msAbsent: number;
+  /** True when no list ever succeeded since the informer started: a CRD not created yet — or a misspelt resource. */
+  neverServed: boolean;
+}
 
 /** One handler's delivery state. */
 export interface HandlerHealth {
@@ -152,6 +166,13 @@ export interface InformerHealth {
   healthy: boolean;
   /** Human-readable problems, empty when healthy. Each names what a person should look at. */
   problems: string[];
+  /**
+   * What a person should know that does not make the informer unready: set while it is `absent`
+   * (naming the resource, since when, and whether it was ever served). `undefined` otherwise.
+   */
+  detail: string | undefined;
+  /** Set while the informer is `absent` (see {@link InformerState}). */
+  absent: AbsentResource | undefined;
   /** The watch. */
   watch: WatchHealth;
   /** Set while a synced informer's cache is known stale (then `ready` is false); see {@link StaleCache}. */
@@ -196,6 +217,12 @@ export interface SourceState {
   staleReason: string | undefined;
   /** When the deferred relist comes (clock time), while the backoff lasts; cleared by the next list. */
   relistAt: number | undefined;
+  /** Since when the resource is not served (the reflector's `absent`), until the next list. */
+  absentSince: number | undefined;
+  /** The 404 that made it absent. */
+  absentReason: string | undefined;
+  /** No list had succeeded when it turned absent. */
+  absentNeverListed: boolean;
 }
 
 /**
@@ -222,6 +249,9 @@ export class SourceHealth {
       staleSince: undefined,
       staleReason: undefined,
       relistAt: undefined,
+      absentSince: undefined,
+      absentReason: undefined,
+      absentNeverListed: false,
     };
   }
 
@@ -230,6 +260,11 @@ export class SourceHealth {
     const s = this.#state;
     s.lastActivityAt = this.#clock.now();
     if (!s.connected) s.disconnectedSince = s.lastActivityAt;
+  }
+
+  /** True while the resource is not served (an `absent` event, until the next list). */
+  isAbsent(): boolean {
+    return this.#state.absentSince !== undefined;
   }
 
   /** A copy of what was seen. */
@@ -263,6 +298,19 @@ export class SourceHealth {
       s.disconnectedSince = s.lastActivityAt;
     });
     events.on('listed', () => {
+      s.consecutiveErrors = 0;
+      s.staleSince = s.staleReason = s.relistAt = undefined;
+      if (s.absentSince !== undefined) {
+        // Back from absent: the watch's clocks start again now, not at the deletion.
+        s.absentSince = s.absentReason = undefined;
+        s.lastActivityAt = now();
+        if (!s.connected) s.disconnectedSince = s.lastActivityAt;
+      }
+    });
+    events.on('absent', (e) => {
+      s.absentSince = now();
+      s.absentReason = e.error.message;
+      s.absentNeverListed = e.neverListed;
       s.consecutiveErrors = 0;
       s.staleSince = s.staleReason = s.relistAt = undefined;
     });
@@ -353,6 +401,7 @@ export function computeHealth(input: HealthInputs): InformerHealth {
   const slowMs = input.thresholds.slowHandlerMs ?? DEFAULT_SLOW_HANDLER_MS;
   const disconnectedLimit = input.thresholds.watchDisconnectedMs ?? DEFAULT_WATCH_DISCONNECTED_MS;
   const running = input.state === 'running';
+  const absent = input.state === 'absent';
   const lastError = m.lastError === undefined ? '' : ` (last error: ${m.lastError.message})`;
   const deadProblems: string[] = [];
   const notReady: string[] = [];
@@ -407,7 +456,10 @@ export function computeHealth(input: HealthInputs): InformerHealth {
     };
   });
   const live = input.state !== 'failed' && input.state !== 'stopped' && !wedgedAny;
-  const ready = live && running && notReady.length === 0;
+  // Absent is ready: the resource is not served, so an empty cache is the truth (the detail says so).
+  const ready = live && (running || absent) && notReady.length === 0;
+  const absentInfo: AbsentResource | undefined =
+    absent && m.absentSince !== undefined ? { reason: m.absentReason ?? 'not found', msAbsent: now - m.absentSince, neverServed: m.absentNeverListed } : undefined;
   const problems = [...deadProblems, ...notReady];
   return {
     name: input.name,
@@ -418,6 +470,8 @@ export function computeHealth(input: HealthInputs): InformerHealth {
     ready,
     healthy: live && ready,
     problems,
+    detail: absentInfo === undefined ? undefined : absentDetail(input.name, absentInfo),
+    absent: absentInfo,
     watch: {
       connected: m.connected,
       msSinceLastEvent: m.lastEventAt === undefined ? undefined : now - m.lastEventAt,
@@ -443,4 +497,13 @@ export function computeHealth(input: HealthInputs): InformerHealth {
     },
     failure: input.failure,
   };
+}
+
+/** The detail line of an absent informer: its resource, since when, and what to check when it should exist. */
+function absentDetail(name: string, a: AbsentResource): string {
+  const what = `informer ${name}: its resource is not served (${a.reason})`;
+  if (a.neverServed) {
+    return `${what}, not once since it started ${formatDuration(a.msAbsent)} ago; its cache is empty and it lists again when the resource is served — if it should exist now, check its group, version and plural (a misspelt resource is absent too)`;
+  }
+  return `${what} for ${formatDuration(a.msAbsent)} (its CRD deleted?); its objects were delivered as deletes, and it lists again when the resource is served`;
 }

@@ -104,6 +104,8 @@ export class SyncFailureTracker {
       if (e.requestFailed) this.failed(e.error);
     });
     events.on('listed', () => this.succeeded());
+    // Not served, under onResourceMissing 'absent': the cache synced empty, nothing to give up on.
+    events.on('absent', () => this.succeeded());
     events.on('watchOpened', () => this.succeeded());
   }
 

@@ -2,7 +2,8 @@
 
 import type http from 'node:http';
 import type { ShardSelector } from '../core/shard-selector.js';
-import { abortableWait } from '../core/abort.js';
+import { abortableWait, ChildAbort } from '../core/abort.js';
+import { toError } from '../core/errors.js';
 import type { LoggerOption } from '../core/log.js';
 import { closestOption, InvalidOptionError, omitRules, validateGroupVersionResource, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import type { GroupVersionResourceFor, ResourceDescriptor } from '../core/resources.js';
@@ -113,6 +114,12 @@ interface Entry {
   informer: SharedIndexInformer<unknown>;
   lw: ListerWatcher<unknown>;
   started: boolean;
+  /** Started: stops this informer alone, with the reason its waiters get (see `removeInformer`). */
+  stop?: (reason: InformerStoppedError) => void;
+  /** Started: the end of its task in the factory's scope (never rejects). */
+  done?: Promise<void>;
+  /** Set by `removeInformer`: a failure of the informer while it stops is its caller's, not the factory's. */
+  removal?: { failure: Error | undefined };
   /** The resource, as given (a descriptor says whether it is namespaced). */
   gvr: GroupVersionResource & { namespaced?: boolean };
 }
@@ -340,13 +347,73 @@ export class SharedInformerFactory implements HasPermissions {
 
   #startEntry(key: string, entry: Entry): void {
     entry.started = true;
-    void (this.#scope as TaskScope).spawn(key, async (signal) => {
+    entry.done = (this.#scope as TaskScope).spawn(key, async (signal) => {
+      // The factory's signal, or this informer's own removal: a removal stops it alone, and is no failure.
+      const life = new ChildAbort(signal);
+      entry.stop = (reason) => life.controller.abort(reason);
       try {
-        await entry.informer.run(signal);
+        await entry.informer.run(life.signal);
+      } catch (err) {
+        if (entry.removal === undefined) throw err;
+        entry.removal.failure = toError(err);
       } finally {
+        life.dispose();
         this.#closeLw(entry);
       }
     });
+  }
+
+  /**
+   * Stops the informer of `resource` and forgets it (controller-runtime's `RemoveInformer`): its watch is
+   * closed and its ListerWatcher released; the `whenSynced` waiters of the informer and of its handlers'
+   * registrations, and its `awaitObserved` / `awaitDeleted` / `relist` waiters, reject with
+   * `INFORMER_STOPPED` saying it was removed; it leaves `informers()`, `health()`, `permissions()` and
+   * `waitForCacheSync`. The factory's other informers keep running: a removal is no failure (shared
+   * fate is for failures). A later `forResource` of the same resource makes a new informer (started at
+   * once on a running factory). Resolves once the informer has stopped; rejects with its failure if it
+   * failed while stopping (a handler that threw), which then does not stop the factory.
+   *
+   * Throws `INVALID_OPTION` (as a rejection) for a resource the factory has no informer of, naming it
+   * and the resources it has, and for the source of a running `Controller` (its handler is registered,
+   * named `controller <name>`): stop that controller first — a controller never keeps running on a
+   * removed informer. Removing from a stopped factory only forgets the informer.
+   *
+   * Warning: code that kept the informer (a lister, a handler of your own) holds a stopped informer:
+   * its lister answers from the last state, and nothing updates it again. Ask `forResource` again.
+   */
+  async removeInformer(resource: GroupVersionResource): Promise<void> {
+    validateGroupVersionResource('SharedInformerFactory.removeInformer', resource);
+    const key = gvrKey(resource);
+    const entry = this.#entries.get(key);
+    if (entry === undefined) {
+      const known = [...this.#entries.keys()];
+      throw new InvalidOptionError(
+        `SharedInformerFactory.removeInformer: the factory has no informer of ${key} (nobody asked for it with forResource, or it was removed); its informers: ${known.length === 0 ? 'none' : known.join(', ')}`,
+      );
+    }
+    const controllers = entry.informer.health().handlers.map((h) => h.name).filter((name) => name.startsWith('controller '));
+    if (controllers.length > 0 && !entry.informer.isStopped()) {
+      throw new InvalidOptionError(
+        `SharedInformerFactory.removeInformer: informer ${key} is a source of running ${controllers.join(', ')}: stop ${controllers.length === 1 ? 'it' : 'them'} first (its reconciles would no longer see changes)`,
+      );
+    }
+    this.#entries.delete(key);
+    const reason = new InformerStoppedError(`informer ${key} was removed from its SharedInformerFactory (removeInformer(${key}))`);
+    entry.removal = { failure: undefined };
+    if (entry.started) {
+      entry.stop?.(reason);
+      await entry.done;
+    } else {
+      // Never started: run it stopped, so its waiters hear why; then release its ListerWatcher.
+      const stopped = new AbortController();
+      stopped.abort(reason);
+      try {
+        await entry.informer.run(stopped.signal);
+      } finally {
+        this.#closeLw(entry);
+      }
+    }
+    if (entry.removal.failure !== undefined) throw entry.removal.failure;
   }
 
   /** Stopping (a signal aborted or an informer failed) or stopped: it cannot run again. */

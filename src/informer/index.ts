@@ -6,7 +6,7 @@ export type { ErrorPolicy } from './listener.js';
 export { SingleFileTracker, AsyncTracker, waitForCacheSync, waitForCacheSyncWithOptions, waitForNamedCacheSync } from '../health/index.js';
 export type { InformerSynced, SyncSource, WaitForCacheSyncOptions } from '../health/index.js';
 export { stripManagedFields, stripAnnotations, stripBulkyMetadata, composeTransforms, LAST_APPLIED_CONFIGURATION_ANNOTATION, type TransformFunc } from './perf/index.js';
-export type { HealthThresholds, InformerHealth, InformerState, InformerCounters, HandlerHealth, WatchHealth, StaleCache } from '../health/index.js';
+export type { HealthThresholds, InformerHealth, InformerState, InformerCounters, HandlerHealth, WatchHealth, StaleCache, AbsentResource } from '../health/index.js';
 export {
   processDeltas,
   processChange,

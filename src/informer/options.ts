@@ -101,8 +101,22 @@ export interface SharedIndexInformerOptions<T> {
    * nothing. Default: `console`.
    */
   logger?: LoggerOption;
+  /**
+   * What a list answered 404 does — the resource is not served: its CRD was deleted, or is not created
+   * yet. `'retry'`: an error like any other, retried with backoff; `/readyz` is not ready meanwhile,
+   * and before the first sync, sync waits reject after `syncFailureThreshold` of them. `'absent'`: the
+   * informer turns `absent` (`health().state`) — every cached object is delivered to the handlers as a
+   * delete, the watch stops, one warning is logged — and counts as synced and ready with an empty cache
+   * (`health().detail` names the resource); it lists again with the backoff (at once on `relist()`),
+   * and when the resource is served again the list's objects arrive as adds (one info log).
+   *
+   * Warning: a misspelt resource answers 404 too: under `'absent'` it is logged (a warning at start,
+   * saying it was never served) and shown in `health().detail`, but it never makes the informer unready.
+   * Default `'retry'`.
+   */
+  onResourceMissing?: 'retry' | 'absent';
   /** More reflector options (page size, backoff, watch list, timeouts). Default: the reflector's. */
-  reflector?: Omit<ReflectorOptions<T>, 'name' | 'resyncPeriodMs' | 'shouldResync' | 'clock' | 'onError' | 'knownObjects'>;
+  reflector?: Omit<ReflectorOptions<T>, 'name' | 'resyncPeriodMs' | 'shouldResync' | 'clock' | 'onError' | 'knownObjects' | 'onResourceMissing'>;
 }
 
 /** Options of `addEventHandler`. */
@@ -144,7 +158,8 @@ export const INFORMER_OPTION_SCHEMA = {
   syncFailureThreshold: 'positiveCount',
   syncUnreachableMs: 'duration',
   logger: 'logger',
-  reflector: omitRules(REFLECTOR_OPTION_SCHEMA, 'name', 'resyncPeriodMs', 'shouldResync', 'clock', 'onError', 'knownObjects'),
+  onResourceMissing: ['retry', 'absent'],
+  reflector: omitRules(REFLECTOR_OPTION_SCHEMA, 'name', 'resyncPeriodMs', 'shouldResync', 'clock', 'onError', 'knownObjects', 'onResourceMissing'),
 } as const satisfies OptionSchemaFor<SharedIndexInformerOptions<unknown>>;
 
 /** Throws {@link InvalidOptionError} for out-of-range options. */

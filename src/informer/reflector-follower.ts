@@ -37,6 +37,8 @@ export class ReflectorFollower<T> {
   readonly #deps: ReflectorFollowerDeps<T>;
   /** The failures the open watch's opening ended, until it carried something (see #watchServed). */
   #watchRecovered = 0;
+  /** The resource is not served (an `absent` event, until the next list): its return is logged. */
+  #absent = false;
 
   /** `deps` are the informer's parts that hear of the reflector. */
   constructor(deps: ReflectorFollowerDeps<T>) {
@@ -50,6 +52,10 @@ export class ReflectorFollower<T> {
     syncFailures.subscribe(events);
     events.on('error', (e) => this.#onWatchError(e.error, { name: e.name, phase: e.phase, action: e.action }));
     events.on('listed', (e) => {
+      if (this.#absent) {
+        this.#absent = false;
+        this.#deps.log.logger.info(`informer ${this.#deps.name}: its resource is served again; listed ${e.items} object${e.items === 1 ? '' : 's'}, delivered as adds`, { state: 'running', items: e.items });
+      }
       this.#onSourceSucceeded('list', e.failuresBefore);
       catchUp.listed(e.consistent, e.resourceVersion);
     });
@@ -76,6 +82,15 @@ export class ReflectorFollower<T> {
       this.#deps.log.logger.info(
         `informer ${this.#deps.name}: the API server does not serve streaming lists (${e.error.message}); lists are paged for ${e.server} from now on (useWatchList 'auto')`,
         { server: e.server },
+      );
+    });
+    events.on('absent', (e) => {
+      const { name, log } = this.#deps;
+      this.#absent = true;
+      const never = e.neverListed ? ' — it has not been served since the informer started: if it should exist, check its group, version and plural (a misspelt resource looks the same)' : ' (its CRD deleted?)';
+      log.logger.warn(
+        `informer ${name}: its resource is not served (${e.error.message})${never}; the informer is absent: its cached objects were delivered as deletes, it counts as synced and ready with an empty cache, and lists again when the resource is served`,
+        { state: 'absent', ...errorFields(e.error) },
       );
     });
     events.on('backoff', (e) => {

@@ -96,6 +96,8 @@ export class SharedIndexInformer<T> {
   #fifo: DeltaFIFO<T> | undefined;
   readonly #catchUp = new CatchUpWaiters(() => ({ resourceVersion: this.lastSyncResourceVersion(), drained: this.#fifo?.size === 0 }));
   readonly #cached = (key: string): unknown => this.#indexer.getByKey(key);
+  /** See {@link SharedIndexInformerOptions.onResourceMissing}; set before `run` by {@link SharedIndexInformer.setOnResourceMissing}. */
+  #onResourceMissing: 'retry' | 'absent';
 
   /** Throws `INVALID_OPTION` for out-of-range options (see {@link SharedIndexInformerOptions}). */
   constructor(lw: ListerWatcher<T>, options: SharedIndexInformerOptions<T> = {}) {
@@ -104,6 +106,7 @@ export class SharedIndexInformer<T> {
     this.#options = options;
     this.#name = options.name ?? 'informer';
     this.#clock = options.clock ?? realClock;
+    this.#onResourceMissing = options.onResourceMissing ?? 'retry';
     this.#indexer = newIndexer<T>(keyFunc, { ...(options.indexers ?? {}) });
     this.#view = readonlyIndexer(this.#indexer);
     writableIndexers.set(this as SharedIndexInformer<unknown>, this.#indexer as Indexer<unknown>);
@@ -136,6 +139,22 @@ export class SharedIndexInformer<T> {
   /** The informer's name. */
   get name(): string {
     return this.#name;
+  }
+
+  /** What a list answered 404 does: see {@link SharedIndexInformerOptions.onResourceMissing}. */
+  get onResourceMissing(): 'retry' | 'absent' {
+    return this.#onResourceMissing;
+  }
+
+  /**
+   * Sets {@link SharedIndexInformerOptions.onResourceMissing} before `run()` (the `Manager`'s
+   * `followCustomResources` does, for its factory's informers). Throws `ALREADY_STARTED` once the
+   * informer runs, and `INVALID_OPTION` for another value than `'retry'` or `'absent'`.
+   */
+  setOnResourceMissing(policy: 'retry' | 'absent'): void {
+    validateOptions(`${this.#name}.setOnResourceMissing`, { onResourceMissing: policy }, { onResourceMissing: ['retry', 'absent'] });
+    if (this.#scope !== undefined) throw new AlreadyStartedError(`shared informer ${this.#name} (onResourceMissing is read when it starts)`);
+    this.#onResourceMissing = policy;
   }
 
   /**
@@ -403,10 +422,11 @@ export class SharedIndexInformer<T> {
     return this.#scope !== undefined && this.#scope.state !== 'open';
   }
 
-  /** The lifecycle as `health()` reports it: `running` until the teardown is done. */
+  /** The lifecycle as `health()` reports it: `running` (or `absent`, its resource not served) until the teardown is done. */
   #lifecycle(): InformerState {
     const scope = this.#scope;
     if (scope === undefined) return 'new';
+    if (scope.state === 'open' && this.#source.isAbsent()) return 'absent';
     if (scope.state !== 'closed') return 'running';
     return scope.failure === undefined ? 'stopped' : 'failed';
   }
@@ -467,7 +487,7 @@ export class SharedIndexInformer<T> {
       clock: this.#clock,
       stopGraceMs: this.#options.stopGraceMs,
       onSynced: () => this.#onSynced(),
-      reflector: { ...this.#options.reflector, knownObjects: this.#indexer },
+      reflector: { ...this.#options.reflector, knownObjects: this.#indexer, onResourceMissing: this.#onResourceMissing },
     });
     new ReflectorFollower<T>({
       name: this.#name,
@@ -504,7 +524,8 @@ export class SharedIndexInformer<T> {
     await scope.closed().catch(() => undefined);
     const failure = scope.failure;
     if (failure !== undefined) this.#log.logger.error(`informer ${this.#name} stopped: ${failure.message}`, errorFields(failure));
-    const stopped = new InformerStoppedError(
+    // A stop that says why (the factory's removeInformer aborts with an InformerStoppedError) is what the waiters get.
+    const stopped = signal.reason instanceof InformerStoppedError && failure === undefined ? signal.reason : new InformerStoppedError(
       `informer ${this.#name} ${controller.hasSynced() ? 'has stopped' : 'stopped before its cache synced'}`,
       { cause: failure },
     );

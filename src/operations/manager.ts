@@ -11,6 +11,7 @@ import { newResourceClient } from '../listwatch/index.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
 import { RunGroup, type Runnable } from '../runtime/run-group.js';
 import { waitForCaches } from './cache-sync.js';
+import { followCustomResources } from './follow-crds.js';
 import type { Permission } from '../core/permissions.js';
 import { managerPermissionReport, type PermissionReport } from './permissions.js';
 import { startProbeServer, type HasReadiness, type MetricsRegistryLike, type ProbeServer, type ProbeServerOptions } from './probes.js';
@@ -95,6 +96,22 @@ export interface ManagerOptions {
    * `GracefulShutdownTimeout`).
    */
   gracefulShutdownTimeoutMs?: number;
+  /**
+   * Follow the custom resources the factory caches (every informer whose resource is not built in):
+   * their informers get `onResourceMissing: 'absent'`, so a deleted CRD (a 404 on list) makes its
+   * informer `absent` — its objects delivered to the controllers as deletes, the watch stopped, one
+   * warning logged — instead of unready: `/readyz` stays 200 with a detail line naming the resource, and
+   * the manager keeps running. The manager watches each followed CRD by name (`list`/`watch` of
+   * `customresourcedefinitions` with `resourceNames`, in `permissions()`) and, once it is Established
+   * again, the informer lists at once (its backoff re-check is the fallback): the list's objects arrive
+   * as adds, so the controllers reconcile every object again. Informers created or started after the
+   * manager's `run` began keep their own `onResourceMissing`.
+   *
+   * Warning: a misspelt resource answers 404 too. Under this option it does not stop the process: it is
+   * absent from the start, named in a warning at start and in `/readyz`'s detail ("not once since it
+   * started") — read them. Default `false`: a deleted CRD makes its informer unready until it returns.
+   */
+  followCustomResources?: boolean;
   /** The clock of the cache wait's timers and warnings. Default `realClock`. */
   clock?: Clock;
   /** Where the manager logs its steps; `false` prints nothing. Default `console`. */
@@ -178,6 +195,7 @@ export class Manager {
       cacheSyncTimeoutMs: 'any', // checked below (Infinity is allowed)
       cacheSyncWarningIntervalMs: 'positiveDuration',
       gracefulShutdownTimeoutMs: 'any', // checked below (Infinity is allowed)
+      followCustomResources: 'boolean',
       clock: 'clock',
       logger: 'logger',
     });
@@ -268,8 +286,11 @@ export class Manager {
         await webhooks.whenReady(group.signal); // false: it failed (the group stops) or the manager stops
       }
       await this.#installCrds(group.signal);
+      // Before the informers start: they read onResourceMissing when they do.
+      const follow = o.followCustomResources === true ? followCustomResources({ factory: this.#factory, clock: this.#clock, logger: o.logger, log: this.#log }) : undefined;
       // Stopped while the probe server, the webhook server or the CRDs started: its stages may have ended already, start nothing.
       if (!group.signal.aborted) group.start({ name: 'informers', run: (s) => this.#factory.run(s) }, 'informers');
+      if (follow !== undefined && !group.signal.aborted) group.start({ name: 'crd follower', run: follow }, 'informers');
       await waitForCaches(Object.values(this.#factory.informers()), group.signal, {
         timeoutMs: this.#syncTimeoutMs,
         warningIntervalMs: o.cacheSyncWarningIntervalMs ?? 30_000,

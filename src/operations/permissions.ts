@@ -4,6 +4,7 @@ import { hasPermissions, mergePermissions, type Permission } from '../core/permi
 import { resources } from '../core/resources.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
 import type { Runnable } from '../runtime/run-group.js';
+import { followPermissions } from './follow-crds.js';
 
 /** The parts of a Manager's options that need permissions (`ManagerOptions` has them all). */
 export interface PermissionParts {
@@ -13,6 +14,7 @@ export interface PermissionParts {
   readonly rings?: readonly unknown[];
   readonly leaderElection?: { readonly lock: { describe(): string } };
   readonly webhookServer?: unknown;
+  readonly followCustomResources?: boolean;
 }
 
 /** What a {@link Manager}'s process needs, and what it cannot say (see `Manager.permissionReport`). */
@@ -66,6 +68,7 @@ export function managerPermissionReport(factory: SharedInformerFactory, options:
   const lock = options.leaderElection?.lock;
   if (lock !== undefined) collect(`leader election lock ${lock.describe()}`, lock, out, warnings);
   if (options.webhookServer !== undefined) collect('the webhook server', options.webhookServer, out, warnings);
+  if (options.followCustomResources === true) out.push(...followPermissions(factory));
   const names = crdNames(options);
   if (names.length > 0) {
     const crd = resources.customresourcedefinitions;

@@ -78,17 +78,21 @@ export interface InformerVerdict {
   ready: boolean;
   /** `health().problems`: one sentence each. */
   problems: string[];
+  /** `health().detail`, when set: what does not make it unready but a person should know (an `absent` resource). */
+  detail?: string;
 }
 
 /**
  * The probe report now: `/livez` is ok when every informer is `live` (nothing failed, stopped or
  * wedged: a restart would help otherwise); `/readyz` when every informer is `ready` (synced, its cache
- * not known stale, its watch neither stalled nor disconnected too long, no slow handler), the webhook
+ * not known stale, its watch neither stalled nor disconnected too long, no slow handler; an `absent`
+ * informer — its resource not served, under `onResourceMissing: 'absent'` — is ready, and its verdict
+ * carries a `detail` line naming the resource), the webhook
  * server (if any) serves and the process is not stopping. With no informer at all, not ready.
  */
 export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): ProbeReport {
   const all = healthOf(options.informers);
-  const informers = all.map(({ name, live, ready, problems }) => ({ name, live, ready, problems }));
+  const informers = all.map(({ name, live, ready, problems, detail }): InformerVerdict => (detail === undefined ? { name, live, ready, problems } : { name, live, ready, problems, detail }));
   const rings = options.rings?.map((r) => {
     const { name, identity, owned, pendingHandovers, members, failuresInARow } = r.health();
     return { name, identity, owned: [...owned], pendingHandovers: [...pendingHandovers], members: [...members], failuresInARow };

@@ -39,7 +39,7 @@ export interface DriverDeps<T> {
   /** A watch ended (for the `watchEnded` event). */
   readonly onWatchEnded: (reason: WatchEndReason) => void;
   /** A backoff wait starts (for the `backoff` event): how long, and what it defers. */
-  readonly onBackoff: (delayMs: number, then: 'relist' | 'rewatch') => void;
+  readonly onBackoff: (delayMs: number, then: 'relist' | 'rewatch' | 'recheck') => void;
 }
 
 const RESYNC_DUE: Result<never> = { kind: 'resyncDue' };
@@ -74,6 +74,8 @@ export class Driver<T> {
   #relistDue = false;
   /** The kind of the plan whose request is in flight (what `requestRelist` may drop). */
   #current: Plan['kind'] | undefined;
+  /** The sleep in flight is the re-check wait of a resource not served (which `requestRelist` ends). */
+  #rechecking = false;
   #wake: (() => void) | undefined;
   /** Takes watch events as they arrive, while a read waits (see {@link Driver} `constructor`). */
   readonly #sink: ((event: WatchEvent<T>) => boolean) | undefined;
@@ -95,6 +97,7 @@ export class Driver<T> {
     if (this.#relistDue && !this.#inFlight && this.#result === undefined) {
       // A list from "" is the relist asked for; a watch to open (or a stream to read) gives way to one.
       if (plan.kind === 'list' && plan.options.resourceVersion === '' && plan.options.continue === undefined) this.#relistDue = false;
+      else if (plan.kind === 'sleep' && plan.then === 'recheck') return Promise.resolve(this.#wakeFromRecheck());
       else if (plan.kind === 'watch' || plan.kind === 'read') return Promise.resolve(this.#takeRelist());
     }
     // Without a resync timer (armed only between two calls) nothing else can happen meanwhile: the
@@ -140,14 +143,25 @@ export class Driver<T> {
   }
 
   /**
-   * Asks for a relist: the watch being opened or read is dropped and the machine is fed `relistDue`
-   * (it lists from `""`). A list or a backoff in flight is left alone; the relist follows it, unless it
-   * was already a list from `""`. Idempotent until handed over.
+   * Asks for a relist: the watch being opened or read, or the re-check wait of a resource not served
+   * (`absent`), is dropped and the machine is fed `relistDue` (it lists from `""`). A list or a backoff
+   * in flight is left alone; the relist follows it, unless it was already a list from `""`. Idempotent
+   * until handed over.
    */
   requestRelist(): void {
     if (this.#signal.aborted || this.#relistDue) return;
     this.#relistDue = true;
-    if (this.#current === 'watch' || this.#current === 'read') this.#cancel?.();
+    if (this.#current === 'watch' || this.#current === 'read' || this.#rechecking) this.#cancel?.();
+  }
+
+  /**
+   * A relist asked for while a resource not served waits for its re-check: whoever asked knows it is
+   * served again (its CRD is Established), so the re-checks before were no failures — the backoff
+   * starts over, and a list refused while the server initializes its storage (429) retries soon.
+   */
+  #wakeFromRecheck(): Result<T> {
+    this.#deps.backoff.reset();
+    return this.#takeRelist();
   }
 
   #takeRelist(): Result<T> {
@@ -378,14 +392,20 @@ export class Driver<T> {
     }
   };
 
-  async #sleep(atLeastMs: number, then: 'relist' | 'rewatch'): Promise<Result<T>> {
+  async #sleep(atLeastMs: number, then: 'relist' | 'rewatch' | 'recheck'): Promise<Result<T>> {
     const op = new ChildAbort(this.#signal);
     this.#cancel = () => op.controller.abort();
+    this.#rechecking = then === 'recheck';
     try {
       const delay = Math.max(this.#deps.backoff.next(), atLeastMs);
       this.#deps.onBackoff(delay, then);
-      return (await sleep(this.#deps.clock, delay, op.signal)) ? { kind: 'slept' } : ABORTED_RESULT;
+      // Cut short: by the run's abort, by the machine moving on (the result is dropped), or — a re-check
+      // only — by a relist asked for.
+      if (await sleep(this.#deps.clock, delay, op.signal)) return { kind: 'slept' };
+      if (then !== 'recheck' || !this.#relistDue || this.#signal.aborted) return ABORTED_RESULT;
+      return this.#wakeFromRecheck();
     } finally {
+      this.#rechecking = false;
       op.dispose();
     }
   }

@@ -55,8 +55,11 @@ export interface WatchEndedEvent {
  * answers, see `machine.ts`).
  */
 export interface BackoffWaitEvent {
-  /** What waits: a `relist` (the cache is stale until it is done) or a `rewatch`. */
-  readonly then: 'relist' | 'rewatch';
+  /**
+   * What waits: a `relist` (the cache is stale until it is done), a `rewatch`, or the `recheck` of a
+   * resource not served (`absent`: is it served again?).
+   */
+  readonly then: 'relist' | 'rewatch' | 'recheck';
   /** The wait, in ms. */
   readonly delayMs: number;
   /** When it ends, clock time in ms (`clock.now()` + `delayMs`). */
@@ -77,6 +80,19 @@ export interface WatchEventReport {
   readonly resourceVersion: string;
   /** What became of the event. */
   readonly outcome: 'applied' | 'collected' | 'dropped';
+}
+
+/**
+ * The resource is not served (a list answered 404 under `onResourceMissing: 'absent'`: its CRD was
+ * deleted, or is not created yet). The store was handed an empty list (every cached object leaves as a
+ * delete), the watch stopped, and the reflector re-checks with backoff, or at once on a relist asked
+ * for; the next completed list (`listed`) means it is served again. Published once per absence.
+ */
+export interface AbsentEvent {
+  /** The 404 the list was answered with. */
+  readonly error: Error;
+  /** True when no list ever succeeded (the resource was never seen served: a CRD not created yet, or a misspelt resource). */
+  readonly neverListed: boolean;
 }
 
 /** A BOOKMARK arrived (accepted or rejected). */
@@ -133,6 +149,8 @@ export interface ReflectorEventMap {
   watchListUnsupported: (event: WatchListUnsupportedEvent) => void;
   /** A rejected (or, with `accepted`, adopted) event or list whose resource version went backwards. */
   regression: (info: RegressionInfo) => void;
+  /** See {@link AbsentEvent}. */
+  absent: (event: AbsentEvent) => void;
 }
 
 /**

@@ -20,6 +20,7 @@ export type {
   WatchListUnsupportedEvent,
   WatchEventReport,
   BookmarkEvent,
+  AbsentEvent,
   ReflectorErrorEvent,
 } from './events.js';
 export type { BackoffOptions } from '../runtime/backoff.js';

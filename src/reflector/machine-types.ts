@@ -5,7 +5,7 @@ import type { ListOptions, ObjectList, WatchEvent } from '../listwatch/types.js'
 import type { WatchListVerdict } from '../listwatch/watch-list-support.js';
 import { ResourceVersionGuardDisabledError } from './errors.js';
 import type { RegressionInfo } from './errors.js';
-import type { BookmarkEvent, ListedEvent, ReflectorErrorEvent, WatchEventReport } from './events.js';
+import type { AbsentEvent, BookmarkEvent, ListedEvent, ReflectorErrorEvent, WatchEventReport } from './events.js';
 import type { ReflectorAction, ReflectorPhase } from './types.js';
 import type { Versions, VersionsAfter } from './versions.js';
 import type { EventRules, EventVerdict } from './watch-event.js';
@@ -87,13 +87,14 @@ export const RESULT_KINDS = [
 /**
  * The request a state asks for: a list (a first page, a next page, a relist at a version or at `""`),
  * a watch (classic or streaming; the driver adds `timeoutSeconds`), the next event of the open stream,
- * a backoff sleep (never shorter than `atLeastMs`, a Retry-After; `then` says what it defers), or stop.
+ * a backoff sleep (never shorter than `atLeastMs`, a Retry-After; `then` says what it defers: `recheck`
+ * is the wait of a resource not served, which a relist asked for ends at once), or stop.
  */
 export type Plan =
   | { readonly kind: 'list'; readonly options: ListOptions }
   | { readonly kind: 'watch'; readonly options: ListOptions; readonly streaming: boolean }
   | { readonly kind: 'read' }
-  | { readonly kind: 'sleep'; readonly atLeastMs: number; readonly then: 'relist' | 'rewatch' }
+  | { readonly kind: 'sleep'; readonly atLeastMs: number; readonly then: 'relist' | 'rewatch' | 'recheck' }
   | { readonly kind: 'stop'; readonly error: Error | undefined };
 
 /**
@@ -107,6 +108,7 @@ export type Report =
   | { readonly kind: 'error'; readonly payload: ReflectorErrorEvent }
   | { readonly kind: 'regression'; readonly payload: RegressionInfo }
   | { readonly kind: 'watchRefused' }
+  | { readonly kind: 'absent'; readonly payload: AbsentEvent }
   | { readonly kind: 'watchListUnsupported'; readonly error: Error };
 
 /** The reflector's options, as the machine needs them. */
@@ -129,6 +131,8 @@ export interface MachineEnv<T> extends EventRules<T> {
    * a relist does not hold a second copy of every unchanged object until it is complete.
    */
   readonly unchanged?: (key: string, resourceVersion: string) => T | undefined;
+  /** What a list answered 404 (the resource is not served) does: retry with backoff, or turn `absent`. */
+  readonly onResourceMissing: 'retry' | 'absent';
   /** The resource version of the cached copy of `key` (`knownObjects`): a read without side effects. */
   readonly storedVersion: ((key: string) => string | undefined) | undefined;
 }

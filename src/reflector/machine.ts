@@ -24,6 +24,7 @@
 // |               |                 |   when very short · timedOut → watchOpening · failed decode/429/network → REWATCH · failed |
 // |               |                 |   410 → EXPIRED · failed → END · storeFailed → END · resyncDue                             |
 // | waiting       | backoff sleep   | slept → start of a cycle (then = cycle) or watchOpening (then = watch) · resyncDue (watch)  |
+// | absent        | backoff sleep   | slept → listing (a classic list: is it served again?) · relistDue → listing at ""          |
 // | stopped       | nothing         | nothing leaves it                                                                          |
 //
 // END = the cycle ends: an error reported with action `relist`, then waiting(then = cycle), or stopped
@@ -35,14 +36,22 @@
 // (a server answering 410 forever backs off). Every "→
 // watchOpening" first checks the watch can resume: held "" or "0" after unadopted events is END
 // (UnresumableWatchError). resyncDue = a resync operation, the state stays. relistDue (asked for, the
-// watch dropped) → listing at "" from streamOpening, streaming, watchOpening and watching. aborted →
+// watch dropped) → listing at "" from streamOpening, streaming, watchOpening, watching and absent. aborted →
 // stopped from anywhere. Any other (state, result) pair changes nothing: step returns the given state itself.
+//
+// ABSENT (only under `onResourceMissing: 'absent'`, and never in `oneCycle`): a list (listing, paging,
+// refetching) failed 404 — the resource is not served (its CRD deleted, or not created yet). The first
+// time: `replace` with no items at the held version (every cached object leaves as a delete), the
+// `absent` report, then absent (the next list asks ""); again while absent: absent, nothing else. A
+// watch request answered 404 (watchOpening, or a streaming list's in streamOpening) under that option
+// lists at "" at once, unreported (no fallback): the list decides. Absent waits with the backoff (then = recheck) and lists again; a relist asked for (the
+// Manager's CRD watch saw it Established) ends the wait at once. The next complete list leaves it.
 
 import { ErrorCodes, InvalidResourceVersionError, toError } from '../core/errors.js';
 import type { ListOptions } from '../listwatch/types.js';
 import { ListTimeoutError, ResourceVersionRegressionError, UnresumableWatchError, VeryShortWatchError,
   WatchListIncompleteError, WatchStalledError, isConnectionRefused, isExpired, isNetworkError, isTooLargeResourceVersion, isTooManyRequests,
-  isWatchListRefused, retryAfterMs } from './errors.js';
+  isWatchListRefused, retryAfterMs, statusCodeOf } from './errors.js';
 import type { RegressionInfo } from './errors.js';
 import { Effects as EffectsOf, VERY_SHORT_WATCH_MS, chain, chainValues } from './machine-types.js';
 import type { Chain, MachineEnv, Plan, Report, Result, Session, StoreOp } from './machine-types.js';
@@ -68,11 +77,12 @@ export type State<T> =
   | { readonly kind: 'watchOpening'; readonly mem: Memory; readonly options: ListOptions }
   | { readonly kind: 'watching'; readonly mem: Memory; readonly session: Session }
   | { readonly kind: 'waiting'; readonly mem: Memory; readonly then: 'cycle' | 'watch'; readonly atLeastMs: number }
+  | { readonly kind: 'absent'; readonly mem: Memory }
   | { readonly kind: 'stopped'; readonly mem: Memory; readonly error: Error | undefined };
 
 /** Every state kind, for exhaustive tests. */
 export const STATE_KINDS = [
-  'listing', 'paging', 'refetching', 'streamOpening', 'streaming', 'watchOpening', 'watching', 'waiting', 'stopped',
+  'listing', 'paging', 'refetching', 'streamOpening', 'streaming', 'watchOpening', 'watching', 'waiting', 'absent', 'stopped',
 ] as const satisfies readonly State<unknown>['kind'][];
 
 /** The answer of {@link step}: the next state, the store operations to apply, then the reports. */
@@ -86,7 +96,7 @@ export interface Transition<T> {
 }
 
 /** The memory of a reflector that has never listed. */
-export const INITIAL_MEMORY: Memory = { versions: NO_VERSIONS, consistent: false, pagedCache: false, repair: false, expiredRelist: false };
+export const INITIAL_MEMORY: Memory = { versions: NO_VERSIONS, consistent: false, pagedCache: false, repair: false, expiredRelist: false, absent: false };
 
 /** True when a cycle starts with a streaming list: `useWatchList` true, or `'auto'` and not refused by the server. */
 export function streamsLists<T>(env: MachineEnv<T>): boolean {
@@ -102,6 +112,9 @@ export function start<T>(mem: Memory, env: MachineEnv<T>): State<T> {
 /** The plan of the reading states: one object for every event, as it carries nothing. */
 const READ: Plan = Object.freeze({ kind: 'read' });
 
+/** The plan of the absent state: a backoff sleep, then a list (a relist asked for ends it at once). */
+const RECHECK: Plan = Object.freeze({ kind: 'sleep', atLeastMs: 0, then: 'recheck' });
+
 /** The request in flight in `state`. */
 export function planOf<T>(state: State<T>): Plan {
   switch (state.kind) {
@@ -113,6 +126,7 @@ export function planOf<T>(state: State<T>): Plan {
     case 'streaming':
     case 'watching': return READ;
     case 'waiting': return { kind: 'sleep', atLeastMs: state.atLeastMs, then: state.then === 'cycle' ? 'relist' : 'rewatch' };
+    case 'absent': return RECHECK;
     case 'stopped': return { kind: 'stop', error: state.error };
   }
 }
@@ -166,6 +180,7 @@ export function step<T>(state: State<T>, result: Result<T>, env: MachineEnv<T>):
       return onListFailure(fx, state, r);
     case 'streamOpening':
       if (r.kind === 'opened') return fx.to({ kind: 'streaming', mem, initial: undefined });
+      if (r.kind === 'failed' && notServed(env, r.error)) return fx.to(consistentList(mem, env)); // not served: the list decides
       if (r.kind === 'failed') {
         if (env.useWatchList === 'auto' && isWatchListRefused(r.error)) {
           // 'auto' on a server without streaming lists: no failure; paged lists from now on.
@@ -192,6 +207,7 @@ export function step<T>(state: State<T>, result: Result<T>, env: MachineEnv<T>):
           return fx.to({ kind: 'watching', mem, session: { fromStart: from !== '' && from !== '0', sawNonAdded: false, delivered: false } });
         }
         case 'failed':
+          if (notServed(env, r.error)) return fx.to(consistentList(mem, env));
           if (isConnectionRefused(r.error) || isTooManyRequests(r.error)) return rewatchLater(fx, mem, r.error, 'watch', true);
           if (isExpired(r.error)) return relistExpired(fx, mem, r.error);
           return endCycle(fx, mem, r.error, 'watch', true);
@@ -225,7 +241,32 @@ export function step<T>(state: State<T>, result: Result<T>, env: MachineEnv<T>):
     case 'waiting':
       if (r.kind === 'slept') return state.then === 'cycle' ? fx.to(start(mem, env)) : resume(fx, mem);
       return state.then === 'watch' ? onResync(fx, state, r) : fx.to(state);
+    case 'absent':
+      // A classic list asks whether it is served again (a streaming list's 404 would only fall back to it).
+      return r.kind === 'slept' ? fx.to({ kind: 'listing', mem, request: listRequest(mem, env.pageSize) }) : fx.to(state);
   }
+}
+
+/** A 404 that means the resource is not served, under `onResourceMissing: 'absent'` (never in one cycle). */
+function notServed<T>(env: MachineEnv<T>, error: unknown): boolean {
+  return env.onResourceMissing === 'absent' && !env.oneCycle && statusCodeOf(error) === 404;
+}
+
+/** A consistent list (from `""`), at once. */
+function consistentList<T>(mem: Memory, env: MachineEnv<T>): State<T> {
+  const next: Memory = { ...mem, consistent: true };
+  return { kind: 'listing', mem: next, request: listRequest(next, env.pageSize) };
+}
+
+/**
+ * ABSENT: a list answered 404, the resource is not served. The first time the cache is emptied (an
+ * empty `replace`: deletes for what it held) and reported; then the state waits and checks again.
+ */
+function goAbsent<T>(fx: Effects<T>, mem: Memory, error: unknown): Transition<T> {
+  if (mem.absent) return fx.to({ kind: 'absent', mem });
+  fx.op({ kind: 'replace', items: [], resourceVersion: mem.versions.held });
+  fx.report({ kind: 'absent', payload: { error: toError(error), neverListed: mem.versions.held === '' } });
+  return fx.to({ kind: 'absent', mem: { ...mem, consistent: true, absent: true } });
 }
 
 /** A list request's failure, time-out or refused `replace`, in listing, paging or refetching. */
@@ -234,6 +275,7 @@ function onListFailure<T>(fx: Effects<T>, state: Extract<State<T>, { kind: 'list
   if (r.kind === 'timedOut') return endCycle(fx, mem, new ListTimeoutError(fx.env.name, r.afterMs), 'list', true);
   if (r.kind === 'storeFailed') return endCycle(fx, mem, r.error, 'store', false);
   if (r.kind !== 'failed') return fx.to(state);
+  if (notServed(fx.env, r.error)) return goAbsent(fx, mem, r.error);
   if ((isExpired(r.error) || isTooLargeResourceVersion(r.error)) && request.resourceVersion !== '') {
     // The server no longer has (or does not have yet) that version: ask again at once for "".
     fx.error(r.error, 'list', 'relist', true);
@@ -262,7 +304,7 @@ function finishList<T>(fx: Effects<T>, mem: Memory, request: ListOptions, pages:
   versions = fx.versions(check.order === 'older' ? reset(versions, rv) : advance(versions, rv));
   const pagedCache = mem.pagedCache || (request.resourceVersion === '0' && paginated);
   fx.report({ kind: 'listed', payload: { resourceVersion: rv, items: items.length, streamed: false, consistent } });
-  return resume(fx, { versions, consistent: false, pagedCache, repair: false, expiredRelist: mem.expiredRelist });
+  return resume(fx, { versions, consistent: false, pagedCache, repair: false, expiredRelist: mem.expiredRelist, absent: false });
 }
 
 /** One event of a streaming list's initial state. */
@@ -379,10 +421,8 @@ function onWatchedEvent<T>(fx: Effects<T>, state: Extract<State<T>, { kind: 'wat
 /** A relist asked for: in the watch phase (or a streamed list), a consistent list at once; elsewhere nothing. */
 function onRelistDue<T>(fx: Effects<T>, state: State<T>): Transition<T> {
   switch (state.kind) {
-    case 'streamOpening': case 'streaming': case 'watchOpening': case 'watching': {
-      const next: Memory = { ...state.mem, consistent: true };
-      return fx.to({ kind: 'listing', mem: next, request: listRequest(next, fx.env.pageSize) });
-    }
+    case 'streamOpening': case 'streaming': case 'watchOpening': case 'watching': case 'absent':
+      return fx.to(consistentList(state.mem, fx.env));
     default: return fx.to(state);
   }
 }
@@ -406,7 +446,7 @@ function accept<T>(fx: Effects<T>, mem: Memory, rv: string): Memory {
 
 /** `mem` with other versions (itself when they are the same). */
 function withVersions(mem: Memory, versions: Versions): Memory {
-  return versions === mem.versions ? mem : { versions, consistent: mem.consistent, pagedCache: mem.pagedCache, repair: mem.repair, expiredRelist: mem.expiredRelist };
+  return versions === mem.versions ? mem : { versions, consistent: mem.consistent, pagedCache: mem.pagedCache, repair: mem.repair, expiredRelist: mem.expiredRelist, absent: mem.absent };
 }
 
 /** A rejected event: reported, not applied; the cycle ends and the next list repairs the cache. */

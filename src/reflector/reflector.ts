@@ -35,6 +35,7 @@ export const REFLECTOR_OPTION_SCHEMA = {
   backoff: BACKOFF_OPTION_SCHEMA,
   // true, false or 'auto' (the array rule compares values, booleans included).
   useWatchList: [true, false, 'auto'] as unknown as readonly string[],
+  onResourceMissing: ['retry', 'absent'],
   knownObjects: 'object',
   keyFunc: 'function',
   expectedKind: 'string',
@@ -143,6 +144,7 @@ export class Reflector<T> {
       // 'auto' without a server identity: paged lists (nothing says the ListerWatcher can stream).
       useWatchList: mode === 'auto' && support === undefined ? false : mode,
       watchListVerdict: support === undefined ? undefined : () => support.verdict,
+      onResourceMissing: options.onResourceMissing ?? 'retry',
       oneCycle: false,
       storedVersion: known === undefined ? undefined : (key) => getResourceVersion(known.getByKey(key)),
       unchanged: known === undefined ? undefined : (key, rv) => {
@@ -406,6 +408,9 @@ export class Reflector<T> {
         return;
       case 'regression':
         this.#emit('regression', report.payload);
+        return;
+      case 'absent':
+        this.#emit('absent', report.payload);
         return;
       case 'watchRefused':
         return;

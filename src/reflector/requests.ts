@@ -22,6 +22,11 @@ export interface Memory {
    * an event since: a 410 now backs off (a server that answers 410 forever cannot make a hot loop).
    */
   readonly expiredRelist: boolean;
+  /**
+   * The last list was answered 404 under `onResourceMissing: 'absent'` (the resource is not served):
+   * the cache was emptied once; another 404 changes nothing until a list succeeds.
+   */
+  readonly absent: boolean;
 }
 
 /**

@@ -126,6 +126,15 @@ export interface ReflectorOptions<T> {
    * and servers built on its library refuse the parameter when they do not serve it.
    */
   useWatchList?: boolean | 'auto';
+  /**
+   * What a list answered 404 does — the resource is not served: its CRD was deleted, or is not created
+   * yet. `'retry'`: an error like any other, retried with backoff (and, before the first sync, sync waits
+   * reject after `syncFailureThreshold` of them). `'absent'`: the store is handed an empty list (each
+   * cached object leaves as a delete), the watch stops, an `absent` event is published once, and the
+   * reflector lists again with the backoff — at once on `requestRelist` — until the resource is served
+   * again; `listAndWatch` (one cycle) keeps `'retry'`. Default `'retry'`.
+   */
+  onResourceMissing?: 'retry' | 'absent';
   /** Backoff between failures (shared by relists and watch retries). Defaults: see {@link BackoffOptions}. */
   backoff?: BackoffOptions;
   /** Time and timers. Default `realClock`. */

@@ -78,6 +78,8 @@ export function watchedChange<T>(state: Extract<State<T>, { kind: 'watching' }>,
     repair: mem.repair,
     // An event a watch carried: the 410 relist it followed, if any, is served.
     expiredRelist: false,
+    // An event a watch carried: the resource is served.
+    absent: false,
   };
   const nextSession = sawNonAdded === session.sawNonAdded && session.delivered ? session : { ...session, sawNonAdded, delivered: true };
   return { op: OPS[type], type, object: object as T, key, resourceVersion: rv, state: { kind: 'watching', mem: next, session: nextSession } };

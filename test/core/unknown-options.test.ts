@@ -62,6 +62,7 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['SharedIndexInformer reflector', () => new SharedIndexInformer(source(), js({ reflector: { pagesize: 5 } })), 'SharedIndexInformer: unknown option reflector.pagesize (did you mean reflector.pageSize?)'],
   ['SharedIndexInformer reflector.backoff', () => new SharedIndexInformer(source(), js({ reflector: { backoff: { initial: 5 } } })), 'SharedIndexInformer: unknown option reflector.backoff.initial (did you mean reflector.backoff.initialMs?)'],
   ['SharedIndexInformer health', () => new SharedIndexInformer(source(), js({ health: { watchStall: 5 } })), 'SharedIndexInformer: unknown option health.watchStall (did you mean health.watchStallMs?)'],
+  ['SharedIndexInformer onResourceMissing', () => new SharedIndexInformer(source(), js({ onResourceMising: 'absent' })), 'SharedIndexInformer: unknown option onResourceMising (did you mean onResourceMissing?)'],
   ['addEventHandler', () => informer().addEventHandler({}, js({ resyncPeriod: 1000 })), 'informer.addEventHandler: unknown option resyncPeriod (did you mean resyncPeriodMs?)'],
   ['newInformer', () => newInformer(source(), {}, js({ resync: 1 })), /^newInformer: unknown option resync \(known options: /],
   ['newIndexerInformer', () => newIndexerInformer(source(), {}, js({ indexers: {}, indexer: {} })), 'newIndexerInformer: unknown option indexer (did you mean indexers?)'],
@@ -110,6 +111,7 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['InMemoryLock', () => new InMemoryLock('me', undefined, js({ wach: false })), 'InMemoryLock: unknown option wach (did you mean watch?)'],
   // operations
   ['Manager', () => new Manager(factory(), js({ controller: [] })), 'Manager: unknown option controller (did you mean controllers?)'],
+  ['Manager followCustomResources', () => new Manager(factory(), js({ followCustomResource: true })), 'Manager: unknown option followCustomResource (did you mean followCustomResources?)'],
   ['Manager probes', () => new Manager(factory(), js({ probes: { prot: 8081 } })), 'Manager: unknown option probes.prot (did you mean probes.port?)'],
   ['Manager leaderElection', () => new Manager(factory(), js({ leaderElection: { lock: lock(), renewDeadline: 1 } })), 'Manager: unknown option leaderElection.renewDeadline (did you mean leaderElection.renewDeadlineMs?)'],
   ['Manager crdInstall', () => new Manager(factory(), js({ crds: [], crdInstall: { fieldmanager: 'me' } })), 'Manager: unknown option crdInstall.fieldmanager (did you mean crdInstall.fieldManager?)'],

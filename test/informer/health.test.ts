@@ -123,6 +123,7 @@ describe('informer health', () => {
       source: {
         connected: false, lastActivityAt: 0, lastEventAt: undefined, lastBookmarkAt: undefined, lastError: undefined, consecutiveErrors: 0, disconnectedSince: 0,
         staleSince: undefined, staleReason: undefined, relistAt: undefined,
+        absentSince: undefined, absentReason: undefined, absentNeverListed: false,
       },
       counters: { lists: 0, relists: 0, watches: 0, errors: 0, events: 0, bookmarks: 0, regressions: 0 },
       handlers: [{ name: 'h', synced: false, stats: { backlog: 2, oldestPendingAt: 1_000, inFlightSince: 9_000, delivered: 0, failures: 1, maxBacklog: 2 } }],
@@ -146,6 +147,7 @@ describe('informer health', () => {
       source: {
         connected: false, lastActivityAt: 69_000.5, lastEventAt: undefined, lastBookmarkAt: undefined, lastError: undefined, consecutiveErrors: 1, disconnectedSince: 69_000.5,
         staleSince: 68_687.125, staleReason: 'GET /api/v1/pods: 500', relistAt: 71_287.75,
+        absentSince: undefined, absentReason: undefined, absentNeverListed: false,
       },
       counters: { lists: 1, relists: 0, watches: 1, errors: 1, events: 0, bookmarks: 0, regressions: 0 },
       handlers: [],
@@ -164,7 +166,7 @@ describe('informer health', () => {
       lastSyncResourceVersion: '5',
       source: {
         connected: false, lastActivityAt: 9_000, lastEventAt: undefined, lastBookmarkAt: undefined, lastError: undefined, consecutiveErrors: 1, disconnectedSince: 9_000,
-        staleSince: 8_000, staleReason: 'too old resource version: 5 (9)', relistAt,
+        staleSince: 8_000, staleReason: 'too old resource version: 5 (9)', relistAt, absentSince: undefined, absentReason: undefined, absentNeverListed: false,
       },
       counters: { lists: 1, relists: 0, watches: 1, errors: 1, events: 0, bookmarks: 0, regressions: 0 },
       handlers: [],

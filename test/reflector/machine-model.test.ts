@@ -25,7 +25,7 @@ function walk(seed: number, visited: Set<string>): string[] {
   const pick = <V>(xs: readonly V[]): V => xs[Math.floor(rand() * xs.length)];
   const env: MachineEnv<Pod> = {
     name: 'walk', keyFunc: metaNamespaceKeyFunc, expectedKind: undefined, expectedApiVersion: undefined,
-    pageSize: seed % 3 === 0 ? 2 : undefined, useWatchList: seed % 2 === 0, oneCycle: false, storedVersion: undefined,
+    pageSize: seed % 3 === 0 ? 2 : undefined, useWatchList: seed % 2 === 0, oneCycle: false, onResourceMissing: 'retry', storedVersion: undefined,
   };
   let rv = 100;
   const near = (): string => String(Math.max(1, rv + Math.floor(rand() * 10) - 6));

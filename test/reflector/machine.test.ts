@@ -19,7 +19,7 @@ type ResultKind = (typeof RESULT_KINDS)[number];
 function env(over: Partial<MachineEnv<Pod>> = {}): MachineEnv<Pod> {
   return {
     name: 't', keyFunc: metaNamespaceKeyFunc, expectedKind: undefined, expectedApiVersion: undefined,
-    pageSize: undefined, useWatchList: false, oneCycle: false, storedVersion: undefined, ...over,
+    pageSize: undefined, useWatchList: false, oneCycle: false, onResourceMissing: 'retry', storedVersion: undefined, ...over,
   };
 }
 
@@ -38,6 +38,7 @@ const states: Record<StateKind, State<Pod>> = {
   watchOpening: { kind: 'watchOpening', mem, options: { resourceVersion: '10', allowWatchBookmarks: true } },
   watching: { kind: 'watching', mem, session: { fromStart: true, sawNonAdded: false, delivered: false } },
   waiting: { kind: 'waiting', mem, then: 'watch', atLeastMs: 0 },
+  absent: { kind: 'absent', mem: { ...mem, absent: true, consistent: true } },
   stopped: { kind: 'stopped', mem, error: undefined },
 };
 const waitingForCycle: State<Pod> = { kind: 'waiting', mem, then: 'cycle', atLeastMs: 0 };
@@ -71,6 +72,7 @@ const TABLE: Record<StateKind, Record<ResultKind, StateKind | 'same' | 'stay'>> 
   watchOpening: { page: 'same', opened: 'watching', event: 'same', closed: 'same', timedOut: 'waiting', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'stay', relistDue: 'listing', aborted: 'stopped' },
   watching: { page: 'same', opened: 'same', event: 'watching', closed: 'watchOpening', timedOut: 'watchOpening', failed: 'waiting', storeFailed: 'waiting', slept: 'same', resyncDue: 'stay', relistDue: 'listing', aborted: 'stopped' },
   waiting: { page: 'same', opened: 'same', event: 'same', closed: 'same', timedOut: 'same', failed: 'same', storeFailed: 'waiting', slept: 'watchOpening', resyncDue: 'stay', relistDue: 'same', aborted: 'stopped' },
+  absent: { page: 'same', opened: 'same', event: 'same', closed: 'same', timedOut: 'same', failed: 'same', storeFailed: 'same', slept: 'listing', resyncDue: 'same', relistDue: 'listing', aborted: 'stopped' },
   stopped: { page: 'same', opened: 'same', event: 'same', closed: 'same', timedOut: 'same', failed: 'same', storeFailed: 'same', slept: 'same', resyncDue: 'same', relistDue: 'same', aborted: 'same' },
 };
 
@@ -89,7 +91,7 @@ function check(from: State<Pod>, result: Result<Pod>, expected: StateKind | 'sam
 }
 
 describe('the reflector state machine, every state × every result kind', () => {
-  it('follows the transition table for each of the 9 × 11 pairs', () => {
+  it('follows the transition table for each of the 10 × 11 pairs', () => {
     const mismatches = STATE_KINDS.flatMap((s) => RESULT_KINDS.map((r) => check(states[s], results[r], TABLE[s][r]))).filter((m) => m !== '');
     expect(mismatches).toEqual([]);
     // The wait before a relist: only `slept` (and an abort) moves it.
@@ -100,7 +102,7 @@ describe('the reflector state machine, every state × every result kind', () => 
   it('plans exactly one request per state, and says where the stream is read and the resync timer runs', () => {
     expect(Object.fromEntries(STATE_KINDS.map((s) => [s, planOf(states[s]).kind]))).toEqual({
       listing: 'list', paging: 'list', refetching: 'list', streamOpening: 'watch', streaming: 'read',
-      watchOpening: 'watch', watching: 'read', waiting: 'sleep', stopped: 'stop',
+      watchOpening: 'watch', watching: 'read', waiting: 'sleep', absent: 'sleep', stopped: 'stop',
     });
     expect(planOf(states.paging)).toEqual({ kind: 'list', options: { continue: 'c1', limit: 1 } });
     expect(STATE_KINDS.filter((s) => readsStream(states[s]))).toEqual(['streaming', 'watching']);
@@ -332,5 +334,67 @@ describe('the reflector state machine, the variants that decide each recovery', 
     expect(flags(states.watching, { kind: 'timedOut', afterMs: 1 })).toEqual([false]);
     expect(flags(states.watching, event({ type: 'DELETED', object: pod('b', '9') }))).toEqual([false]);
     expect(flags(states.watching, { kind: 'storeFailed', error: new Error('x'), op: 'add' })).toEqual([false]);
+  });
+});
+
+describe('a resource that is not served (onResourceMissing: absent)', () => {
+  const absentEnv = env({ onResourceMissing: 'absent' });
+  const notFound = (): Result<Pod> => ({ kind: 'failed', error: new ApiStatusError(404, 'GET /apis/example.com/v1/widgets: HTTP 404: the server could not find the requested resource') });
+
+  it('turns absent on a list answered 404: the cache emptied once (deletes for what it held), one absent report, no error', () => {
+    for (const from of [states.listing, states.paging, states.refetching]) {
+      const t = step(from, notFound(), absentEnv);
+      expect(t.state, from.kind).toMatchObject({ kind: 'absent', mem: { absent: true, consistent: true } });
+      expect(t.ops, from.kind).toEqual([{ kind: 'replace', items: [], resourceVersion: '10' }]);
+      expect(t.reports.map((r) => r.kind), from.kind).toEqual(['absent']);
+      expect(t.reports[0]).toMatchObject({ payload: { neverListed: false, error: { message: expect.stringContaining('HTTP 404') as unknown } } });
+    }
+    // A reflector that never listed says so (a CRD not created yet, or a misspelt resource).
+    const first = step({ kind: 'listing', mem: INITIAL_MEMORY, request: { resourceVersion: '0', limit: 500 } }, notFound(), absentEnv);
+    expect(first.reports[0]).toMatchObject({ kind: 'absent', payload: { neverListed: true } });
+    expect(first.ops).toEqual([{ kind: 'replace', items: [], resourceVersion: '' }]);
+  });
+
+  it('stays absent, with no effect, when the re-check is answered 404 again', () => {
+    const absent = step(states.listing, notFound(), absentEnv).state;
+    const recheck = step(absent, { kind: 'slept' }, absentEnv).state;
+    expect(recheck).toMatchObject({ kind: 'listing', request: { resourceVersion: '', limit: 500 } });
+    const again = step(recheck, notFound(), absentEnv);
+    expect(again.state.kind).toBe('absent');
+    expect(again.ops).toEqual([]);
+    expect(again.reports).toEqual([]);
+  });
+
+  it('re-checks with a classic list (never a streaming one), and at once on a relist asked for', () => {
+    const streamingEnv = env({ onResourceMissing: 'absent', useWatchList: true });
+    expect(planOf(states.absent)).toEqual({ kind: 'sleep', atLeastMs: 0, then: 'recheck' });
+    expect(step(states.absent, results.slept, streamingEnv).state.kind).toBe('listing');
+    expect(step(states.absent, results.relistDue, streamingEnv).state).toMatchObject({ kind: 'listing', request: { resourceVersion: '' } });
+  });
+
+  it('leaves absent with the next complete list, which the store gets whole (the adds of a full reconcile)', () => {
+    const absent = step(states.listing, notFound(), absentEnv).state;
+    const listing = step(absent, results.slept, absentEnv).state;
+    const back = step(listing, { kind: 'page', page: podList('40', [pod('a', '39'), pod('b', '40')]) }, absentEnv);
+    expect(back.state).toMatchObject({ kind: 'watchOpening', mem: { absent: false, consistent: false } });
+    expect(back.ops[0]).toMatchObject({ kind: 'replace', resourceVersion: '40' });
+    expect(back.reports.map((r) => r.kind)).toEqual(['listed']);
+  });
+
+  it('lists at once, unreported, when a watch request is answered 404 (the list decides)', () => {
+    for (const from of [states.watchOpening, states.streamOpening]) {
+      const t = step(from, notFound(), absentEnv);
+      expect(t.state, from.kind).toMatchObject({ kind: 'listing', request: { resourceVersion: '' } });
+      expect(t.reports, from.kind).toEqual([]);
+    }
+  });
+
+  it("keeps a 404 an error retried with backoff under 'retry' (the default) and in one cycle", () => {
+    const retried = step(states.listing, notFound(), env());
+    expect(retried.state).toMatchObject({ kind: 'waiting', then: 'cycle' });
+    expect(errors(retried).map((e) => e.action)).toEqual(['relist']);
+    const once = step(states.listing, notFound(), env({ onResourceMissing: 'absent', oneCycle: true }));
+    expect(once.state.kind).toBe('stopped');
+    expect(step(states.watchOpening, notFound(), env()).state).toMatchObject({ kind: 'waiting', then: 'cycle' });
   });
 });

@@ -47,7 +47,7 @@ function* watchingStates(): Generator<Watching> {
 
 const base: MachineEnv<Pod> = {
   name: 't', keyFunc: metaNamespaceKeyFunc, expectedKind: undefined, expectedApiVersion: undefined,
-  pageSize: undefined, useWatchList: false, oneCycle: false, storedVersion: undefined,
+  pageSize: undefined, useWatchList: false, oneCycle: false, onResourceMissing: 'retry', storedVersion: undefined,
 };
 const ENVS: MachineEnv<Pod>[] = [
   base,
