@@ -14,12 +14,12 @@ import { newListWatch } from '../listwatch/index.js';
 const BUILT_IN = new Set(Object.values(resources).map((r) => `${r.group}/${r.resource}`));
 
 /** The CRD name of a resource: `<plural>.<group>`. */
-export function crdNameOf(gvr: GroupVersionResource): string {
+function crdNameOf(gvr: GroupVersionResource): string {
   return `${gvr.resource}.${gvr.group}`;
 }
 
 /** Whether a CRD may define `gvr`: a named group, and not one of the built-in resources. */
-export function isCustomResource(gvr: GroupVersionResource): boolean {
+function isCustomResource(gvr: GroupVersionResource): boolean {
   return gvr.group !== '' && !BUILT_IN.has(`${gvr.group}/${gvr.resource}`);
 }
 
