@@ -117,7 +117,7 @@ export type {
 } from './core/index.js';
 
 // Talking to the API server: the ListerWatcher contract and newListWatch over client-node.
-export { newListWatch, newResourceClient, NetworkError, KubeConfigError, WatchDecodeError, InClusterConfigError, loadInClusterConfig, loadKubeConfig, loadLeanKubeConfig } from './listwatch/index.js';
+export { newListWatch, newResourceClient, NetworkError, KubeConfigError, WatchDecodeError, InClusterConfigError, loadInClusterConfig, loadKubeConfig } from './listwatch/index.js';
 export type {
   ListerWatcher,
   ListOptions,

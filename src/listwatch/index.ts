@@ -12,7 +12,6 @@ export type { NewListWatchOptions, KubeListWatch } from './list-watch.js';
 export type { KubeConfigLike, ReloadableCredentials } from './transport.js';
 export { loadInClusterConfig, loadKubeConfig, SERVICE_ACCOUNT_DIR } from './in-cluster.js';
 export type { InClusterKubeConfig, InClusterConfigOptions, LoadKubeConfigOptions } from './in-cluster.js';
-export { loadLeanKubeConfig } from './lean-kubeconfig.js';
 export type { LeanKubeConfig } from './lean-kubeconfig.js';
 export { ResourceClient, newResourceClient } from './resource-client.js';
 export type { ResourceClientOptions, CreateOrUpdateOptions, CreateOrUpdateResult } from './resource-client.js';

@@ -1,4 +1,4 @@
-// loadLeanKubeConfig: a kubeconfig read without @kubernetes/client-node (token, tokenFile, in-cluster), what it refuses, and the package root loading client-node only when asked to.
+// loadKubeConfig({ lean: true }): a kubeconfig read without @kubernetes/client-node, held to client-node's reading of the same files; the package root loading client-node only when asked to.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +6,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, resources } from '../../src/core/index.js';
-import { loadLeanKubeConfig, newResourceClient, SERVICE_ACCOUNT_DIR } from '../../src/listwatch/index.js';
+import type https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeConfig, newResourceClient, SERVICE_ACCOUNT_DIR, type KubeConfigLike } from '../../src/listwatch/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { failOnUnhandledRejections } from '../helpers/async.js';
 
@@ -49,26 +51,13 @@ function kubeconfigFile(server: string, user: Record<string, unknown>, namespace
   return file;
 }
 
-describe('loadLeanKubeConfig', () => {
+describe('loadKubeConfig({ lean: true })', () => {
   it("reads a kubeconfig file's server, token and namespace: kube-informer's client lists with them", async () => {
     const server = await fakeServer('secret');
-    const kc = loadLeanKubeConfig({ kubeconfig: kubeconfigFile(`http://127.0.0.1:${server.port}`, { token: 'secret' }) });
+    const kc = loadKubeConfig({ lean: true, kubeconfig: kubeconfigFile(`http://127.0.0.1:${server.port}`, { token: 'secret' }) });
     expect(kc.namespace).toBe('team-a');
     await newResourceClient(kc, resources.configmaps).create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'team-a' } });
     expect(server.requests().map((r) => r.authorization)).toEqual(['Bearer secret']);
-  });
-
-  it('reads a tokenFile at each request (a rotated token is sent at once)', async () => {
-    const server = await fakeServer('one');
-    const tokenFile = join(tempDir(), 'token');
-    writeFileSync(tokenFile, 'one\n');
-    const kc = loadLeanKubeConfig({ kubeconfig: kubeconfigFile(`http://127.0.0.1:${server.port}`, { tokenFile }) });
-    const client = newResourceClient(kc, resources.configmaps);
-    await client.list({ namespace: 'team-a' });
-    writeFileSync(tokenFile, 'two\n');
-    server.acceptTokens('two');
-    await client.list({ namespace: 'team-a' });
-    expect(server.requests().map((r) => r.authorization)).toEqual(['Bearer one', 'Bearer two']);
   });
 
   it('in a pod: the mounted token and namespace; after a 401 the token file is read again and the request sent once more', async () => {
@@ -79,21 +68,51 @@ describe('loadLeanKubeConfig', () => {
     writeFileSync(join(dir, 'token'), 'old');
     writeFileSync(join(dir, 'ca.crt'), '-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n');
     writeFileSync(join(dir, 'namespace'), 'pods-home');
-    const kc = loadLeanKubeConfig({ root: mount, env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(server.port) }, scheme: 'http', logger: false });
-    expect([kc.namespace, kc.source]).toEqual(['pods-home', 'in-cluster']);
+    const kc = loadKubeConfig({ lean: true, root: mount, env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(server.port) }, scheme: 'http', logger: false });
+    expect(kc.namespace).toBe('pods-home');
     writeFileSync(join(dir, 'token'), 'new');
     server.acceptTokens('new');
     await newResourceClient(kc, resources.configmaps).list({ namespace: 'pods-home' });
     expect(server.requests().map((r) => r.authorization)).toEqual(['Bearer old', 'Bearer new']);
   });
 
-  it('refuses what only client-node handles, naming the file, the user and the field: exec, several KUBECONFIG files, an unknown context', () => {
-    const file = kubeconfigFile('https://127.0.0.1:6443', { exec: { command: 'aws' } });
-    expect(() => loadLeanKubeConfig({ kubeconfig: file })).toThrow(expect.objectContaining({ code: ErrorCodes.KUBECONFIG, message: `the kubeconfig file ${file}: user "u" has exec, which loadLeanKubeConfig does not handle (it reads token, tokenFile and client certificates); use loadKubeConfig, which loads @kubernetes/client-node for them` }) as unknown as Error);
-    const other = kubeconfigFile('https://127.0.0.1:6443', { token: 't' });
-    expect(() => loadLeanKubeConfig({ env: { KUBECONFIG: `${file}:${other}` } })).toThrow(/KUBECONFIG names 2 files .*merging them is loadKubeConfig's/);
-    expect(() => loadLeanKubeConfig({ kubeconfig: other, context: 'nope' })).toThrow(`the kubeconfig file ${other} has no context "nope" (it has: ctx)`);
-    expect(() => loadLeanKubeConfig({ kubeconfig: join(tempDir(), 'missing') })).toThrow(/does not exist/);
+  it('gives the server, TLS material, credentials and namespace client-node gives for the same file (a differential check), and falls back to client-node for exec', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'ca.crt'), 'CA FROM FILE');
+    writeFileSync(join(dir, 'token'), 'from-file\n');
+    const b64 = (t: string): string => Buffer.from(t).toString('base64');
+    const fixtures: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
+      ['token, CA data', { 'certificate-authority-data': b64('CA DATA') }, { token: 'abc' }],
+      ['tokenFile (client-node does not read it), CA file', { 'certificate-authority': join(dir, 'ca.crt') }, { tokenFile: join(dir, 'token') }],
+      ['token-file (read by client-node)', {}, { 'token-file': join(dir, 'token') }],
+      ['client certificate data, tls-server-name', { 'certificate-authority-data': b64('CA'), 'tls-server-name': 'api.internal' }, { 'client-certificate-data': b64('CERT'), 'client-key-data': b64('KEY') }],
+      ['insecure, token', { 'insecure-skip-tls-verify': true }, { token: 'xyz' }],
+      ['exec (read by client-node)', {}, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'printf', args: ['{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"exec-token"}}'], interactiveMode: 'Never' } }],
+    ];
+    const seen = async (kc: KubeConfigLike): Promise<unknown> => {
+      const opts: https.RequestOptions = {};
+      await kc.applyToHTTPSOptions(opts);
+      const text = (v: unknown): unknown => (Buffer.isBuffer(v) ? v.toString() : v);
+      return { server: kc.getCurrentCluster()?.server, ca: text(opts.ca), cert: text(opts.cert), key: text(opts.key), insecure: opts.rejectUnauthorized === false, servername: opts.servername, auth: (opts.headers as Record<string, unknown> | undefined)?.Authorization };
+    };
+    for (const [what, cluster, user] of fixtures) {
+      const file = join(dir, `${what.replace(/\W+/g, '-')}.yaml`);
+      writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:6443', ...cluster } }], users: [{ name: 'u', user }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u', namespace: 'ns-x' } }], 'current-context': 'x' }));
+      const reference = new KubeConfig();
+      reference.loadFromFile(file);
+      const lean = loadKubeConfig({ lean: true, kubeconfig: file });
+      expect({ what, ...((await seen(lean)) as object), namespace: lean.namespace }).toEqual({ what, ...((await seen(reference)) as object), namespace: 'ns-x' });
+    }
+  });
+
+  it('reads several KUBECONFIG files through client-node (merged as kubectl does), and names a missing context or file', () => {
+    const first = kubeconfigFile('https://127.0.0.1:6443', { token: 'one' });
+    const second = join(tempDir(), 'second');
+    writeFileSync(second, JSON.stringify({ clusters: [{ name: 'c2', cluster: { server: 'https://127.0.0.1:6444' } }], users: [{ name: 'u2', user: { token: 'two' } }], contexts: [{ name: 'ctx2', context: { cluster: 'c2', user: 'u2' } }] }));
+    const kc = loadKubeConfig({ lean: true, env: { KUBECONFIG: `${first}:${second}` } });
+    expect([kc.getCurrentCluster()?.server, kc.namespace]).toEqual(['https://127.0.0.1:6443', 'team-a']);
+    expect(() => loadKubeConfig({ lean: true, kubeconfig: first, context: 'nope' })).toThrow(expect.objectContaining({ code: ErrorCodes.KUBECONFIG, message: `the kubeconfig ${first} has no context "nope" (it has: ctx)` }) as unknown as Error);
+    expect(() => loadKubeConfig({ lean: true, kubeconfig: join(tempDir(), 'missing') })).toThrow(/does not exist/);
   });
 });
 
