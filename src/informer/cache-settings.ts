@@ -95,13 +95,13 @@ export class CacheSettings {
   }
 
   /**
-   * Checks a later caller's options against these settings. Returns the index functions to add to the
+   * Checks a later caller's options (`caller`, named `owner` in errors) against these settings. Returns the index functions to add to the
    * informer (new names). Throws `INVALID_OPTION` naming both callers and both values when an option
    * the caller passed has another value. A value set only by another caller's default
    * (`stripManagedFields` of a Controller) gives way to an explicit ask while the informer has not
    * started; a caller's own default never conflicts.
    */
-  join(caller: string, options: ResourceCacheOptions<unknown>, started: boolean): Indexers<unknown> {
+  join(owner: string, caller: string, options: ResourceCacheOptions<unknown>, started: boolean): Indexers<unknown> {
     for (const option of COMPARED) {
       const asked = options[option];
       if (asked === undefined) continue;
@@ -116,7 +116,7 @@ export class CacheSettings {
         this.#origins.set(option, { caller, explicit: true });
         continue;
       }
-      throw this.#conflict(caller, option, asked, current, origin, started);
+      throw this.#conflict(owner, option, asked, current, origin, started);
     }
     const added: Indexers<unknown> = {};
     for (const [name, fn] of Object.entries(options.indexers ?? {})) {
@@ -125,7 +125,7 @@ export class CacheSettings {
       if (existing !== undefined) {
         const by = this.#origins.get(`indexers.${name}`)?.caller ?? 'the factory (its namespace index)';
         throw new InvalidOptionError(
-          `${caller}: option indexers.${name} of ${this.resource} is another function than the one ${by} gave the shared informer; ` +
+          `${owner}: option indexers.${name} of ${this.resource} is another function than the one ${by} gave the shared informer; ` +
             'one informer per resource per factory: give the index another name, pass the same function, or use a second factory or factory.newInformer',
         );
       }
@@ -138,11 +138,11 @@ export class CacheSettings {
     return added;
   }
 
-  #conflict(caller: string, option: Compared, asked: unknown, current: unknown, origin: Origin | undefined, started: boolean): InvalidOptionError {
+  #conflict(owner: string, option: Compared, asked: unknown, current: unknown, origin: Origin | undefined, started: boolean): InvalidOptionError {
     const theirs = origin === undefined ? `${show(option, current)} (the default)` : `${show(option, current)} (${origin.explicit ? 'asked by' : 'the default of'} ${origin.caller})`;
     const late = origin !== undefined && !origin.explicit && started ? '; the informer has started, so its default can no longer change: pass the same value to that caller too' : '';
     return new InvalidOptionError(
-      `${caller}: option ${option} of ${this.resource} is ${show(option, asked)}, but the factory's shared informer of ${this.resource} has ${theirs}${late}; ` +
+      `${owner}: option ${option} of ${this.resource} is ${show(option, asked)}, but the factory's shared informer of ${this.resource} has ${theirs}${late}; ` +
         'one informer per resource per factory: pass the same options (or leave the option out to take the informer as it is), or use a second factory or factory.newInformer',
     );
   }

@@ -250,7 +250,7 @@ export class SharedInformerFactory implements HasPermissions {
     }
     let entry = this.#entries.get(key);
     if (entry !== undefined) {
-      const added = entry.settings.join(caller, o, entry.started);
+      const added = entry.settings.join(owner, caller, o, entry.started);
       if (Object.keys(added).length > 0) entry.informer.addIndexers(added);
       return entry.informer;
     }
