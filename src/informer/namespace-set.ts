@@ -80,6 +80,8 @@ export class NamespaceSetInformer<T> {
   /** The set as asked: what runs while running, and what will run before. */
   readonly #namespaces: Set<string>;
   readonly #parts: Partitions<string, T>;
+  /** Aborted when the run ends: the namespace checks of `namespaceExists`. */
+  #running: AbortController | undefined;
 
   /**
    * Throws `INVALID_OPTION` for an option of the wrong type or an unknown one, an empty `namespaces`
@@ -142,7 +144,10 @@ export class NamespaceSetInformer<T> {
     checkNamespace(owner, namespace);
     if (this.#parts.isStopped()) throw new InformerStoppedError(`${owner}(${namespace}): the informer has stopped`);
     if (this.#namespaces.has(namespace)) throw new InvalidOptionError(`${owner}(${namespace}): the namespace is in the set already (${this.namespaces().join(', ')})`);
-    if (this.#parts.isRunning()) this.#parts.add(namespace); // throws what informerFor throws: then the set is unchanged
+    if (this.#parts.isRunning()) {
+      this.#parts.add(namespace); // throws what informerFor throws: then the set is unchanged
+      this.#checkExists(namespace);
+    }
     this.#namespaces.add(namespace);
   }
 
@@ -284,15 +289,43 @@ export class NamespaceSetInformer<T> {
    * when run a second time.
    */
   async run(signal: AbortSignal): Promise<void> {
-    await this.#parts.run(signal, () => {
-      for (const ns of this.#namespaces) {
-        try {
-          this.#parts.add(ns);
-        } catch (err) {
-          this.#parts.fail(`namespace ${ns}`, err);
-          return;
+    const running = new AbortController();
+    try {
+      await this.#parts.run(signal, () => {
+        this.#running = running;
+        for (const ns of this.#namespaces) {
+          try {
+            this.#parts.add(ns);
+          } catch (err) {
+            this.#parts.fail(`namespace ${ns}`, err);
+            return;
+          }
+          this.#checkExists(ns);
         }
+      });
+    } finally {
+      running.abort();
+    }
+  }
+
+  /**
+   * Once `namespace` synced with nothing cached, asks `namespaceExists` (when given) and warns when it
+   * does not exist: kube-apiserver lists a missing namespace as an empty list, which looks like success.
+   */
+  #checkExists(namespace: string): void {
+    const exists = this.#options.namespaceExists;
+    const signal = this.#running?.signal;
+    if (exists === undefined || signal === undefined) return;
+    const informer = this.#parts.informerOf(namespace);
+    void (async () => {
+      const synced = await this.#parts.whenPartSynced(namespace, signal).catch(() => false); // a namespace that cannot sync is warned of already
+      if (!synced) return;
+      if (this.#parts.informerOf(namespace) !== informer || (informer?.getIndexer().listKeys().length ?? 0) > 0) return;
+      if ((await exists(namespace, signal)) === false && !signal.aborted) {
+        this.#log.warn(`informer ${this.#name}: namespace ${namespace} does not exist (its list was empty and the Namespace is not found); it is watched, and its objects arrive once it is created`, { namespace });
       }
+    })().catch((err: unknown) => {
+      if (!signal.aborted) this.#log.debug(`informer ${this.#name}: could not tell whether namespace ${namespace} exists: ${String(err)}`, { namespace });
     });
   }
 }

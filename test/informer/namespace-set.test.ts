@@ -24,7 +24,7 @@ interface Seen {
   events: string[];
 }
 
-async function setUp(namespaces: string[], extra: { fake?: FakeApiServer } = {}) {
+async function setUp(namespaces: string[], extra: { fake?: FakeApiServer; namespaceExists?: (ns: string) => Promise<boolean | undefined> } = {}) {
   const fake = extra.fake ?? (await startFakeApiServer());
   if (extra.fake === undefined) cleanups.push(() => fake.close());
   const clock = new FakeClock();
@@ -35,6 +35,7 @@ async function setUp(namespaces: string[], extra: { fake?: FakeApiServer } = {})
     namespaces,
     resource: CONFIGMAPS,
     logger,
+    namespaceExists: extra.namespaceExists,
     informerFor: (namespace) =>
       new SharedIndexInformer(newListWatch<KubeObject>(fake.kubeConfig, CONFIGMAPS, { namespace, logger: false }), {
         name: `cms/${namespace}`,
@@ -59,7 +60,9 @@ async function setUp(namespaces: string[], extra: { fake?: FakeApiServer } = {})
     await clock.advance(10_000);
     await running;
   });
-  const lists = (namespace?: string): number => fake.requests().filter((r) => r.verb === 'list' && r.resource === 'configmaps' && (namespace === undefined || r.namespace === namespace)).length;
+  // A list, or a streaming list (a watch with sendInitialEvents, where the server serves them).
+  const isList = (r: { verb?: string; query: Record<string, string> }): boolean => r.verb === 'list' || (r.verb === 'watch' && r.query.sendInitialEvents === 'true');
+  const lists = (namespace?: string): number => fake.requests().filter((r) => isList(r) && r.resource === 'configmaps' && (namespace === undefined || r.namespace === namespace)).length;
   return { fake, clock, informer, seen, registration, lists, warnings, running };
 }
 
@@ -113,7 +116,7 @@ describe('NamespaceSetInformer', () => {
     expect(informer.namespaces()).toEqual(['b', 'd']);
     await settle(clock, 'the deletes of a delivered', () => seen.events.length === 3);
     expect(seen.events.sort()).toEqual(['delete a/cm-0', 'delete a/cm-1', 'delete a/cm-2']);
-    expect(fake.requests().filter((r) => r.verb === 'list').length).toBe(3); // still: a, b, d — no relist
+    expect(lists()).toBe(3); // still: a, b, d — no relist
     expect(informer.hasSynced()).toBe(true);
 
     fake.create(CONFIGMAPS, cm('b', 'late'));
@@ -177,6 +180,22 @@ describe('NamespaceSetInformer', () => {
     await settle(clock, 'closed synced', () => informer.failedNamespaces().length === 0 && informer.get('closed/y') !== undefined);
     await informer.whenNamespaceSynced('closed');
     await until(() => registration.hasSynced(), 'the handler has closed/y');
+  });
+
+  it('warns of a namespace that does not exist (listed as an empty list) when namespaceExists says so', async () => {
+    const fake = await startFakeApiServer();
+    cleanups.push(() => fake.close());
+    fake.create(CONFIGMAPS, cm('real', 'x'));
+    const asked: string[] = [];
+    const namespaceExists = async (ns: string): Promise<boolean> => {
+      asked.push(ns);
+      return ns !== 'ghost';
+    };
+    const { informer, clock, warnings } = await setUp(['real', 'ghost', 'empty'], { fake, namespaceExists });
+    await settle(clock, 'the warning', () => informer.hasSynced() && warnings.length > 0);
+    await until(() => asked.length === 2, 'both empty namespaces checked');
+    expect(asked.sort()).toEqual(['empty', 'ghost']); // a namespace with objects exists: not asked
+    expect(warnings).toEqual([expect.stringMatching(/namespace ghost does not exist/)]);
   });
 
   it('removing the last namespace leaves an empty, synced informer that takes namespaces again', async () => {
