@@ -18,6 +18,7 @@ export {
   SharedInformerFactory,
   gvrKey,
   SharedIndexInformer,
+  NamespaceSetInformer,
   newInformer,
   newIndexerInformer,
   filteringResourceEventHandler,
@@ -33,6 +34,8 @@ export {
 export type {
   SharedInformerFactoryOptions,
   SharedIndexInformerOptions,
+  NamespaceSetInformerOptions,
+  PartitionedIndexer,
   AddEventHandlerOptions,
   InformerOptions,
   InformerResult,
