@@ -12,10 +12,11 @@ export const OPERATOR_SIDES: OperatorSideId[] = ['controller-runtime', 'kube-inf
 export const KI_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1'];
 
 /**
- * The options of the kube-informer side's `owns(resources.configmaps, …)` (bench/operator/kube-informer.ts
- * passes these; the page prints them).
+ * The options of the kube-informer side's ConfigMap cache, `owns(resources.configmaps, …)` and the
+ * `forResource` its reconcile reads (bench/operator/kube-informer.ts passes these; the page prints them).
+ * Not `metadataOnly`: the reconcile compares each child's `data` with the set's.
  */
-export const KI_OWNS_OPTIONS: Readonly<Record<string, unknown>> = {};
+export const KI_OWNS_OPTIONS = { stripManagedFields: true } as const;
 
 /** The operator phase's flags. */
 export interface OperatorArgs {

@@ -78,6 +78,8 @@ export interface OperatorSection extends ServerRunMeta {
   args: OperatorArgs;
   /** The kube-informer side's `owns` options (absent in files from before they were recorded: none). */
   kiOwnsOptions?: Record<string, unknown>;
+  /** Whether the Controller's informers stripped managedFields by default in this run (absent: they did not). */
+  kiStripsManagedFields?: boolean;
   /** Seconds each reset took (delete + create the sets), in order. */
   resets: number[];
   runs: OperatorRun[];
@@ -182,7 +184,7 @@ const message = (err: unknown): string => (err instanceof Error ? err.message : 
 export async function runOperatorPhase(kubeconfig: string, args: OperatorArgs, command: string, log: (msg: string) => void): Promise<OperatorSection> {
   const started = Date.now();
   const namespace = `kube-informer-operator-${started.toString(36)}`;
-  const section: OperatorSection = { date: new Date(started).toISOString(), command, durationMinutes: 0, node: process.version, cpus: `${cpus().length} × ${cpus()[0]?.model ?? '?'}`, serverVersion: '?', args, kiOwnsOptions: { ...KI_OWNS_OPTIONS }, resets: [], runs: [], errors: [] };
+  const section: OperatorSection = { date: new Date(started).toISOString(), command, durationMinutes: 0, node: process.version, cpus: `${cpus().length} × ${cpus()[0]?.model ?? '?'}`, serverVersion: '?', args, kiOwnsOptions: { ...KI_OWNS_OPTIONS }, kiStripsManagedFields: true, resets: [], runs: [], errors: [] };
   const world = await OperatorWorld.open(kubeconfig, namespace, args.children, 32);
   try {
     if (args.sides.includes('controller-runtime')) controllerRuntimeBinary();
@@ -313,7 +315,7 @@ export function operatorMarkdown(s: OperatorSection): string {
     `Measured on ${s.date.slice(0, 10)} with \`${s.command}\` (${fmt(s.durationMinutes, 0)} min; kube-apiserver ${s.serverVersion} and its etcd on the same machine, \`scripts/apiserver/start.sh\`; Node ${s.node}, ${s.cpus}). ` +
       `The same operator three times, each side its own process, one at a time (order rotated per repetition; repetitions per size ${reps}; min / **median** / max): ` +
       '**controller-runtime** (bench/controller-runtime/main.go: a manager with its cache, `NewControllerManagedBy(mgr).For(&BenchSet{}, GenerationChangedPredicate).Owns(&corev1.ConfigMap{})`, a hand-written Go type, JSON, `QPS = -1`, metrics and health servers off, no leader election); ' +
-      `**kube-informer** (bench/operator/kube-informer.ts: \`Controller.for(factory, benchSets, { predicates: [generationChanged] }).owns(resources.configmaps${owns(s)})\`, writes through \`ctx.client\`, the kubeconfig read by \`loadKubeConfig({ lean: true })\` (no @kubernetes/client-node in the process), compiled by tsc, plain node${(s.args.kiNodeFlags ?? []).length === 0 ? '' : ` with \`${(s.args.kiNodeFlags ?? []).join(' ')}\``}); ` +
+      `**kube-informer** (bench/operator/kube-informer.ts: \`Controller.for(factory, benchSets, { predicates: [generationChanged] }).owns(resources.configmaps${owns(s)})\`${s.kiStripsManagedFields === true ? ', the BenchSets\' managedFields stripped too (the Controller\'s default)' : ''}, writes through \`ctx.client\`, the kubeconfig read by \`loadKubeConfig({ lean: true })\` (no @kubernetes/client-node in the process), compiled by tsc, plain node${(s.args.kiNodeFlags ?? []).length === 0 ? '' : ` with \`${(s.args.kiNodeFlags ?? []).join(' ')}\``}); ` +
       "**client-node** (bench/operator/client-node.ts: two `makeInformer`s, a deduplicating queue with client-go's rules, workers writing with `CoreV1Api` and `CustomObjectsApi`). " +
       `Concurrency ${a.concurrency} on every side; no client-side rate limit on any.`,
     '',

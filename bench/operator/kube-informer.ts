@@ -14,7 +14,7 @@ const benchSets: ResourceDescriptor<BenchSet> = { group: BENCH_GROUP, version: B
 
 runOperatorSide(async (cfg, probe) => {
   const factory = new SharedInformerFactory(loadKubeConfig({ kubeconfig: cfg.kubeconfig, lean: true }), { namespace: cfg.namespace, logger: false });
-  const configMaps = factory.forResource(resources.configmaps).getIndexer();
+  const configMaps = factory.forResource(resources.configmaps, KI_OWNS_OPTIONS).getIndexer();
   const controller = Controller.for(factory, benchSets, { predicates: [predicates.generationChanged] })
     .owns(resources.configmaps, KI_OWNS_OPTIONS)
     .build(
