@@ -5,6 +5,7 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { isIPv6 } from 'node:net';
+import type https from 'node:https';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { realClock, type Clock } from '../core/clock.js';
 import { resolveLogger, type LoggerOption } from '../core/log.js';
@@ -69,7 +70,7 @@ let kubeConfigClass: typeof KubeConfig | undefined;
  * pays for them.
  */
 function clientNodeKubeConfig(): typeof KubeConfig {
-  return (kubeConfigClass ??= (requireHere('@kubernetes/client-node') as typeof import('@kubernetes/client-node')).KubeConfig);
+  return (kubeConfigClass ??= (requireHere('@kubernetes/client-node') as { KubeConfig: typeof KubeConfig }).KubeConfig);
 }
 
 /**
@@ -303,7 +304,7 @@ function leanInCluster(options: InClusterConfigOptions): LeanKubeConfig & Reload
     namespace,
     getCurrentCluster: () => cluster,
     getCurrentUser: () => user,
-    applyToHTTPSOptions: async (opts) => {
+    applyToHTTPSOptions: async (opts: https.RequestOptions) => {
       if (cluster.skipTLSVerify) opts.rejectUnauthorized = false;
       else opts.ca = ca;
       opts.headers = { ...opts.headers, Authorization: `Bearer ${await token.token()}` };
