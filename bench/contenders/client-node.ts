@@ -1,7 +1,24 @@
 // Contender (b): @kubernetes/client-node's makeInformer over listPodForAllNamespaces (listNamespacedPod with a namespace), one handler.
 
-import { CoreV1Api, makeInformer, type V1Pod } from '@kubernetes/client-node';
-import { benchKubeConfig, runContender } from '../lib/contender.js';
+import { CoreV1Api, KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
+import { runContender } from '../lib/contender.js';
+import type { ContenderConfig } from '../lib/protocol.js';
+
+/** client-node's KubeConfig for the benchmark server (the kubeconfig file when given, else URL + token). */
+function benchKubeConfig(cfg: ContenderConfig): KubeConfig {
+  const kc = new KubeConfig();
+  if (cfg.kubeconfig !== undefined) {
+    kc.loadFromFile(cfg.kubeconfig);
+    return kc;
+  }
+  kc.loadFromOptions({
+    clusters: [{ name: 'bench', server: cfg.url, skipTLSVerify: true }],
+    users: [{ name: 'bench', token: cfg.token }],
+    contexts: [{ name: 'bench', cluster: 'bench', user: 'bench' }],
+    currentContext: 'bench',
+  });
+  return kc;
+}
 
 await runContender((cfg, hooks) => {
   const kc = benchKubeConfig(cfg);

@@ -1,6 +1,6 @@
 // Command-line flags of bench/run.ts, with the defaults of a full run and of --quick.
 
-import { OPERATOR_SIDES, type OperatorArgs, type OperatorSideId } from './operator-args.js';
+import { KI_NODE_FLAGS, OPERATOR_SIDES, type OperatorArgs, type OperatorSideId } from './operator-args.js';
 import { DEFAULT_SHAPE, type ContenderId, type IndepShape } from './protocol.js';
 
 /** The stream phase's flags (bench/lib/stream-phase.ts). */
@@ -144,6 +144,8 @@ const USAGE = `Usage: npm run bench -- [flags]
   --operator-reps 3           operator phase: repetitions at up to 1000 BenchSets
   --operator-reps-large 1     operator phase: repetitions above 1000 BenchSets
   --operator-only controller-runtime,kube-informer,client-node   operator phase: sides
+  --operator-ki-flags --max-semi-space-size=1   operator phase: node flags of the kube-informer side
+                              (comma-separated; '' for none)
   --operator-profile kube-informer   operator phase: run these Node sides' saturation restarts with node
                               --cpu-prof (bench/results/profiles/operator-*; npx tsx bench/profile-summary.ts DIR)
   --merge FILE                start from this results file: the phases run replace their sections
@@ -160,8 +162,8 @@ const USAGE = `Usage: npm run bench -- [flags]
 export function parseArgs(argv: string[]): BenchArgs {
   const quick = argv.includes('--quick');
   const a: BenchArgs = quick
-    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [200], children: 2, concurrency: 4, rate: 50, seconds: 5, reps: 1, repsLarge: 1, sides: [...OPERATOR_SIDES], profile: [] }, stream: { pods: 2000, informers: 8, reps: 1, writers: 32 }, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
-    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [1000, 10000], children: 2, concurrency: 4, rate: 50, seconds: 20, reps: 3, repsLarge: 1, sides: [...OPERATOR_SIDES], profile: [] }, stream: { pods: 50000, informers: 8, reps: 2, writers: 32 }, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 5, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
+    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [200], children: 2, concurrency: 4, rate: 50, seconds: 5, reps: 1, repsLarge: 1, sides: [...OPERATOR_SIDES], kiNodeFlags: [...KI_NODE_FLAGS], profile: [] }, stream: { pods: 2000, informers: 8, reps: 1, writers: 32 }, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
+    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [1000, 10000], children: 2, concurrency: 4, rate: 50, seconds: 20, reps: 3, repsLarge: 1, sides: [...OPERATOR_SIDES], kiNodeFlags: [...KI_NODE_FLAGS], profile: [] }, stream: { pods: 50000, informers: 8, reps: 2, writers: 32 }, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 5, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
   const given = new Set<string>();
   const num = (v: string | undefined, flag: string): number => {
     const n = Number(v);
@@ -225,6 +227,7 @@ export function parseArgs(argv: string[]): BenchArgs {
       case '--operator-seconds': a.operator.seconds = num(v, flag); break;
       case '--operator-reps': a.operator.reps = Math.max(1, num(v, flag)); break;
       case '--operator-reps-large': a.operator.repsLarge = Math.max(1, num(v, flag)); break;
+      case '--operator-ki-flags': a.operator.kiNodeFlags = (v ?? '').split(',').filter((f) => f !== ''); break;
       case '--operator-only': a.operator.sides = sides(v, flag, OPERATOR_SIDES); break;
       case '--operator-profile': a.operator.profile = sides(v, flag, OPERATOR_SIDES.filter((id) => id !== 'controller-runtime')); break;
       case '--stream-pods': a.stream.pods = Math.max(1, num(v, flag)); break;

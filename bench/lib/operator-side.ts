@@ -3,14 +3,14 @@
 // A side module calls `runOperatorSide(start)` with the config as its one argument (JSON). It prints
 //   {"type":"start","t":…}                           at once (epoch ms)
 //   {"type":"reconciled","count":…,"firstStartMs":…,"atMs":…,"cpuAtFirstMs":…,"cpuMs":…}   when `expect` reconciles completed
-//   {"type":"final","reconciles":…,"errors":…,"writes":…,"cpuMs":…,"maxRssKiB":…,"starts":[[key,gen,ms],…],"windowGc":{…}}   at stdin EOF, then exits
+//   {"type":"final","reconciles":…,"errors":…,"writes":…,"cpuMs":…,"maxRssKiB":…,"memoryAtPeak":{…},"starts":[[key,gen,ms],…],"windowGc":{…}}   at stdin EOF, then exits
 // `starts`: the reconciles that began on a BenchSet of generation ≥ 2 (the writer's spec changes).
 // `windowGc` (Node sides only, once `expect` reconciles completed): the collector's pauses that began
 // between the first reconcile's start and the `expect`-th one's end, by kind (`WindowGc`).
 
 import { readFileSync } from 'node:fs';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
-import { KubeConfig } from '@kubernetes/client-node';
+import { getHeapSpaceStatistics } from 'node:v8';
 
 /**
  * Epoch milliseconds with sub-millisecond precision (`performance.timeOrigin + performance.now()`):
@@ -73,13 +73,6 @@ export function controlledBy(refs: ReadonlyArray<{ uid?: string; controller?: bo
   return refs?.some((r) => r.controller === true && r.uid === set.metadata.uid) ?? false;
 }
 
-/** A KubeConfig read from `path` (its current context). */
-export function kubeConfigFile(path: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromFile(path);
-  return kc;
-}
-
 const cpuMs = (): number => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
@@ -131,6 +124,38 @@ function windowGc(gcs: ReadonlyArray<readonly [number, number, number]>, from: n
   return w;
 }
 
+/**
+ * Where a Node side's memory stood when its resident set was at its largest (sampled every 100 ms):
+ * MiB of the resident set, the V8 heap committed (by space: new = the young generation, old, code, large
+ * objects …), the heap in use, memory held outside the heap (`external`, of which `arrayBuffers`: socket
+ * and decoder buffers). What is left of the resident set is Node's own (the binary, its libraries, the
+ * parser's and compiler's malloc, thread stacks).
+ */
+export interface MemoryAtPeak {
+  rss: number;
+  heapCommitted: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  spaces: Record<string, number>;
+}
+
+const mib = (b: number): number => Math.round((b / 1048576) * 10) / 10;
+
+/** Samples `process.memoryUsage()` every 100 ms and keeps the sample with the largest resident set. */
+function memorySampler(): () => MemoryAtPeak | undefined {
+  let best: MemoryAtPeak | undefined;
+  const sample = (): void => {
+    const m = process.memoryUsage();
+    if (best !== undefined && mib(m.rss) <= best.rss) return;
+    const spaces: Record<string, number> = {};
+    for (const s of getHeapSpaceStatistics()) spaces[s.space_name.replace(/_space$/, '')] = mib(s.space_size);
+    best = { rss: mib(m.rss), heapCommitted: mib(m.heapTotal), heapUsed: mib(m.heapUsed), external: mib(m.external), arrayBuffers: mib(m.arrayBuffers), spaces };
+  };
+  setInterval(sample, 100).unref();
+  return () => (sample(), best);
+}
+
 const print = (line: object): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 
 /** Runs a side: `start` builds and starts the operator (resolving or not); the harness prints the protocol's lines. */
@@ -148,6 +173,7 @@ export function runOperatorSide(start: (cfg: OperatorSideConfig, probe: Operator
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) gcs.push([((e as { detail?: unknown }).detail as { kind: number }).kind, performance.timeOrigin + e.startTime, e.duration]);
   }).observe({ entryTypes: ['gc'] });
+  const memory = memorySampler();
   const probe: OperatorProbe = {
     start(key, generation) {
       const t = epochMs();
@@ -169,7 +195,7 @@ export function runOperatorSide(start: (cfg: OperatorSideConfig, probe: Operator
   process.stdin.resume();
   process.stdin.on('end', () => {
     const gc = reconciledAtMs === 0 ? undefined : windowGc(gcs, firstStartMs, reconciledAtMs);
-    print({ type: 'final', reconciles, errors, writes, cpuMs: cpuMs(), maxRssKiB: maxRssKiB(), starts, windowGc: gc });
+    print({ type: 'final', reconciles, errors, writes, cpuMs: cpuMs(), maxRssKiB: maxRssKiB(), memoryAtPeak: memory(), starts, windowGc: gc });
     process.exit(0);
   });
   start(cfg, probe).catch((err: unknown) => {

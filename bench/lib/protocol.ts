@@ -68,6 +68,12 @@ export interface SyncedLine {
   heapAfter: number;
   rss: number;
   runtime?: string;
+  /**
+   * Milliseconds from the process's start (`performance.timeOrigin`) to the client's creation (the
+   * imports, the harness's setup) and to the sync: what a harness that times the whole process sees.
+   */
+  startedMs?: number;
+  sinceStartMs?: number;
 }
 
 /** Printed once every handler has seen `events` MODIFIED notifications. */

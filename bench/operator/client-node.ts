@@ -6,11 +6,12 @@
 // handed to a second worker, it is queued again when that reconcile ends) and retries a failed key
 // after 5 ms, doubling per failure in a row (controller-runtime's and kube-informer's default).
 
-import { CoreV1Api, CustomObjectsApi, makeInformer, type KubernetesListObject, type V1ConfigMap } from '@kubernetes/client-node';
-import { BENCH_GROUP, BENCH_PLURAL, BENCH_VERSION, controlledBy, kubeConfigFile, ownerReference, runOperatorSide, sameData, type BenchSet } from '../lib/operator-side.js';
+import { CoreV1Api, KubeConfig, CustomObjectsApi, makeInformer, type KubernetesListObject, type V1ConfigMap } from '@kubernetes/client-node';
+import { BENCH_GROUP, BENCH_PLURAL, BENCH_VERSION, controlledBy, ownerReference, runOperatorSide, sameData, type BenchSet } from '../lib/operator-side.js';
 
 runOperatorSide(async (cfg, probe) => {
-  const kc = kubeConfigFile(cfg.kubeconfig);
+  const kc = new KubeConfig();
+  kc.loadFromFile(cfg.kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const ns = cfg.namespace;

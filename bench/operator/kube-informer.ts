@@ -1,20 +1,22 @@
 // The operator phase's kube-informer side: `Controller.for(benchSets, generationChanged).owns(configmaps)`, reads from the factory's caches, writes through `ctx.client`.
 //
 // The reconcile is the one of bench/controller-runtime/main.go (create/update each ConfigMap from the
-// cache, then PUT the status when it changed); see bench/lib/operator-phase.ts for the method.
+// cache, then PUT the status when it changed); see bench/lib/operator-phase.ts for the method. The
+// kubeconfig is read by `loadKubeConfig({ lean: true })`: nothing in this process loads @kubernetes/client-node.
 
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
-import { type ResourceDescriptor, resources, SharedInformerFactory } from '../../src/index.js';
+import { loadKubeConfig, type ResourceDescriptor, resources, SharedInformerFactory } from '../../src/index.js';
 import { Action, Controller, predicates } from '../../src/controller.js';
-import { BENCH_GROUP, BENCH_PLURAL, BENCH_VERSION, controlledBy, kubeConfigFile, ownerReference, runOperatorSide, sameData, type BenchSet } from '../lib/operator-side.js';
+import { KI_OWNS_OPTIONS } from '../lib/operator-args.js';
+import { BENCH_GROUP, BENCH_PLURAL, BENCH_VERSION, controlledBy, ownerReference, runOperatorSide, sameData, type BenchSet } from '../lib/operator-side.js';
 
 const benchSets: ResourceDescriptor<BenchSet> = { group: BENCH_GROUP, version: BENCH_VERSION, resource: BENCH_PLURAL, kind: 'BenchSet', namespaced: true };
 
 runOperatorSide(async (cfg, probe) => {
-  const factory = new SharedInformerFactory(kubeConfigFile(cfg.kubeconfig), { namespace: cfg.namespace, logger: false });
-  const configMaps = factory.forResource(resources.configmaps).getIndexer();
+  const factory = new SharedInformerFactory(loadKubeConfig({ kubeconfig: cfg.kubeconfig, lean: true }), { namespace: cfg.namespace, logger: false });
+  const configMaps = factory.forResource(resources.configmaps, KI_OWNS_OPTIONS).getIndexer();
   const controller = Controller.for(factory, benchSets, { predicates: [predicates.generationChanged] })
-    .owns(resources.configmaps)
+    .owns(resources.configmaps, KI_OWNS_OPTIONS)
     .build(
       async (key, ctx) => {
         const cached = ctx.object as BenchSet | undefined;

@@ -5,14 +5,15 @@ import { AbortedError, AlreadyStartedError, toError } from '../core/errors.js';
 import { errorFields, formatDuration, resolveLogger, withFields, type Logger } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
-import type { DeepReadonly } from '../core/types.js';
+import type { DeepReadonly, PartialObjectMetadata } from '../core/types.js';
 import { InformerStoppedError } from '../informer/errors.js';
+import type { ResourceCacheOptions } from '../informer/cache-options.js';
 import { checkFieldManager, newResourceClient, type ResourceClient } from '../listwatch/index.js';
-import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
+import { forResourceAs, gvrKey, type SharedInformerFactory } from '../informer/factory.js';
 import type { SharedInformerRegistration } from '../informer/handler.js';
 import { NamespaceIndex } from '../store/types.js';
 import { keyOf } from '../core/keys.js';
-import { checkResource, checkWatchOptions, CONTROLLER_OPTION_SCHEMA, type ControllerOptions, type ControllerSpec, type Reconciler, type WatchOptions } from './builder.js';
+import { cacheOptionsOf, checkResource, checkWatchOptions, CONTROLLER_OPTION_SCHEMA, type ControllerOptions, type ControllerSpec, type MetadataOnlyWatchOptions, type Reconciler, type WatchOptions } from './builder.js';
 import { refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
@@ -108,10 +109,14 @@ export class Controller<T> implements HasPermissions {
 
   /**
    * Starts describing a controller of `primary` on `factory`'s informers: chain `owns` and `watches`,
-   * then `build(reconcile, options)`.
+   * then `build(reconcile, options)`. With `metadataOnly: true` the primary's cache (and `ctx.object`)
+   * holds `PartialObjectMetadata`.
    */
-  static for<T>(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options: WatchOptions<NoInfer<T>> = {}): ControllerBuilder<T> {
-    return new ControllerBuilder<T>(factory, primary, options, (spec) => new Controller<T>(spec));
+  static for(factory: SharedInformerFactory, primary: ResourceDescriptor<unknown>, options: MetadataOnlyWatchOptions): ControllerBuilder<PartialObjectMetadata>;
+  /** As above, the primary cached whole (typed by its descriptor). */
+  static for<T>(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options?: WatchOptions<NoInfer<T>>): ControllerBuilder<T>;
+  static for<T>(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options: object = {}): ControllerBuilder<T> {
+    return new ControllerBuilder<T>(factory, primary, options as WatchOptions<T>, (spec) => new Controller<T>(spec));
   }
 
   /**
@@ -134,7 +139,11 @@ export class Controller<T> implements HasPermissions {
     this.#reasons = new ReconcileReasons(o.debounceMs ?? 0);
     const ring = o.sharded;
     if (ring !== undefined && !(ring instanceof ShardRing)) throw new InvalidOptionError(`Controller: option sharded must be a ShardRing, got ${String(ring)}`);
-    this.#shared = spec.sources.map((s) => (followsShard(ring, spec.primary, s.role, s.resource) ? undefined : spec.factory.forResource(s.resource)));
+    this.#shared = spec.sources.map((s) => {
+      if (!followsShard(ring, spec.primary, s.role, s.resource)) return forResourceAs(spec.factory, `controller ${this.#name} ${s.role}()`, s.resource, s.cache, { stripManagedFields: true });
+      if (s.cache.namespaces !== undefined) throw new InvalidOptionError(`Controller ${this.#name}: option namespaces of ${s.role}(${gvrKey(s.resource)}) cannot be combined with sharded (its cache is one informer per owned slot)`);
+      return undefined;
+    });
     this.#sources = this.#sourcesOf(undefined);
     this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
     this.#permissions = new ControllerPermissions({ name: this.#name, sources: spec.sources, uses: spec.uses, namespace: spec.factory.namespace, ring, log: this.#log });
@@ -169,7 +178,7 @@ export class Controller<T> implements HasPermissions {
     if (signal.aborted) return;
     const o = this.#spec.options;
     const ring = o.sharded;
-    const shards = ring === undefined ? undefined : new ShardedSources(ring, this.#spec.factory, this.#name, this.#spec.sources.filter((_, i) => this.#shared[i] === undefined).map((s) => s.resource));
+    const shards = ring === undefined ? undefined : new ShardedSources(ring, this.#spec.factory, this.#name, this.#spec.sources.filter((_, i) => this.#shared[i] === undefined));
     this.#sources = this.#sourcesOf(shards);
     this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
     const scheduler = new ReconcileScheduler({
@@ -462,7 +471,7 @@ export class Controller<T> implements HasPermissions {
  * await controller.run(signal);
  * ```
  */
-export class ControllerBuilder<T> {
+export class ControllerBuilder<T, M extends ResourceDescriptor<unknown> = never> {
   readonly #factory: SharedInformerFactory;
   readonly #primary: ResourceDescriptor<T>;
   readonly #sources: WatchSpec[] = [];
@@ -477,7 +486,7 @@ export class ControllerBuilder<T> {
    */
   constructor(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options: WatchOptions<T>, create: (spec: ControllerSpec<T>) => Controller<T>) {
     checkResource('Controller.for', primary);
-    checkWatchOptions('Controller.for', options);
+    checkWatchOptions('Controller.for', primary, options);
     this.#factory = factory;
     this.#primary = primary;
     this.#create = create;
@@ -487,11 +496,16 @@ export class ControllerBuilder<T> {
   /**
    * Reconciles the controlling owner of each object of `resource` — the owner reference with
    * `controller: true` whose group and kind are the primary's — when the object is added, changed or
-   * deleted (for a change of owner, both owners). Objects without such a reference are ignored.
+   * deleted (for a change of owner, both owners). Objects without such a reference are ignored. With
+   * `metadataOnly: true` its cache holds `PartialObjectMetadata`, and so does `ctx.children(resource)`
+   * (typed so: the builder remembers the resource).
    */
-  owns<C>(resource: ResourceDescriptor<C>, options: WatchOptions<NoInfer<C>> = {}): this {
+  owns<D extends ResourceDescriptor<unknown>>(resource: D, options: MetadataOnlyWatchOptions): ControllerBuilder<T, M | D>;
+  /** As above, the children cached whole. */
+  owns<C>(resource: ResourceDescriptor<C>, options?: WatchOptions<NoInfer<C>>): this;
+  owns<C>(resource: ResourceDescriptor<C>, options: object = {}): this {
     checkResource('ControllerBuilder.owns', resource);
-    checkWatchOptions('ControllerBuilder.owns', options);
+    checkWatchOptions('ControllerBuilder.owns', resource, options);
     const primary = this.#primary;
     this.#owned.push(resource);
     return this.#add('owns', resource, (obj) => {
@@ -503,11 +517,14 @@ export class ControllerBuilder<T> {
   /**
    * Reconciles the primaries `map` names for each object of `resource` that is added, changed (both
    * states are mapped) or deleted — for relations other than ownership: a Secret referenced by name,
-   * every primary of a namespace.
+   * every primary of a namespace. With `metadataOnly: true`, `map` is given `PartialObjectMetadata`.
    */
-  watches<W>(resource: ResourceDescriptor<W>, map: MapFunc<NoInfer<W>>, options: WatchOptions<NoInfer<W>> = {}): this {
+  watches(resource: ResourceDescriptor<unknown>, map: MapFunc<PartialObjectMetadata>, options: MetadataOnlyWatchOptions): this;
+  /** As above, the resource cached whole. */
+  watches<W>(resource: ResourceDescriptor<W>, map: MapFunc<NoInfer<W>>, options?: WatchOptions<NoInfer<W>>): this;
+  watches<W>(resource: ResourceDescriptor<W>, map: MapFunc<NoInfer<W>>, options: object = {}): this {
     checkResource('ControllerBuilder.watches', resource);
-    checkWatchOptions('ControllerBuilder.watches', options);
+    checkWatchOptions('ControllerBuilder.watches', resource, options);
     if (typeof map !== 'function') throw new InvalidOptionError('ControllerBuilder.watches: map must be a function from an object to primary keys');
     return this.#add('watches', resource, (obj) => Array.from(map(obj as never), refKey), options);
   }
@@ -545,15 +562,15 @@ export class ControllerBuilder<T> {
    * Builds the controller running `reconcile` for each key. Throws `INVALID_OPTION` for an option
    * out of range, or when called twice.
    */
-  build(reconcile: Reconciler<T>, options: ControllerOptions = {}): Controller<T> {
+  build(reconcile: Reconciler<T, M>, options: ControllerOptions = {}): Controller<T> {
     if (typeof reconcile !== 'function') throw new InvalidOptionError('ControllerBuilder.build: reconcile must be a function');
     if (this.#built) throw new InvalidOptionError('ControllerBuilder.build: this builder has built its controller already');
     this.#built = true;
-    return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, uses: this.#uses, reconcile, options });
+    return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, uses: this.#uses, reconcile: reconcile as unknown as Reconciler<T>, options });
   }
 
   #add<W>(role: SourceRole, resource: ResourceDescriptor<W>, keys: (obj: unknown) => string[], options: WatchOptions<W>): this {
-    this.#sources.push({ role, resource, keys, predicates: (options.predicates ?? []) as Array<Predicate<unknown>> });
+    this.#sources.push({ role, resource, keys, predicates: (options.predicates ?? []) as Array<Predicate<unknown>>, cache: cacheOptionsOf(options) as ResourceCacheOptions<unknown> });
     return this;
   }
 }

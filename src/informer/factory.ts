@@ -5,9 +5,9 @@ import type { ShardSelector } from '../core/shard-selector.js';
 import { abortableWait, ChildAbort } from '../core/abort.js';
 import { toError } from '../core/errors.js';
 import type { LoggerOption } from '../core/log.js';
-import { closestOption, InvalidOptionError, omitRules, validateGroupVersionResource, validateOptions, type OptionSchemaFor } from '../core/options.js';
+import { InvalidOptionError, omitRules, validateGroupVersionResource, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import type { GroupVersionResourceFor, ResourceDescriptor } from '../core/resources.js';
-import type { GroupVersionResource } from '../core/types.js';
+import type { GroupVersionResource, PartialObjectMetadata } from '../core/types.js';
 import type { HasPermissions, Permission } from '../core/permissions.js';
 import { validateCoalesceMs } from '../listwatch/index.js';
 import { newListWatch, type KubeConfigLike } from '../listwatch/index.js';
@@ -19,6 +19,8 @@ import type { InformerHealth } from '../health/index.js';
 import { INFORMER_OPTION_SCHEMA, type SharedIndexInformerOptions } from './options.js';
 import { SharedIndexInformer } from './shared-index-informer.js';
 import { closeListerWatcher } from './controller.js';
+import { checkCacheOptions, refuseResourceOptions, type MetadataOnlyCacheOptions, type ResourceCacheOptions } from './cache-options.js';
+import { CacheSettings, type CacheDefaults } from './cache-settings.js';
 
 /** Options of {@link SharedInformerFactory}. */
 export interface SharedInformerFactoryOptions {
@@ -93,23 +95,6 @@ export function gvrKey(gvr: GroupVersionResource): string {
   return gvr.group === '' ? `${gvr.version}/${gvr.resource}` : `${gvr.group}/${gvr.version}/${gvr.resource}`;
 }
 
-/**
- * `forResource(gvr, options)`: there are no per-call options (the informer is shared by every caller);
- * the error names the factory option each key most likely meant.
- */
-function refuseForResourceOptions(options: unknown): never {
-  const keys = options !== null && typeof options === 'object' ? Object.keys(options) : [];
-  const known = Object.keys(FACTORY_OPTION_SCHEMA);
-  const hints = keys.map((key) => {
-    const match = closestOption(key, known);
-    return match === undefined ? key : `${key} (did you mean the factory's ${match}?)`;
-  });
-  throw new InvalidOptionError(
-    `SharedInformerFactory.forResource: takes no options${hints.length > 0 ? `, got ${hints.join(', ')}` : ''}; ` +
-      'list options (namespace, labelSelector, fieldSelector, resyncPeriodMs, ...) are options of the factory, whose informers every caller shares: new SharedInformerFactory(kubeConfig, { labelSelector })',
-  );
-}
-
 interface Entry {
   informer: SharedIndexInformer<unknown>;
   lw: ListerWatcher<unknown>;
@@ -122,7 +107,26 @@ interface Entry {
   removal?: { failure: Error | undefined };
   /** The resource, as given (a descriptor says whether it is namespaced). */
   gvr: GroupVersionResource & { namespaced?: boolean };
+  /** What the informer was made with, and who asked for what (the one-informer rule). */
+  settings: CacheSettings;
 }
+
+/** A resource as the factory is given it: a descriptor says whether it is namespaced. */
+type Resource = GroupVersionResource & { namespaced?: boolean };
+
+/** `a,b`: two selectors that must both match (label and field selectors AND their comma-separated terms). */
+function both(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || a === '') return b === '' ? undefined : b;
+  if (b === undefined || b === '') return a;
+  return `${a},${b}`;
+}
+
+/**
+ * The shared informer of `resource` for a caller named `caller` (`controller web owns()`) — the
+ * Controller's door to the factory: its errors name the controller, and `defaults` (its
+ * `stripManagedFields: true`) never conflict with another caller. Not in an entry point.
+ */
+export let forResourceAs: (factory: SharedInformerFactory, caller: string, resource: Resource, options: ResourceCacheOptions<unknown> | undefined, defaults: CacheDefaults) => SharedIndexInformer<unknown>;
 
 /**
  * client-go's `SharedInformerFactory` (keyed by resource, like the dynamic factory): every
@@ -160,6 +164,7 @@ export class SharedInformerFactory implements HasPermissions {
    * option out of range and `INVALID_SELECTOR` for a selector that does not parse.
    */
   constructor(kubeConfig: KubeConfigLike | undefined, options: SharedInformerFactoryOptions = {}) {
+    refuseResourceOptions('SharedInformerFactory', options);
     validateOptions('SharedInformerFactory', options, FACTORY_OPTION_SCHEMA);
     for (const [key, ms] of Object.entries(options.customResync ?? {})) {
       validateOptions('SharedInformerFactory', { [`customResync['${key}']`]: ms }, { [`customResync['${key}']`]: 'duration' });
@@ -191,82 +196,125 @@ export class SharedInformerFactory implements HasPermissions {
 
   /**
    * What the informers created so far need (see `HasPermissions`): `list` and `watch` of each resource,
-   * in the factory's `namespace` (every namespace without one, and always for a resource whose
-   * descriptor says `namespaced: false`). With `listWatchFor` the requests are that function's: the
-   * permissions say what the factory's own `newListWatch` would send.
+   * in each namespace of its `namespaces` option, else in the factory's `namespace` (every namespace
+   * without one, and always for a resource whose descriptor says `namespaced: false`). With
+   * `listWatchFor` the requests are that function's: the permissions say what the factory's own
+   * `newListWatch` would send.
    */
   permissions(): Permission[] {
-    return [...this.#entries].map(([key, e]) => {
+    return [...this.#entries].flatMap(([key, e]) => {
       const p: Permission = { group: e.gvr.group, resource: e.gvr.resource, verbs: ['list', 'watch'], reason: `informer of ${key}` };
-      const namespace = e.gvr.namespaced === false ? undefined : this.namespace;
-      if (namespace !== undefined) p.namespace = namespace;
-      return p;
+      if (e.gvr.namespaced === false) return [p];
+      const namespaces = e.settings.namespaces ?? (this.namespace === undefined ? [] : [this.namespace]);
+      if (namespaces.length === 0) return [p];
+      return namespaces.map((namespace) => ({ ...p, namespace }));
     });
   }
 
   /**
-   * The shared informer of a built-in (or your own) described resource, typed by the descriptor:
-   * `forResource(resources.pods)` is a `SharedIndexInformer<Pod>`. Created on first use; on a running
-   * factory a new informer starts at once; on a stopped one this throws `INFORMER_STOPPED`.
+   * The shared metadata-only informer of a resource (`metadataOnly: true`): its cache holds
+   * `PartialObjectMetadata` objects — metadata alone, as the server sends them.
    */
-  forResource<T>(resource: ResourceDescriptor<T>): SharedIndexInformer<T>;
+  forResource<M extends PartialObjectMetadata = PartialObjectMetadata>(resource: GroupVersionResource, options: MetadataOnlyCacheOptions): SharedIndexInformer<M>;
+  /**
+   * The shared informer of a built-in (or your own) described resource, typed by the descriptor:
+   * `forResource(resources.pods)` is a `SharedIndexInformer<Pod>`. `options` say how this resource is
+   * cached (namespaces, selectors, transform, metadataOnly, ... — see {@link ResourceCacheOptions}).
+   * Created on first use; a later call with options checks them against the informer's: ONE informer per
+   * resource per factory, so an option passed with another value than the informer's is refused with
+   * `INVALID_OPTION` naming both callers and both values (leave an option out to take the informer as it
+   * is; use a second factory or {@link SharedInformerFactory.newInformer} for a second cache). On a
+   * running factory a new informer starts at once; on a stopped one this throws `INFORMER_STOPPED`.
+   */
+  forResource<T>(resource: ResourceDescriptor<T>, options?: ResourceCacheOptions<T>): SharedIndexInformer<T>;
   /**
    * The shared informer of `gvr`, typed `T` — for custom resources:
    * `forResource<Widget>({ group: 'example.com', version: 'v1', resource: 'widgets' })`. When `T` names
    * a built-in kind (a `kubernetes-types` type), `gvr` must be that kind's resource, and a client-node
-   * model class (`V1Pod`) is refused: see {@link GroupVersionResourceFor}. Created on first use; on a
-   * running factory a new informer starts at once; on a stopped one this throws `INFORMER_STOPPED`.
-   * Throws `INVALID_OPTION` for a malformed resource (no version, no resource, `'Pod'` instead of
-   * `'pods'`), and for a second argument: it takes no options — selectors, namespace and resync are the
-   * factory's options (one informer per resource is shared by every caller).
+   * model class (`V1Pod`) is refused: see {@link GroupVersionResourceFor}. Options and the one-informer
+   * rule as for a descriptor. Throws `INVALID_OPTION` for a malformed resource (no version, no resource,
+   * `'Pod'` instead of `'pods'`), for a factory option passed here (`agent`, `logger`, ... name where
+   * they belong) and for options another caller asked otherwise.
    */
-  forResource<T>(gvr: GroupVersionResourceFor<T>): SharedIndexInformer<T>;
-  forResource(gvr: GroupVersionResource): SharedIndexInformer<unknown> {
+  forResource<T>(gvr: GroupVersionResourceFor<T>, options?: ResourceCacheOptions<T>): SharedIndexInformer<T>;
+  forResource(gvr: GroupVersionResource, options?: object): SharedIndexInformer<unknown> {
+    return this.#forResource('forResource', gvr, options as ResourceCacheOptions<unknown> | undefined, {});
+  }
+
+  static {
+    forResourceAs = (factory, caller, resource, options, defaults) => factory.#forResource(caller, resource, options, defaults);
+  }
+
+  #forResource(caller: string, gvr: Resource, options: ResourceCacheOptions<unknown> | undefined, defaults: CacheDefaults): SharedIndexInformer<unknown> {
     validateGroupVersionResource('SharedInformerFactory.forResource', gvr);
-    // eslint-disable-next-line prefer-rest-params -- a JavaScript caller's options argument, which the signature does not declare
-    if (arguments.length > 1 && arguments[1] !== undefined) refuseForResourceOptions(arguments[1]);
     const key = gvrKey(gvr);
-    let entry = this.#entries.get(key);
-    if (entry === undefined) {
-      if (this.#isStopped()) throw this.#stoppedError(`informer ${key} was not created`);
-      const lw = this.#listWatch(gvr, this.#options.shard);
-      const informer = this.#informer(key, lw, false); // the factory created the ListerWatcher: it closes it, once (#closeLw)
-      entry = { informer, lw, started: false, gvr };
-      this.#entries.set(key, entry);
-      if (this.#scope?.state === 'open') this.#startEntry(key, entry);
+    const owner = `SharedInformerFactory.forResource(${key})${caller === 'forResource' ? '' : ` for ${caller}`}`;
+    checkCacheOptions(owner, gvr, options);
+    const o = options ?? {};
+    const custom = this.#options.customResync?.[key];
+    if (o.resyncPeriodMs !== undefined && custom !== undefined && custom !== o.resyncPeriodMs) {
+      throw new InvalidOptionError(`${owner}: option resyncPeriodMs is ${o.resyncPeriodMs}, but the factory's customResync['${key}'] is ${custom}: give one of them`);
     }
+    let entry = this.#entries.get(key);
+    if (entry !== undefined) {
+      const added = entry.settings.join(owner, caller, o, entry.started);
+      if (Object.keys(added).length > 0) entry.informer.addIndexers(added);
+      return entry.informer;
+    }
+    if (this.#isStopped()) throw this.#stoppedError(`informer ${key} was not created`);
+    const settings = this.#settings(key, caller, o, defaults);
+    const lw = this.#listWatch(gvr, settings, this.#options.shard);
+    const informer = this.#informer(key, lw, settings, false); // the factory created the ListerWatcher: it closes it, once (#closeLw)
+    entry = { informer, lw, started: false, gvr, settings };
+    this.#entries.set(key, entry);
+    if (this.#scope?.state === 'open') this.#startEntry(key, entry);
     return entry.informer;
   }
 
+  #settings(key: string, caller: string, options: ResourceCacheOptions<unknown>, defaults: CacheDefaults): CacheSettings {
+    const resyncPeriodMs = this.#options.customResync?.[key] ?? this.#options.resyncPeriodMs ?? 0;
+    return new CacheSettings(key, caller, options, defaults, { resyncPeriodMs, indexers: { [NamespaceIndex]: metaNamespaceIndexFunc } });
+  }
+
   /**
-   * A new informer of `resource` with this factory's options — not shared, not started, not in
-   * `informers()`, `health()` or `waitForCacheSync`: run it yourself (its `run` closes its ListerWatcher).
-   * With `shard`, its lists and watches carry that shard selector (a `ShardedInformer`'s slots, which
-   * the controller's `sharded` option creates this way); `name` names it in logs and health (default:
-   * the resource key). Throws `INVALID_OPTION` for a `shard` on a factory that has a `shard` of its own
-   * or a `listWatchFor`.
+   * A new informer of `resource` with this factory's options and `options` — not shared, not started, not
+   * in `informers()`, `health()` or `waitForCacheSync`: run it yourself (its `run` closes its
+   * ListerWatcher). With `shard`, its lists and watches carry that shard selector (a `ShardedInformer`'s
+   * slots, which the controller's `sharded` option creates this way); `name` names it in logs and health
+   * (default: the resource key); the cache options are those of {@link ResourceCacheOptions}, but not
+   * `namespaces` (one informer lists one namespace: use `forResource` for a set). Throws
+   * `INVALID_OPTION` for a `shard` on a factory that has a `shard` of its own or a `listWatchFor`.
    */
-  newInformer<T>(resource: ResourceDescriptor<T>, options: { shard?: ShardSelector; name?: string } = {}): SharedIndexInformer<T> {
+  newInformer<M extends PartialObjectMetadata = PartialObjectMetadata>(resource: GroupVersionResource, options: MetadataOnlyCacheOptions & { shard?: ShardSelector; name?: string }): SharedIndexInformer<M>;
+  /** As above, typed by the descriptor. */
+  newInformer<T>(resource: ResourceDescriptor<T>, options?: ResourceCacheOptions<T> & { shard?: ShardSelector; name?: string }): SharedIndexInformer<T>;
+  newInformer(resource: Resource, options: object = {}): SharedIndexInformer<unknown> {
     validateGroupVersionResource('SharedInformerFactory.newInformer', resource);
-    validateOptions('SharedInformerFactory.newInformer', options, { shard: 'shardSelector', name: 'string' });
-    if (options.shard !== undefined && (this.#options.shard !== undefined || this.#options.listWatchFor !== undefined)) {
+    const { shard, name, ...cache } = options as ResourceCacheOptions<unknown> & { shard?: ShardSelector; name?: string };
+    checkCacheOptions('SharedInformerFactory.newInformer', resource, options, ['shard', 'name']);
+    validateOptions('SharedInformerFactory.newInformer', { shard, name }, { shard: 'shardSelector', name: 'string' });
+    if (cache.namespaces !== undefined) {
+      throw new InvalidOptionError('SharedInformerFactory.newInformer: option namespaces is not for one informer (it lists and watches one namespace, the factory\'s): use forResource(resource, { namespaces })');
+    }
+    if (shard !== undefined && (this.#options.shard !== undefined || this.#options.listWatchFor !== undefined)) {
       throw new InvalidOptionError(
         `SharedInformerFactory.newInformer: option shard needs a factory without ${this.#options.shard !== undefined ? 'a shard of its own' : 'listWatchFor'} (it builds the ListerWatcher with the shard)`,
       );
     }
     const key = gvrKey(resource);
-    return this.#informer(key, this.#listWatch(resource, options.shard ?? this.#options.shard), true, options.name) as SharedIndexInformer<T>;
+    const settings = this.#settings(key, 'newInformer', cache, {});
+    return this.#informer(key, this.#listWatch(resource, settings, shard ?? this.#options.shard), settings, true, name);
   }
 
-  #informer(key: string, lw: ListerWatcher<unknown>, closeListerWatcher: boolean, name = key): SharedIndexInformer<unknown> {
+  #informer(key: string, lw: ListerWatcher<unknown>, settings: CacheSettings, closeListerWatcher: boolean, name = key): SharedIndexInformer<unknown> {
     const o = this.#options;
     return new SharedIndexInformer<unknown>(lw, {
       logger: o.logger,
       ...o.informerOptions,
       name,
-      resyncPeriodMs: o.customResync?.[key] ?? o.resyncPeriodMs ?? 0,
-      indexers: { [NamespaceIndex]: metaNamespaceIndexFunc },
-      transform: o.transform,
+      resyncPeriodMs: settings.resyncPeriodMs,
+      indexers: settings.indexers,
+      transform: settings.informerTransform(o.transform),
       closeListerWatcher,
     });
   }
@@ -448,9 +496,29 @@ export class SharedInformerFactory implements HasPermissions {
     closeListerWatcher(entry.lw);
   }
 
-  #listWatch(gvr: GroupVersionResource, shard: ShardSelector | undefined): ListerWatcher<unknown> {
-    if (this.#options.listWatchFor !== undefined) return this.#options.listWatchFor(gvr);
-    const { namespace, labelSelector, fieldSelector, logger, agent, watchCoalesceMs } = this.#options;
-    return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, { namespace, labelSelector, fieldSelector, shard, logger, agent, watchCoalesceMs });
+  /**
+   * The ListerWatcher of `gvr` (in `namespace`, default the factory's): the factory's selectors ANDed
+   * with the resource's, metadata only when asked. `listWatchFor` builds its own: it is given the
+   * resource alone, so per-resource list options cannot reach it and are refused.
+   */
+  #listWatch(gvr: GroupVersionResource, settings: CacheSettings, shard: ShardSelector | undefined, namespace = this.#options.namespace): ListerWatcher<unknown> {
+    if (this.#options.listWatchFor !== undefined) {
+      const listed = (['labelSelector', 'fieldSelector', 'metadataOnly'] as const).filter((k) => settings[k] !== undefined && settings[k] !== false);
+      if (listed.length > 0) {
+        throw new InvalidOptionError(`SharedInformerFactory: option ${listed.join(', ')} of ${settings.resource} shapes the lists and watches, which this factory's listWatchFor builds: apply it in listWatchFor`);
+      }
+      return this.#options.listWatchFor(gvr);
+    }
+    const { labelSelector, fieldSelector, logger, agent, watchCoalesceMs } = this.#options;
+    return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, {
+      namespace,
+      labelSelector: both(labelSelector, settings.labelSelector),
+      fieldSelector: both(fieldSelector, settings.fieldSelector),
+      metadataOnly: settings.metadataOnly,
+      shard,
+      logger,
+      agent,
+      watchCoalesceMs,
+    });
   }
 }

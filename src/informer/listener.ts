@@ -103,6 +103,8 @@ export class ProcessorListener<T> {
   #delivered = 0;
   #failures = 0;
   #maxBacklog = 0;
+  /** Waiters of {@link ProcessorListener.whenIdle}. */
+  #idleWaiters: Array<() => void> = [];
 
   /** Creates a listener that buffers until `run()` begins delivery. */
   constructor(handler: ResourceEventHandler<T>, options: ProcessorListenerOptions) {
@@ -161,6 +163,22 @@ export class ProcessorListener<T> {
     // Like an async function's body, the first run is synchronous: what was buffered before is delivered now.
     this.#drain();
     return this.#done;
+  }
+
+  /**
+   * Resolves once the buffer is empty and no callback is running (at once when that is so, when the
+   * loop never started, or once it stopped or exited): everything queued before has been delivered.
+   */
+  whenIdle(): Promise<void> {
+    if (!this.#started || this.#stopped || this.#exited === undefined || (this.#buffer.length === 0 && this.#inFlightSince === undefined)) return RESOLVED;
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  #wakeIdle(): void {
+    const waiters = this.#idleWaiters;
+    if (waiters.length === 0) return;
+    this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /** Stops delivery: drops the buffer; a callback already running finishes on its own. */
@@ -264,6 +282,7 @@ export class ProcessorListener<T> {
       const n = this.#buffer.shift();
       if (n === undefined) {
         this.#parked = true;
+        this.#wakeIdle();
         return;
       }
       runStartedAt ??= this.#options.clock.now();
@@ -318,6 +337,7 @@ export class ProcessorListener<T> {
    */
   #exit(thrown?: unknown): void {
     this.#parked = false;
+    this.#wakeIdle();
     const exited = this.#exited;
     this.#exited = undefined;
     if (exited === undefined) return;

@@ -124,6 +124,11 @@ export class SharedProcessor<T> {
     return abandoned.length === 0;
   }
 
+  /** Resolves once every listener delivered what it had buffered (see `ProcessorListener.whenIdle`). */
+  async whenIdle(): Promise<void> {
+    await Promise.all([...this.#listeners.keys()].map((listener) => listener.whenIdle()));
+  }
+
   #startLoop(listener: ProcessorListener<T>): void {
     const scope = this.#scope as TaskScope;
     if (scope.signal.aborted) listener.stop();

@@ -1,6 +1,6 @@
 // SharedIndexInformer: one reflector and one indexer shared by many independently buffered handlers.
 
-import { abortableWait } from '../core/abort.js';
+import { abortableWait, raceAbort } from '../core/abort.js';
 import { realClock, wallTime, type Clock } from '../core/clock.js';
 import { AlreadyStartedError, InvalidResourceVersionError } from '../core/errors.js';
 import { deletionHandlingMetaNamespaceKeyFunc, keyOf, type KeyFunc } from '../core/keys.js';
@@ -94,6 +94,8 @@ export class SharedIndexInformer<T> {
   /** The waits on this cache, told to the watch: a coalescing watch holds no read during one. */
   readonly #hurry = new Hurry();
   #fifo: DeltaFIFO<T> | undefined;
+  /** Set by {@link SharedIndexInformer.deleteAllOnStop}: bounds the delivery of the deletes at stop. */
+  #deletesOnStop: AbortSignal | undefined;
   readonly #catchUp = new CatchUpWaiters(() => ({ resourceVersion: this.lastSyncResourceVersion(), drained: this.#fifo?.size === 0 }));
   readonly #cached = (key: string): unknown => this.#indexer.getByKey(key);
   /** See {@link SharedIndexInformerOptions.onResourceMissing}; set before `run` by {@link SharedIndexInformer.setOnResourceMissing}. */
@@ -407,6 +409,26 @@ export class SharedIndexInformer<T> {
     return new InformerStoppedError(`informer ${this.#name} ${state}: ${what} cannot be answered`, { cause: this.#scope?.failure });
   }
 
+  /**
+   * Makes the end of this run hand the cache out as deletes: once `run`'s signal aborts, the watch and
+   * the process loop stop, then every cached object is queued to every handler as `onDelete` (the last
+   * state cached), after what each handler had buffered — order kept — and the run resolves once the
+   * handlers delivered them all. For an informer whose objects leave its users' view while they still
+   * exist (a namespace removed from a `NamespaceSetInformer`). `signal` bounds that delivery: when it
+   * aborts, what is left is dropped as at any stop. Nothing is handed out when the informer failed.
+   */
+  deleteAllOnStop(signal: AbortSignal): void {
+    this.#deletesOnStop = signal;
+  }
+
+  /** Queues every cached object as a delete to every handler and waits until they are delivered. */
+  async #handOutDeletes(signal: AbortSignal): Promise<void> {
+    if (this.#scope?.failure !== undefined || signal.aborted) return;
+    const at = this.#clock.now();
+    for (const obj of this.#indexer.list()) this.#processor.distribute({ kind: 'delete', obj, at }, false);
+    await raceAbort(this.#processor.whenIdle(), signal);
+  }
+
   /** The reflector's resource version (`""` before the first list). */
   lastSyncResourceVersion(): string {
     return this.#controller?.lastSyncResourceVersion() ?? '';
@@ -516,6 +538,7 @@ export class SharedIndexInformer<T> {
         scope.fail(err);
       }
       this.#syncFailures.stop();
+      if (this.#deletesOnStop !== undefined) await this.#handOutDeletes(this.#deletesOnStop);
       await this.#processor.stop(this.#options.stopGraceMs ?? 500).catch((err: unknown) => scope.fail(err));
       detectorStop.abort();
       await detectorDone;

@@ -13,8 +13,9 @@ export type { WatchListVerdict } from './watch-list-support.js';
 export { newListWatch, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from './list-watch.js';
 export type { NewListWatchOptions, KubeListWatch } from './list-watch.js';
 export type { KubeConfigLike, ReloadableCredentials } from './transport.js';
-export { loadInClusterConfig, loadKubeConfig, InClusterKubeConfig, SERVICE_ACCOUNT_DIR } from './in-cluster.js';
-export type { InClusterConfigOptions, LoadKubeConfigOptions } from './in-cluster.js';
+export { loadInClusterConfig, loadKubeConfig, SERVICE_ACCOUNT_DIR } from './in-cluster.js';
+export type { InClusterKubeConfig, InClusterConfigOptions, LoadKubeConfigOptions } from './in-cluster.js';
+export type { LeanKubeConfig } from './lean-kubeconfig.js';
 export { ResourceClient, newResourceClient } from './resource-client.js';
 export type { ResourceClientOptions, CreateOrUpdateOptions, CreateOrUpdateResult } from './resource-client.js';
 export type {

@@ -10,6 +10,7 @@ import { SharedInformerFactory } from '../../src/informer/factory.js';
 import { newController } from '../../src/informer/controller.js';
 import { newIndexerInformer, newInformer } from '../../src/informer/new-informer.js';
 import { SharedIndexInformer } from '../../src/informer/shared-index-informer.js';
+import { NamespaceSetInformer } from '../../src/informer/namespace-set.js';
 import { waitForCacheSyncWithOptions, waitForNamedCacheSync } from '../../src/health/wait-for-cache-sync.js';
 import { decodeWatchStream } from '../../src/listwatch/decoder.js';
 import { newListWatch } from '../../src/listwatch/list-watch.js';
@@ -50,7 +51,9 @@ const js = (value: unknown): never => value as never;
 const table: Array<[string, () => unknown, string | RegExp]> = [
   // the four examples
   ['SharedInformerFactory', () => new SharedInformerFactory(kc, js({ resyncPeriod: 1000 })), 'SharedInformerFactory: unknown option resyncPeriod (did you mean resyncPeriodMs?)'],
-  ['SharedInformerFactory.forResource', () => (factory().forResource as (...args: unknown[]) => unknown).call(factory(), resources.pods, { labelselector: 'app=web' }), /^SharedInformerFactory\.forResource: takes no options, got labelselector \(did you mean the factory's labelSelector\?\)/],
+  ['SharedInformerFactory.forResource', () => factory().forResource(resources.pods, js({ labelselector: 'app=web' })), 'SharedInformerFactory.forResource(v1/pods): unknown option labelselector (did you mean labelSelector?)'],
+  ['SharedInformerFactory.forResource, a factory option', () => factory().forResource(resources.pods, js({ agent: {} })), /^SharedInformerFactory\.forResource\(v1\/pods\): option agent is not a per-resource option: it is an option of the whole factory/],
+  ['SharedInformerFactory, a per-resource option', () => new SharedInformerFactory(kc, js({ metadataOnly: true })), /^SharedInformerFactory: option metadataOnly is not a factory option: it is an option of one resource: factory\.forResource\(resource, \{ metadataOnly: true \}\)/],
   ['WorkQueue', () => new WorkQueue(js({ nmae: 'q' })), 'WorkQueue: unknown option nmae (did you mean name?)'],
   ['DeltaFIFO', () => new DeltaFIFO(js({ transformer: (o: unknown) => o })), 'DeltaFIFO: unknown option transformer (did you mean transform?)'],
   // the JSON toolkit
@@ -127,6 +130,8 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['ShardRing', () => new ShardRing(js({ store: new InMemoryRingStore(), name: 'r', identity: 'a', slot: 4 })), 'ShardRing: unknown option slot (did you mean slots?)'],
   ['LeaseRingStore', () => new LeaseRingStore(kc, js({ namespace: 'n', ring: 'r', leaseDurationSeconds: 15, leaseDurationMs: 1 })), /^LeaseRingStore: unknown option leaseDurationMs \(/],
   ['ShardedInformer', () => new ShardedInformer(js({ ring: ring(), informerFor: () => informer(), nme: 's' })), 'ShardedInformer: unknown option nme (did you mean name?)'],
+  ['NamespaceSetInformer', () => new NamespaceSetInformer(js({ namespaces: ['a'], informerFor: () => informer(), nme: 's' })), 'NamespaceSetInformer: unknown option nme (did you mean name?)'],
+  ['NamespaceSetInformer.addEventHandler', () => new NamespaceSetInformer({ namespaces: ['a'], informerFor: () => informer() }).addEventHandler({}, js({ nam: 'h' })), 'namespaces.addEventHandler: unknown option nam (did you mean name?)'],
   ['ShardedInformer.addEventHandler', () => new ShardedInformer({ ring: ring(), informerFor: () => informer() }).addEventHandler({}, js({ nam: 'h' })), 'sharded.addEventHandler: unknown option nam (did you mean name?)'],
   // the command
   ['initProject', () => initProject('/nonexistent/never-written', js({ name: 'x', kinds: 'X' })), 'initProject: unknown option kinds (did you mean kind?)'],
