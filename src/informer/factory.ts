@@ -132,7 +132,10 @@ export let forResourceAs: (
 
 /**
  * client-go's `SharedInformerFactory` (keyed by resource, like the dynamic factory): every
- * `forResource` call for the same resource returns the same informer, with the `namespace` index.
+ * `forResource` call for the same resource returns the same informer, with the `namespace` index. Its
+ * per-resource cache options ({@link ResourceCacheOptions}) are those of its first caller; a later
+ * caller that asks another value is refused with `INVALID_OPTION` naming both (one informer per
+ * resource per factory).
  *
  * Lifecycle: the factory runs from the first {@link SharedInformerFactory.start} (or `run`) until
  * the first signal given to it aborts or an informer fails; then every informer stops together
