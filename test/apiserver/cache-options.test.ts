@@ -6,7 +6,7 @@ import { request as httpsRequest } from 'node:https';
 import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Action, Controller } from '../../src/controller/index.js';
-import type { PartialObjectMetadata } from '../../src/core/index.js';
+import type { DeepReadonly, PartialObjectMetadata } from '../../src/core/index.js';
 import { resources, SharedInformerFactory } from '../../src/index.js';
 import { newResourceClient } from '../../src/listwatch/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
@@ -79,7 +79,7 @@ describe('per-resource cache options on kube-apiserver', () => {
   });
 
   it('a metadata-only list and watch: kube-apiserver and the fake answer the same shape', async () => {
-    const cm: ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace, labels: { app: 'web' } }, data: { big: 'x'.repeat(100) } };
+    const cm: ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace, labels: { app: 'shape' } }, data: { big: 'x'.repeat(100) } };
     const realClient = newResourceClient(real.kubeConfig, resources.configmaps);
     await realClient.create(cm);
     fake.create('namespaces', { metadata: { name: namespace } });
@@ -88,17 +88,20 @@ describe('per-resource cache options on kube-apiserver', () => {
     const answers = async (base: string, token: string, ca: string | undefined) => ({
       list: shape(await get(base, token, ca, path, LIST_ACCEPT)),
       watch: shape(await get(base, token, ca, `${path}?watch=true&resourceVersion=0`, WATCH_ACCEPT, 1)),
+      one: shape(await get(base, token, ca, `${path}/a`, WATCH_ACCEPT)),
     });
     const fromReal = await answers(real.server, real.token, real.ca);
     const fromFake = await answers(fake.url, 'fake-token', undefined);
     expect(fromFake).toEqual(fromReal);
+    // the body's kind says what it is; the Content-Type is the plain media type (the fake answered the `as=` form before)
     expect(fromReal).toEqual({
       list: {
         status: 200,
-        contentType: LIST_ACCEPT,
+        contentType: 'application/json',
         docs: [{ keys: ['apiVersion', 'items', 'kind', 'metadata'], apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadataList', items: [{ keys: ['apiVersion', 'kind', 'metadata'], apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', name: 'a', hasResourceVersion: true }] }],
       },
-      watch: { status: 200, contentType: WATCH_ACCEPT, docs: [{ type: 'ADDED', object: { keys: ['apiVersion', 'kind', 'metadata'], apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', name: 'a', hasResourceVersion: true } }] },
+      watch: { status: 200, contentType: 'application/json', docs: [{ type: 'ADDED', object: { keys: ['apiVersion', 'kind', 'metadata'], apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', name: 'a', hasResourceVersion: true } }] },
+      one: { status: 200, contentType: 'application/json', docs: [{ keys: ['apiVersion', 'kind', 'metadata'], apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', items: [] }] },
     });
     realClient.close();
   });
@@ -132,7 +135,7 @@ describe('per-resource cache options on kube-apiserver', () => {
     const owner = { apiVersion: 'v1', kind: 'ConfigMap', name: 'parent', uid: parent.metadata!.uid!, controller: true };
     await secrets.create({ metadata: { name: 'child', namespace, ownerReferences: [owner] }, stringData: { k: 'body' } } as Secret);
     const factory = new SharedInformerFactory(real.kubeConfig, { logger: false, namespace });
-    const seen: Array<{ child: PartialObjectMetadata | undefined; body: string | undefined }> = [];
+    const seen: Array<{ child: DeepReadonly<PartialObjectMetadata> | undefined; body: string | undefined }> = [];
     const controller = Controller.for(factory, resources.configmaps, { fieldSelector: 'metadata.name=parent' })
       .owns(resources.secrets, { metadataOnly: true })
       .build(
