@@ -116,7 +116,7 @@ export class Controller<T> implements HasPermissions {
   /** As above, the primary cached whole (typed by its descriptor). */
   static for<T>(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options?: WatchOptions<NoInfer<T>>): ControllerBuilder<T>;
   static for<T>(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options: object = {}): ControllerBuilder<T> {
-    return new ControllerBuilder<T>(factory, primary, options as WatchOptions<T>, (spec) => new Controller<T>(spec));
+    return new ControllerBuilder<T>(factory, primary, options, (spec) => new Controller<T>(spec));
   }
 
   /**

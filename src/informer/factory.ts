@@ -19,8 +19,9 @@ import type { InformerHealth } from '../health/index.js';
 import { INFORMER_OPTION_SCHEMA, type SharedIndexInformerOptions } from './options.js';
 import { SharedIndexInformer } from './shared-index-informer.js';
 import { closeListerWatcher } from './controller.js';
-import { checkCacheOptions, refuseResourceOptions, type MetadataOnlyCacheOptions, type ResourceCacheOptions } from './cache-options.js';
+import { checkCacheOptions, refuseResourceOptions, type MetadataOnlyCacheOptions, type NamespaceSetCacheOptions, type ResourceCacheOptions } from './cache-options.js';
 import { CacheSettings, type CacheDefaults } from './cache-settings.js';
+import { NamespaceSetInformer } from './namespace-set.js';
 
 /** Options of {@link SharedInformerFactory}. */
 export interface SharedInformerFactoryOptions {
@@ -96,8 +97,10 @@ export function gvrKey(gvr: GroupVersionResource): string {
 }
 
 interface Entry {
-  informer: SharedIndexInformer<unknown>;
-  lw: ListerWatcher<unknown>;
+  /** A namespace set (option `namespaces`) runs one informer per namespace, each with its own ListerWatcher. */
+  informer: SharedIndexInformer<unknown> | NamespaceSetInformer<unknown>;
+  /** Undefined for a namespace set. */
+  lw: ListerWatcher<unknown> | undefined;
   started: boolean;
   /** Started: stops this informer alone, with the reason its waiters get (see `removeInformer`). */
   stop?: (reason: InformerStoppedError) => void;
@@ -126,11 +129,20 @@ function both(a: string | undefined, b: string | undefined): string | undefined 
  * Controller's door to the factory: its errors name the controller, and `defaults` (its
  * `stripManagedFields: true`) never conflict with another caller. Not in an entry point.
  */
-export let forResourceAs: (factory: SharedInformerFactory, caller: string, resource: Resource, options: ResourceCacheOptions<unknown> | undefined, defaults: CacheDefaults) => SharedIndexInformer<unknown>;
+export let forResourceAs: (
+  factory: SharedInformerFactory,
+  caller: string,
+  resource: Resource,
+  options: ResourceCacheOptions<unknown> | undefined,
+  defaults: CacheDefaults,
+) => SharedIndexInformer<unknown> | NamespaceSetInformer<unknown>;
 
 /**
  * client-go's `SharedInformerFactory` (keyed by resource, like the dynamic factory): every
- * `forResource` call for the same resource returns the same informer, with the `namespace` index.
+ * `forResource` call for the same resource returns the same informer, with the `namespace` index. Its
+ * per-resource cache options ({@link ResourceCacheOptions}) are those of its first caller; a later
+ * caller that asks another value is refused with `INVALID_OPTION` naming both (one informer per
+ * resource per factory).
  *
  * Lifecycle: the factory runs from the first {@link SharedInformerFactory.start} (or `run`) until
  * the first signal given to it aborts or an informer fails; then every informer stops together
@@ -215,7 +227,17 @@ export class SharedInformerFactory implements HasPermissions {
    * The shared metadata-only informer of a resource (`metadataOnly: true`): its cache holds
    * `PartialObjectMetadata` objects — metadata alone, as the server sends them.
    */
+  forResource<M extends PartialObjectMetadata = PartialObjectMetadata>(resource: GroupVersionResource, options: MetadataOnlyCacheOptions & { namespaces: readonly string[] }): NamespaceSetInformer<M>;
+  /** As below, metadata only: the cache holds `PartialObjectMetadata`. */
   forResource<M extends PartialObjectMetadata = PartialObjectMetadata>(resource: GroupVersionResource, options: MetadataOnlyCacheOptions): SharedIndexInformer<M>;
+  /**
+   * The shared informer of a resource over a set of namespaces (option `namespaces`): a
+   * `NamespaceSetInformer`, one list and watch per namespace, whose set can change while it runs
+   * (`addNamespace` / `removeNamespace`). Every caller of the resource must pass the same set (as a set:
+   * order does not matter); a caller without `namespaces` is refused (it would be handed a namespace set
+   * typed as one informer).
+   */
+  forResource<T>(resource: ResourceDescriptor<T> | GroupVersionResourceFor<T>, options: NamespaceSetCacheOptions<T>): NamespaceSetInformer<T>;
   /**
    * The shared informer of a built-in (or your own) described resource, typed by the descriptor:
    * `forResource(resources.pods)` is a `SharedIndexInformer<Pod>`. `options` say how this resource is
@@ -237,15 +259,23 @@ export class SharedInformerFactory implements HasPermissions {
    * they belong) and for options another caller asked otherwise.
    */
   forResource<T>(gvr: GroupVersionResourceFor<T>, options?: ResourceCacheOptions<T>): SharedIndexInformer<T>;
-  forResource(gvr: GroupVersionResource, options?: object): SharedIndexInformer<unknown> {
-    return this.#forResource('forResource', gvr, options as ResourceCacheOptions<unknown> | undefined, {});
+  forResource(gvr: GroupVersionResource, options?: object): SharedIndexInformer<unknown> | NamespaceSetInformer<unknown> {
+    const o = options as ResourceCacheOptions<unknown> | undefined;
+    const informer = this.#forResource('forResource', gvr, o, {});
+    if (informer instanceof NamespaceSetInformer && o?.namespaces === undefined) {
+      const key = gvrKey(gvr);
+      throw new InvalidOptionError(
+        `SharedInformerFactory.forResource(${key}): the factory's shared informer of ${key} is a namespace set (${informer.namespaces().join(', ')}): pass the same namespaces to get it (typed NamespaceSetInformer)`,
+      );
+    }
+    return informer;
   }
 
   static {
     forResourceAs = (factory, caller, resource, options, defaults) => factory.#forResource(caller, resource, options, defaults);
   }
 
-  #forResource(caller: string, gvr: Resource, options: ResourceCacheOptions<unknown> | undefined, defaults: CacheDefaults): SharedIndexInformer<unknown> {
+  #forResource(caller: string, gvr: Resource, options: ResourceCacheOptions<unknown> | undefined, defaults: CacheDefaults): SharedIndexInformer<unknown> | NamespaceSetInformer<unknown> {
     validateGroupVersionResource('SharedInformerFactory.forResource', gvr);
     const key = gvrKey(gvr);
     const owner = `SharedInformerFactory.forResource(${key})${caller === 'forResource' ? '' : ` for ${caller}`}`;
@@ -258,14 +288,30 @@ export class SharedInformerFactory implements HasPermissions {
     let entry = this.#entries.get(key);
     if (entry !== undefined) {
       const added = entry.settings.join(owner, caller, o, entry.started);
-      if (Object.keys(added).length > 0) entry.informer.addIndexers(added);
+      if (Object.keys(added).length === 0) return entry.informer;
+      if (entry.informer instanceof NamespaceSetInformer) {
+        throw new InvalidOptionError(`${owner}: option indexers: the indexers of a namespace set (${key}) are those of its first caller; give them all there`);
+      }
+      entry.informer.addIndexers(added);
       return entry.informer;
     }
     if (this.#isStopped()) throw this.#stoppedError(`informer ${key} was not created`);
     const settings = this.#settings(key, caller, o, defaults);
-    const lw = this.#listWatch(gvr, settings, this.#options.shard);
-    const informer = this.#informer(key, lw, settings, false); // the factory created the ListerWatcher: it closes it, once (#closeLw)
-    entry = { informer, lw, started: false, gvr, settings };
+    if (settings.namespaces !== undefined) {
+      const informer = new NamespaceSetInformer<unknown>({
+        name: key,
+        namespaces: settings.namespaces,
+        resource: gvr,
+        logger: this.#options.logger,
+        // each namespace's informer owns (and closes) its ListerWatcher
+        informerFor: (ns) => this.#informer(key, this.#listWatch(gvr, settings, this.#options.shard, ns), settings, true, `${key} in ${ns}`),
+      });
+      entry = { informer, lw: undefined, started: false, gvr, settings };
+    } else {
+      const lw = this.#listWatch(gvr, settings, this.#options.shard);
+      const informer = this.#informer(key, lw, settings, false); // the factory created the ListerWatcher: it closes it, once (#closeLw)
+      entry = { informer, lw, started: false, gvr, settings };
+    }
     this.#entries.set(key, entry);
     if (this.#scope?.state === 'open') this.#startEntry(key, entry);
     return entry.informer;
@@ -319,9 +365,9 @@ export class SharedInformerFactory implements HasPermissions {
     });
   }
 
-  /** The informers created so far, by resource key. */
+  /** The informers created so far, by resource key (not the namespace sets: see `health()` and `waitForCacheSync`). */
   informers(): Record<string, SharedIndexInformer<unknown>> {
-    return Object.fromEntries([...this.#entries].map(([k, e]) => [k, e.informer]));
+    return Object.fromEntries([...this.#entries].flatMap(([k, e]) => (e.informer instanceof NamespaceSetInformer ? [] : [[k, e.informer]])));
   }
 
   /**
@@ -388,9 +434,11 @@ export class SharedInformerFactory implements HasPermissions {
     return Object.fromEntries(started.map(([key, { informer }]) => [key, informer.hasSynced()]));
   }
 
-  /** `health()` of every informer, by resource key. */
+  /** `health()` of every informer, by resource key (a namespace set: one entry per namespace, `v1/secrets in ns-a`). */
   health(): Record<string, InformerHealth> {
-    return Object.fromEntries([...this.#entries].map(([k, e]) => [k, e.informer.health()]));
+    return Object.fromEntries(
+      [...this.#entries].flatMap(([k, e]) => (e.informer instanceof NamespaceSetInformer ? Object.entries(e.informer.health()).map(([ns, h]) => [`${k} in ${ns}`, h]) : [[k, e.informer.health()]])),
+    );
   }
 
   #startEntry(key: string, entry: Entry): void {
@@ -439,7 +487,9 @@ export class SharedInformerFactory implements HasPermissions {
         `SharedInformerFactory.removeInformer: the factory has no informer of ${key} (nobody asked for it with forResource, or it was removed); its informers: ${known.length === 0 ? 'none' : known.join(', ')}`,
       );
     }
-    const controllers = entry.informer.health().handlers.map((h) => h.name).filter((name) => name.startsWith('controller '));
+    // A namespace set's handlers are registered on every namespace's informer: the union of their names.
+    const healths = entry.informer instanceof NamespaceSetInformer ? Object.values(entry.informer.health()) : [entry.informer.health()];
+    const controllers = [...new Set(healths.flatMap((h) => h.handlers.map((handler) => handler.name)))].filter((name) => name.startsWith('controller '));
     if (controllers.length > 0 && !entry.informer.isStopped()) {
       throw new InvalidOptionError(
         `SharedInformerFactory.removeInformer: informer ${key} is a source of running ${controllers.join(', ')}: stop ${controllers.length === 1 ? 'it' : 'them'} first (its reconciles would no longer see changes)`,
@@ -493,7 +543,7 @@ export class SharedInformerFactory implements HasPermissions {
   }
 
   #closeLw(entry: Entry): void {
-    closeListerWatcher(entry.lw);
+    if (entry.lw !== undefined) closeListerWatcher(entry.lw);
   }
 
   /**

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vites
 import { Action, Controller } from '../../src/controller/index.js';
 import { extract, type PartialObjectMetadata } from '../../src/core/index.js';
 import { resources, SharedInformerFactory, stripManagedFields, type SharedIndexInformer } from '../../src/index.js';
+import type { NamespaceSetInformer } from '../../src/informer/index.js';
 import { newResourceClient } from '../../src/listwatch/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { memoryLog } from '../controller/fixture.js';
@@ -65,6 +66,31 @@ describe('forResource(resource, options) on the fake API server', () => {
     await Promise.all([stripped.waitForCacheSync(stop.signal), plain.waitForCacheSync(stop.signal)]);
     expect(a.getIndexer().getByKey('ns/a')?.metadata).not.toHaveProperty('managedFields');
     expect(b.getIndexer().getByKey('ns/a')?.metadata?.managedFields).toHaveLength(1);
+  });
+});
+
+describe('per-resource namespaces', () => {
+  it('a namespace set: one list and watch per namespace, none elsewhere, permissions per namespace; every caller passes the same set', async () => {
+    for (const ns of ['a', 'b', 'c']) server.create('configmaps', cm(`cm-${ns}`, ns));
+    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
+    const set = factory.forResource(resources.configmaps, { namespaces: ['a', 'b'] });
+    expectTypeOf(set).toEqualTypeOf<NamespaceSetInformer<ConfigMap>>();
+    expect(factory.forResource(resources.configmaps, { namespaces: ['b', 'a'] })).toBe(set);
+    expect(() => factory.forResource(resources.configmaps)).toThrow(/is a namespace set \(a, b\): pass the same namespaces to get it/);
+    expect(() => factory.forResource(resources.configmaps, { namespaces: ['a'] })).toThrow(/option namespaces of v1\/configmaps is \["a"\], but the factory's shared informer of v1\/configmaps has \["a","b"\] \(asked by forResource\)/);
+    expect(factory.permissions().map((p) => `${p.resource} ${p.namespace}`)).toEqual(['configmaps a', 'configmaps b']);
+    factory.start(stop.signal);
+    await factory.waitForCacheSync(stop.signal);
+    expect(set.getIndexer().listKeys().sort()).toEqual(['a/cm-a', 'b/cm-b']);
+    expect(Object.keys(factory.health())).toEqual(['v1/configmaps in a', 'v1/configmaps in b']);
+    expect([...new Set(reads('configmaps').map((r) => r.namespace))].sort()).toEqual(['a', 'b']);
+  });
+
+  it("a Controller's owns(resource, { namespaces }) caches those namespaces alone, and says so in its permissions", async () => {
+    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
+    const controller = Controller.for(factory, resources.configmaps).owns(resources.secrets, { namespaces: ['a'] }).build(async () => Action.done(), { name: 'ns', logger: false });
+    expect(controller.permissions().filter((p) => p.resource === 'secrets').map((p) => p.namespace)).toEqual(['a']);
+    expect(factory.permissions().filter((p) => p.resource === 'secrets').map((p) => p.namespace)).toEqual(['a']);
   });
 });
 

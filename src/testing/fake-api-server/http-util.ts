@@ -117,7 +117,12 @@ export function wantsPartialMetadata(accept: string | undefined): boolean {
   return /;\s*as=partialobjectmetadata(list)?\b/.test(first) && /;\s*g=meta\.k8s\.io\b/.test(first);
 }
 
-/** The Content-Type of a metadata-only answer. */
-export function partialContentType(list: boolean): string {
-  return `application/json;as=PartialObjectMetadata${list ? 'List' : ''};g=meta.k8s.io;v=v1`;
+/**
+ * The Content-Type of a metadata-only answer (a list, a watch, one object): kube-apiserver v1.37 names
+ * the plain media type, `application/json`, whatever `as=` the Accept asked for — the body's `kind`
+ * (`PartialObjectMetadataList`, `PartialObjectMetadata`) says the rest (checked against it in
+ * test/apiserver/cache-options.test.ts).
+ */
+export function partialContentType(): string {
+  return 'application/json';
 }

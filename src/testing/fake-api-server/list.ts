@@ -168,7 +168,7 @@ export async function serveList(
     ? `{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadataList","metadata":${JSON.stringify(meta)},"items":[`
     : `{"apiVersion":${JSON.stringify(ri.apiVersion)},"kind":${JSON.stringify(ri.listKind)},"metadata":${JSON.stringify(meta)},"items":[`;
   res.writeHead(200, {
-    'Content-Type': cr.metadataOnly ? partialContentType(true) : 'application/json',
+    'Content-Type': cr.metadataOnly ? partialContentType() : 'application/json',
     'Cache-Control': 'no-cache, private',
   });
   await writeParts(res, listParts(head, page.entries, ri, cr.metadataOnly, unstructured));

@@ -94,7 +94,7 @@ export class WatchConnection {
   start(plan: WatchPlan): void {
     const o = this.#o;
     this.#res.writeHead(200, {
-      'Content-Type': o.metadataOnly ? partialContentType(false) : 'application/json',
+      'Content-Type': o.metadataOnly ? partialContentType() : 'application/json',
       'Cache-Control': 'no-cache, private',
       'Transfer-Encoding': 'chunked',
     });

@@ -56,7 +56,7 @@ function existing(state: ResourceState, r: ObjectRequest): StoredEntry {
 export function answer(res: ServerResponse, code: number, entry: StoredEntry, metadataOnly: boolean): void {
   if (metadataOnly) {
     const body = `{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":${JSON.stringify(entry.meta)}}`;
-    sendJson(res, code, body, { 'Content-Type': partialContentType(false) });
+    sendJson(res, code, body, { 'Content-Type': partialContentType() });
   } else sendJson(res, code, entry.json);
 }
 
