@@ -38,9 +38,12 @@ describe('forResource(resource, options) on the fake API server', () => {
     expect(reads('configmaps').map((r) => r.query.labelSelector)).toEqual(reads('configmaps').map(() => 'app=web,tier=x'));
   });
 
-  it('metadataOnly: lists and watches ask for PartialObjectMetadata and the cache holds it (no data), read-your-writes included', async () => {
+  it.each([
+    ['streamed (the default)', undefined],
+    ['paged', false],
+  ] as const)('metadataOnly, %s: lists and watches ask for PartialObjectMetadata and the cache holds it (no data), read-your-writes included', async (_mode, useWatchList) => {
     server.create('configmaps', cm('a', 'ns'));
-    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
+    const factory = new SharedInformerFactory(server.kubeConfig, { logger: false, informerOptions: useWatchList === undefined ? {} : { reflector: { useWatchList } } });
     const informer = factory.forResource(resources.configmaps, { metadataOnly: true });
     expectTypeOf(informer).toEqualTypeOf<SharedIndexInformer<PartialObjectMetadata>>();
     factory.start(stop.signal);
@@ -51,7 +54,9 @@ describe('forResource(resource, options) on the fake API server', () => {
     expect(informer.getIndexer().getByKey('ns/b')).toMatchObject({ kind: 'PartialObjectMetadata', metadata: { resourceVersion: written.metadata?.resourceVersion } });
     expect(informer.getIndexer().getByKey('ns/b')).not.toHaveProperty('data');
     const accepts = reads('configmaps').map((r) => `${r.verb}: ${r.accept}`);
-    expect(accepts.length).toBeGreaterThanOrEqual(2);
+    // Streamed: one watch (the list, then the watch it goes on as); paged: a list, then a watch.
+    expect(accepts.length).toBeGreaterThanOrEqual(useWatchList === false ? 2 : 1);
+    if (useWatchList === undefined) expect(accepts.every((line) => line.startsWith('watch: '))).toBe(true);
     for (const line of accepts) expect(line).toMatch(/^(list: application\/json;as=PartialObjectMetadataList;g=meta\.k8s\.io;v=v1|watch: application\/json;as=PartialObjectMetadata(List)?;g=meta\.k8s\.io;v=v1)/);
   });
 

@@ -160,7 +160,10 @@ describe('NamespaceSetInformer', () => {
     cleanups.push(() => fake.close());
     fake.create(CONFIGMAPS, cm('open', 'x'));
     fake.create(CONFIGMAPS, cm('closed', 'y'));
-    for (let i = 0; i < 6; i++) fake.injectFault({ verb: 'list', resource: 'configmaps', namespace: 'closed', type: 'status', code: 403, message: 'configmaps is forbidden: User "sa" cannot list resource "configmaps" in the namespace "closed"' });
+    // Both requests a list can be are refused: the streaming list's watch (the default) and the paged list it falls back to.
+    for (let i = 0; i < 6; i++) {
+      for (const verb of ['watch', 'list'] as const) fake.injectFault({ verb, resource: 'configmaps', namespace: 'closed', type: 'status', code: 403, message: `configmaps is forbidden: User "sa" cannot ${verb} resource "configmaps" in the namespace "closed"` });
+    }
     const { informer, clock, registration, warnings } = await setUp(['closed', 'open'], { fake });
     await settle(clock, 'synced without closed', () => informer.hasSynced() && registration.hasSynced() && informer.failedNamespaces().length === 1);
     expect(informer.failedNamespaces()).toEqual(['closed']);
