@@ -4,14 +4,14 @@ import { isConditionTrue } from '../core/conditions.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger, LoggerOption } from '../core/log.js';
 import type { Permission } from '../core/permissions.js';
-import { resources } from '../core/resources.js';
+import { resources, type ResourceDescriptor } from '../core/resources.js';
 import type { GroupVersionResource } from '../core/types.js';
 import type { InformerState } from '../health/index.js';
 import { SharedIndexInformer, type SharedInformerFactory } from '../informer/index.js';
 import { newListWatch } from '../listwatch/index.js';
 
 /** The built-in resources (`group/resource`), which no CRD defines: they are not followed. */
-const BUILT_IN = new Set(Object.values(resources).map((r) => `${r.group}/${r.resource}`));
+const BUILT_IN = new Set((Object.values(resources) as ResourceDescriptor[]).map((r) => `${r.group}/${r.resource}`));
 
 /** The CRD name of a resource: `<plural>.<group>`. */
 function crdNameOf(gvr: GroupVersionResource): string {
@@ -43,7 +43,7 @@ function followedOf(factory: SharedInformerFactory): FollowedResource[] {
   const out: FollowedResource[] = [];
   for (const [key, informer] of Object.entries(factory.informers())) {
     const gvr = parseKey(key);
-    if (gvr !== undefined && isCustomResource(gvr)) out.push({ key, crd: crdNameOf(gvr), informer: informer as Followed });
+    if (gvr !== undefined && isCustomResource(gvr)) out.push({ key, crd: crdNameOf(gvr), informer });
   }
   return out;
 }
