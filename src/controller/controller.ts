@@ -22,9 +22,10 @@ import { ObservedWrites, type SourceInformer } from './writes.js';
 import { ReconcileTimeoutError } from './errors.js';
 import { codeOf, isTerminal, misuse, misuseIn } from './outcomes.js';
 import { controllerOwnerKey } from './mapping.js';
-import { ReconcileReasons, RESYNC_REASON, SCHEDULE_REASON, SHARD_REASON } from './reasons.js';
+import { ADDED_NAMESPACE_REASON, ReconcileReasons, RESYNC_REASON, SCHEDULE_REASON, SHARD_REASON } from './reasons.js';
 import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
 import { followsShard, ShardedSources, ShardGate } from './sharded.js';
+import { followsNamespaces, NamespacedSources } from './namespaced.js';
 import { checkInformers, sourceHandler, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
 import { RunGroup } from '../runtime/run-group.js';
@@ -92,6 +93,8 @@ export class Controller<T> implements HasPermissions {
   readonly #defaultPolicy = exponentialBackoff();
   /** The factory's informer of each source; undefined for the sources a sharded controller caches per slot. */
   readonly #shared: Array<SourceInformer | undefined>;
+  /** The namespace set (option `namespaces`) and its sources' informers; undefined without one. */
+  readonly #namespaced: NamespacedSources | undefined;
   /** The sources of the current (or last) run, with their informers; the primary first. */
   #sources: readonly WatchSource[];
   #writes: ObservedWrites;
@@ -134,10 +137,17 @@ export class Controller<T> implements HasPermissions {
     this.#reasons = new ReconcileReasons(o.debounceMs ?? 0);
     const ring = o.sharded;
     if (ring !== undefined && !(ring instanceof ShardRing)) throw new InvalidOptionError(`Controller: option sharded must be a ShardRing, got ${String(ring)}`);
-    this.#shared = spec.sources.map((s) => (followsShard(ring, spec.primary, s.role, s.resource) ? undefined : spec.factory.forResource(s.resource)));
+    const namespaces = o.namespaces;
+    if (namespaces !== undefined && (ring !== undefined || spec.factory.namespace !== undefined)) {
+      throw new InvalidOptionError(`Controller ${this.#name}: option namespaces cannot be combined with ${ring !== undefined ? 'option sharded' : `a factory with a namespace (${spec.factory.namespace})`}`);
+    }
+    const inSet = spec.sources.map((s) => followsNamespaces(namespaces, s.role, s.resource));
+    this.#namespaced = namespaces === undefined ? undefined : new NamespacedSources(spec.factory, this.#name, namespaces, spec.sources.filter((_, i) => inSet[i]).map((s) => s.resource), o.logger);
+    this.#shared = spec.sources.map((s, i) => (inSet[i] || followsShard(ring, spec.primary, s.role, s.resource) ? undefined : spec.factory.forResource(s.resource)));
     this.#sources = this.#sourcesOf(undefined);
     this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
-    this.#permissions = new ControllerPermissions({ name: this.#name, sources: spec.sources, uses: spec.uses, namespace: spec.factory.namespace, ring, log: this.#log });
+    const setReads = (): Permission[] => this.#namespaced?.permissions((r) => spec.sources.find((s) => s.resource === r)?.role ?? 'for') ?? [];
+    this.#permissions = new ControllerPermissions({ name: this.#name, sources: spec.sources.filter((_, i) => !inSet[i]), uses: spec.uses, namespace: spec.factory.namespace, ring, log: this.#log, setReads });
   }
 
   /**
@@ -147,6 +157,40 @@ export class Controller<T> implements HasPermissions {
    */
   permissions(): Permission[] {
     return this.#permissions.permissions();
+  }
+
+  /** The namespaces the controller caches and reconciles (option `namespaces`), sorted; `undefined` without that option. */
+  namespaces(): string[] | undefined {
+    return this.#namespaced?.namespaces();
+  }
+
+  /**
+   * Adds `namespace` to the set (option `namespaces`): on a running controller its primary and owned
+   * resources are listed and watched there at once (one list each; the other namespaces are not listed
+   * again) and each of its primaries is reconciled once. Throws `INVALID_OPTION` without the option, for
+   * a name that is not a namespace's, and for a namespace in the set already.
+   */
+  addNamespace(namespace: string): void {
+    this.#namespaceSet('addNamespace').add(namespace, (key) => {
+      const scheduler = this.#scheduler;
+      if (scheduler !== undefined) this.#request(scheduler, key, ADDED_NAMESPACE_REASON);
+    });
+  }
+
+  /**
+   * Removes `namespace` from the set: its objects leave the caches, and no key of it is reconciled any
+   * more — requests pending for its keys are dropped, and the deletes its caches hand out reconcile
+   * nothing (its primaries still exist: a reconcile must not clean up after them). Removing the last
+   * namespace leaves a controller that reconciles nothing until one is added. Throws `INVALID_OPTION`
+   * without the option and for a namespace not in the set.
+   */
+  removeNamespace(namespace: string): void {
+    this.#namespaceSet('removeNamespace').remove(namespace);
+  }
+
+  #namespaceSet(call: string): NamespacedSources {
+    if (this.#namespaced === undefined) throw new InvalidOptionError(`Controller ${this.#name}: ${call} needs the option namespaces (the controller's namespace set)`);
+    return this.#namespaced;
   }
 
   /** Whether the builder declared any `uses`: then `ctx.client` refuses a request none covers (see {@link ControllerBuilder.uses}). */
@@ -170,6 +214,8 @@ export class Controller<T> implements HasPermissions {
     const o = this.#spec.options;
     const ring = o.sharded;
     const shards = ring === undefined ? undefined : new ShardedSources(ring, this.#spec.factory, this.#name, this.#spec.sources.filter((_, i) => this.#shared[i] === undefined).map((s) => s.resource));
+    const namespaced = this.#namespaced;
+    namespaced?.forRun();
     this.#sources = this.#sourcesOf(shards);
     this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
     const scheduler = new ReconcileScheduler({
@@ -193,6 +239,9 @@ export class Controller<T> implements HasPermissions {
     if (this.#shared.some((i) => i !== undefined)) group.start({ name: 'informer factory', run: (s) => this.#watchFactory(s, group.signal) }, 'sources');
     if (shards !== undefined) {
       group.start({ name: 'sharded informers', run: (s) => shards.run(s).catch((err: unknown) => Promise.reject(new InformerStoppedError(`controller ${this.#name}: a sharded informer failed`, { cause: err }))) }, 'sources');
+    }
+    if (namespaced !== undefined) {
+      group.start({ name: 'namespace informers', run: (s) => namespaced.run(s).catch((err: unknown) => Promise.reject(new InformerStoppedError(`controller ${this.#name}: a namespace-set informer failed`, { cause: err }))) }, 'sources');
     }
     const gate = shards === undefined ? undefined : new ShardGate(ring as ShardRing, this.#sources[0].informer, shards);
     const unfollow = gate?.follow((key) => this.#request(scheduler, key, SHARD_REASON), fail, group.signal);
@@ -267,6 +316,8 @@ export class Controller<T> implements HasPermissions {
 
   /** Requests a reconcile of `key` now, for `reason`. */
   #request(scheduler: ReconcileScheduler, key: string, reason: ReconcileReason): void {
+    const namespaced = this.#namespaced;
+    if (namespaced !== undefined && (!namespaced.covers(key) || namespaced.hold(key))) return; // outside the set (the deletes of one removed), or held until an added namespace synced
     // A key whose last reconcile wrote waits for its writes outside the scheduler: no worker slot is held.
     if (this.#writes.size === 0 || !this.#writes.hold(key)) scheduler.schedule(key);
     this.#reasons.note(key, reason, this.#clock.now(), true);
@@ -274,7 +325,7 @@ export class Controller<T> implements HasPermissions {
 
   /** The sources with the factory's informers, and `shards`' for the sources cached per slot. */
   #sourcesOf(shards: ShardedSources | undefined): WatchSource[] {
-    return this.#spec.sources.map((s, i) => ({ ...s, informer: this.#shared[i] ?? (shards?.informerOf(s.resource) as SourceInformer) }));
+    return this.#spec.sources.map((s, i) => ({ ...s, informer: this.#shared[i] ?? shards?.informerOf(s.resource) ?? (this.#namespaced?.informerOf(s.resource) as SourceInformer) }));
   }
 
   /** Ends the run with `INFORMER_STOPPED` when the factory stops (fails, or its own signal aborts) while the controller runs. */
@@ -311,6 +362,8 @@ export class Controller<T> implements HasPermissions {
         runSignal.addEventListener('abort', () => live.forEach((l) => l.abort(runSignal.reason)), { once: true });
       }
       const reason = this.#reasons.take(key);
+      // A key of a namespace removed from the set (requested before): dropped, never reconciled.
+      if (this.#namespaced?.covers(key) === false) return DONE_ACTION;
       // Sharded: a key of a slot this replica does not own is skipped (its owner reconciles it).
       const slot = gate?.ownedSlot(key);
       if (gate !== undefined && slot === undefined) return DONE_ACTION;

@@ -236,19 +236,26 @@ export class SharedInformerFactory implements HasPermissions {
    * `informers()`, `health()` or `waitForCacheSync`: run it yourself (its `run` closes its ListerWatcher).
    * With `shard`, its lists and watches carry that shard selector (a `ShardedInformer`'s slots, which
    * the controller's `sharded` option creates this way); `name` names it in logs and health (default:
-   * the resource key). Throws `INVALID_OPTION` for a `shard` on a factory that has a `shard` of its own
-   * or a `listWatchFor`.
+   * the resource key). With `namespace`, it lists and watches that namespace alone (a
+   * `NamespaceSetInformer`'s namespaces, which the controller's `namespaces` option creates this way).
+   * Throws `INVALID_OPTION` for a `shard` on a factory that has a `shard` of its own or a
+   * `listWatchFor`, and for a `namespace` on a factory with a `namespace` or a `listWatchFor`.
    */
-  newInformer<T>(resource: ResourceDescriptor<T>, options: { shard?: ShardSelector; name?: string } = {}): SharedIndexInformer<T> {
+  newInformer<T>(resource: ResourceDescriptor<T>, options: { shard?: ShardSelector; name?: string; namespace?: string } = {}): SharedIndexInformer<T> {
     validateGroupVersionResource('SharedInformerFactory.newInformer', resource);
-    validateOptions('SharedInformerFactory.newInformer', options, { shard: 'shardSelector', name: 'string' });
+    validateOptions('SharedInformerFactory.newInformer', options, { shard: 'shardSelector', name: 'string', namespace: 'string' });
+    if (options.namespace !== undefined && (this.namespace !== undefined || this.#options.listWatchFor !== undefined)) {
+      throw new InvalidOptionError(
+        `SharedInformerFactory.newInformer: option namespace (${options.namespace}) needs a factory without ${this.namespace !== undefined ? `a namespace of its own (${this.namespace})` : 'listWatchFor'} (it builds the ListerWatcher with the namespace)`,
+      );
+    }
     if (options.shard !== undefined && (this.#options.shard !== undefined || this.#options.listWatchFor !== undefined)) {
       throw new InvalidOptionError(
         `SharedInformerFactory.newInformer: option shard needs a factory without ${this.#options.shard !== undefined ? 'a shard of its own' : 'listWatchFor'} (it builds the ListerWatcher with the shard)`,
       );
     }
     const key = gvrKey(resource);
-    return this.#informer(key, this.#listWatch(resource, options.shard ?? this.#options.shard), true, options.name) as SharedIndexInformer<T>;
+    return this.#informer(key, this.#listWatch(resource, options.shard ?? this.#options.shard, options.namespace), true, options.name) as SharedIndexInformer<T>;
   }
 
   #informer(key: string, lw: ListerWatcher<unknown>, closeListerWatcher: boolean, name = key): SharedIndexInformer<unknown> {
@@ -381,9 +388,9 @@ export class SharedInformerFactory implements HasPermissions {
     closeListerWatcher(entry.lw);
   }
 
-  #listWatch(gvr: GroupVersionResource, shard: ShardSelector | undefined): ListerWatcher<unknown> {
+  #listWatch(gvr: GroupVersionResource, shard: ShardSelector | undefined, namespace = this.#options.namespace): ListerWatcher<unknown> {
     if (this.#options.listWatchFor !== undefined) return this.#options.listWatchFor(gvr);
-    const { namespace, labelSelector, fieldSelector, logger, agent, watchCoalesceMs } = this.#options;
+    const { labelSelector, fieldSelector, logger, agent, watchCoalesceMs } = this.#options;
     return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, { namespace, labelSelector, fieldSelector, shard, logger, agent, watchCoalesceMs });
   }
 }
