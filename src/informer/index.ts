@@ -27,5 +27,4 @@ export type { Observed } from '../observed/index.js';
 export { ADD_EVENT_HANDLER_OPTION_SCHEMA } from './options.js';
 export { NamespaceSetInformer, checkNamespaceSet, type NamespaceSetInformerOptions } from './namespace-set.js';
 // The partition core of ShardedInformer and NamespaceSetInformer; not in an entry point.
-export { Partitions, type PartitionsOptions, type PartitionedIndexer } from './partitioned.js';
-export { PartitionedRegistration } from './partitioned-registration.js';
+export { Partitions, type PartitionedIndexer } from './partitioned.js';
