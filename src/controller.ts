@@ -41,6 +41,8 @@ export type {
   ReconcileErrorPolicy,
   ExponentialBackoffOptions,
   WatchOptions,
+  MetadataOnlyWatchOptions,
+  ChildOf,
   Predicate,
   ChangeEvent,
   MapFunc,

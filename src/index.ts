@@ -33,6 +33,9 @@ export {
 } from './informer/index.js';
 export type {
   SharedInformerFactoryOptions,
+  ResourceCacheOptions,
+  MetadataOnlyCacheOptions,
+  NamespaceSetCacheOptions,
   SharedIndexInformerOptions,
   NamespaceSetInformerOptions,
   PartitionedIndexer,
@@ -90,6 +93,7 @@ export {
 export type {
   KubeObject,
   ObjectMeta,
+  PartialObjectMetadata,
   GroupVersionResource,
   DeepReadonly,
   DeepMutable,

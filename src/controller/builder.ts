@@ -4,9 +4,11 @@
 
 import type { Clock } from '../core/clock.js';
 import type { LoggerOption } from '../core/log.js';
-import { validateGroupVersionResource, validateOptions, InvalidOptionError, type OptionSchemaFor } from '../core/options.js';
+import { validateGroupVersionResource, InvalidOptionError, type OptionSchemaFor } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
+import { checkCacheOptions, type ResourceCacheOptions } from '../informer/cache-options.js';
+import type { PartialObjectMetadata } from '../core/types.js';
 import type { KubeConfigLike } from '../listwatch/index.js';
 import type { ShardRing } from '../sharding/ring.js';
 import type { ReconcileContext } from './context.js';
@@ -16,8 +18,16 @@ import type { Action, ReconcileErrorPolicy } from './scheduler.js';
 import type { WatchSpec } from './sources.js';
 import type { DeclaredUse } from './permissions.js';
 
-/** Options of one watched resource (`for`, `owns`, `watches`). */
-export interface WatchOptions<T> {
+/**
+ * Options of one watched resource (`for`, `owns`, `watches`): its predicates, and how it is cached
+ * ({@link ResourceCacheOptions}: namespaces, selectors, transform, `metadataOnly`, ...), passed to the
+ * factory when the controller is built. The factory keeps one informer per resource: another caller's
+ * informer of the same resource with other options is refused when the controller is built
+ * (`INVALID_OPTION` naming both). A controller's informers strip `metadata.managedFields` by default
+ * (`stripManagedFields: true`, a default that gives way to another caller's choice): pass
+ * `stripManagedFields: false` to read managed fields from its cache.
+ */
+export interface WatchOptions<T> extends ResourceCacheOptions<T> {
   /**
    * Events of this resource request a reconcile only when every predicate passes (see
    * `predicates.generationChanged`, `labelsChanged`, ...). Default: none (every add, update and delete counts).
@@ -32,8 +42,17 @@ function checkResource(owner: string, resource: ResourceDescriptor<unknown>): vo
   }
 }
 
-function checkWatchOptions<T>(owner: string, options: WatchOptions<T>): void {
-  validateOptions(owner, options, { predicates: 'any' });
+/** {@link WatchOptions} of a metadata-only cache: its objects (and its predicates' and transform's) are {@link PartialObjectMetadata}. */
+export type MetadataOnlyWatchOptions = WatchOptions<PartialObjectMetadata> & { metadataOnly: true };
+
+/** The cache options among a resource's {@link WatchOptions} (what the factory is given). */
+export function cacheOptionsOf<T>(options: WatchOptions<T>): ResourceCacheOptions<T> {
+  const { predicates: _predicates, ...cache } = options;
+  return cache;
+}
+
+function checkWatchOptions<T>(owner: string, resource: ResourceDescriptor<unknown>, options: WatchOptions<T>): void {
+  checkCacheOptions(owner, resource, options, ['predicates']);
   if (options.predicates !== undefined && (!Array.isArray(options.predicates) || options.predicates.some((p: unknown) => typeof p !== 'function'))) {
     throw new InvalidOptionError(`${owner}: option predicates must be an array of functions`);
   }
@@ -50,9 +69,11 @@ export { checkResource, checkWatchOptions };
  * counted, not retried; a rejection after the controller's stop (or the loss of the key's slot)
  * aborted `ctx.signal` is no failure (the key is reconciled at the next start, or by its new owner);
  * a programming error the runtime raises (`ctx.children` of a resource not owned, a result that is
- * not an `Action`) stops the controller, as a throwing predicate does.
+ * not an `Action`) stops the controller, as a throwing predicate does. `M` is the union of the owned
+ * resources cached metadata-only (`owns(resource, { metadataOnly: true })`, tracked by the builder):
+ * their `ctx.children` are {@link PartialObjectMetadata}.
  */
-export type Reconciler<T> = (key: string, ctx: ReconcileContext<T>) => Promise<Action>;
+export type Reconciler<T, M extends ResourceDescriptor<unknown> = never> = (key: string, ctx: ReconcileContext<T, M>) => Promise<Action>;
 
 /** Options of a {@link Controller} (the second argument of `build`). Durations are in ms. */
 export interface ControllerOptions {

@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { splitMetaNamespaceKey } from '../core/keys.js';
 import { withFields, type Logger } from '../core/log.js';
-import type { ResourceDescriptor } from '../core/resources.js';
-import type { DeepReadonly } from '../core/types.js';
+import type { ObjectOf, ResourceDescriptor } from '../core/resources.js';
+import type { DeepReadonly, PartialObjectMetadata } from '../core/types.js';
 import type { ResourceClient } from '../listwatch/index.js';
 import { ReconcileClient, type PermissionCheck, type WriteRecorder } from './client.js';
 import type { ObservedWrites } from './writes.js';
@@ -67,10 +67,17 @@ export type ReconcileReason =
     };
 
 /**
+ * What `ctx.children(resource)` holds for `D`: {@link PartialObjectMetadata} when `D` is among `M`, the
+ * owned resources cached metadata-only; else the descriptor's object type.
+ */
+export type ChildOf<D, M> = [M] extends [never] ? ObjectOf<D> : D extends M ? PartialObjectMetadata : ObjectOf<D>;
+
+/**
  * What `reconcile(key, ctx)` receives. The primary is read from the cache when the reconcile starts —
  * never kept from an event — so a reconcile always sees the newest state the cache has (level-triggered).
+ * `M`: the owned resources cached metadata-only (see {@link Reconciler}).
  */
-export interface ReconcileContext<T> {
+export interface ReconcileContext<T, M extends ResourceDescriptor<unknown> = never> {
   /** The primary's key: `namespace/name`, or `name` for a cluster-scoped resource. */
   readonly key: string;
   /** The primary's namespace (`''` for a cluster-scoped resource). */
@@ -102,9 +109,11 @@ export interface ReconcileContext<T> {
   /**
    * The objects of an owned resource (`owns`) whose controlling owner is this primary, from the cache.
    * Throws `INVALID_OPTION` for a resource the controller does not own — a programming error: a
-   * reconcile that fails with it stops the controller (`run` rejects with it).
+   * reconcile that fails with it stops the controller (`run` rejects with it). The children of a
+   * resource owned with `metadataOnly: true` are `PartialObjectMetadata` (typed so): read a child's
+   * body with `ctx.client(resource).get(...)` when the reconcile needs it.
    */
-  children<C>(resource: ResourceDescriptor<C>): Array<DeepReadonly<C>>;
+  children<D extends ResourceDescriptor<unknown>>(resource: D): Array<DeepReadonly<ChildOf<D, M>>>;
   /**
    * Records a write this reconcile made — pass what the API server answered (it carries the new
    * `resourceVersion`). The next reconcile of this key waits until the cache of that resource holds
@@ -236,8 +245,8 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     return this.#lazy.signal;
   }
 
-  children<C>(resource: ResourceDescriptor<C>): Array<DeepReadonly<C>> {
-    return this.#children(resource, this.key, this.namespace);
+  children<D extends ResourceDescriptor<unknown>>(resource: D): Array<DeepReadonly<ChildOf<D, never>>> {
+    return this.#children(resource, this.key, this.namespace) as Array<DeepReadonly<ChildOf<D, never>>>;
   }
 
   wrote(result: unknown): void {

@@ -5,14 +5,15 @@ import { AbortedError, AlreadyStartedError, toError } from '../core/errors.js';
 import { errorFields, formatDuration, resolveLogger, withFields, type Logger } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
-import type { DeepReadonly } from '../core/types.js';
+import type { DeepReadonly, PartialObjectMetadata } from '../core/types.js';
 import { InformerStoppedError } from '../informer/errors.js';
+import type { ResourceCacheOptions } from '../informer/cache-options.js';
 import { checkFieldManager, newResourceClient, type ResourceClient } from '../listwatch/index.js';
-import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
+import { forResourceAs, gvrKey, type SharedInformerFactory } from '../informer/factory.js';
 import type { SharedInformerRegistration } from '../informer/handler.js';
 import { NamespaceIndex } from '../store/types.js';
 import { keyOf } from '../core/keys.js';
-import { checkResource, checkWatchOptions, CONTROLLER_OPTION_SCHEMA, type ControllerOptions, type ControllerSpec, type Reconciler, type WatchOptions } from './builder.js';
+import { cacheOptionsOf, checkResource, checkWatchOptions, CONTROLLER_OPTION_SCHEMA, type ControllerOptions, type ControllerSpec, type MetadataOnlyWatchOptions, type Reconciler, type WatchOptions } from './builder.js';
 import { refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
@@ -26,6 +27,7 @@ import { ADDED_NAMESPACE_REASON, ReconcileReasons, RESYNC_REASON, SCHEDULE_REASO
 import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
 import { followsShard, ShardedSources, ShardGate } from './sharded.js';
 import { followsNamespaces, NamespacedSources } from './namespaced.js';
+import { checkNamespaceSet, NamespaceSetInformer } from '../informer/namespace-set.js';
 import { checkInformers, sourceHandler, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
 import { RunGroup } from '../runtime/run-group.js';
@@ -111,10 +113,14 @@ export class Controller<T> implements HasPermissions {
 
   /**
    * Starts describing a controller of `primary` on `factory`'s informers: chain `owns` and `watches`,
-   * then `build(reconcile, options)`.
+   * then `build(reconcile, options)`. With `metadataOnly: true` the primary's cache (and `ctx.object`)
+   * holds `PartialObjectMetadata`.
    */
-  static for<T>(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options: WatchOptions<NoInfer<T>> = {}): ControllerBuilder<T> {
-    return new ControllerBuilder<T>(factory, primary, options, (spec) => new Controller<T>(spec));
+  static for(factory: SharedInformerFactory, primary: ResourceDescriptor<unknown>, options: MetadataOnlyWatchOptions): ControllerBuilder<PartialObjectMetadata>;
+  /** As above, the primary cached whole (typed by its descriptor). */
+  static for<T>(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options?: WatchOptions<NoInfer<T>>): ControllerBuilder<T>;
+  static for<T>(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options: object = {}): ControllerBuilder<T> {
+    return new ControllerBuilder<T>(factory, primary, options as WatchOptions<T>, (spec) => new Controller<T>(spec));
   }
 
   /**
@@ -137,17 +143,24 @@ export class Controller<T> implements HasPermissions {
     this.#reasons = new ReconcileReasons(o.debounceMs ?? 0);
     const ring = o.sharded;
     if (ring !== undefined && !(ring instanceof ShardRing)) throw new InvalidOptionError(`Controller: option sharded must be a ShardRing, got ${String(ring)}`);
-    const namespaces = o.namespaces;
+    const namespaces = o.namespaces === undefined ? undefined : checkNamespaceSet(`Controller ${this.#name}: option namespaces`, o.namespaces);
     if (namespaces !== undefined && (ring !== undefined || spec.factory.namespace !== undefined)) {
       throw new InvalidOptionError(`Controller ${this.#name}: option namespaces cannot be combined with ${ring !== undefined ? 'option sharded' : `a factory with a namespace (${spec.factory.namespace})`}`);
     }
-    const inSet = spec.sources.map((s) => followsNamespaces(namespaces, s.role, s.resource));
-    this.#namespaced = namespaces === undefined ? undefined : new NamespacedSources(spec.factory, this.#name, namespaces, spec.sources.filter((_, i) => inSet[i]).map((s) => s.resource), o.logger);
-    this.#shared = spec.sources.map((s, i) => (inSet[i] || followsShard(ring, spec.primary, s.role, s.resource) ? undefined : spec.factory.forResource(s.resource)));
+    // The controller's namespaces are the default set of its namespaced primary and owned sources; a source's own wins.
+    const cacheOf = (s: WatchSpec): WatchSpec['cache'] => (s.cache.namespaces === undefined && followsNamespaces(namespaces, s.role, s.resource) ? { ...s.cache, namespaces } : s.cache);
+    this.#shared = spec.sources.map((s) => {
+      if (!followsShard(ring, spec.primary, s.role, s.resource)) return forResourceAs(spec.factory, `controller ${this.#name} ${s.role}()`, s.resource, cacheOf(s), { stripManagedFields: true });
+      if (s.cache.namespaces !== undefined) throw new InvalidOptionError(`Controller ${this.#name}: option namespaces of ${s.role}(${gvrKey(s.resource)}) cannot be combined with sharded (its cache is one informer per owned slot)`);
+      return undefined;
+    });
+    const sets = this.#shared.map((i) => (i instanceof NamespaceSetInformer ? i : undefined));
+    this.#namespaced = sets.some((i) => i !== undefined) ? new NamespacedSources(this.#name, namespaces, sets) : undefined;
     this.#sources = this.#sourcesOf(undefined);
     this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
-    const setReads = (): Permission[] => this.#namespaced?.permissions((r) => spec.sources.find((s) => s.resource === r)?.role ?? 'for') ?? [];
-    this.#permissions = new ControllerPermissions({ name: this.#name, sources: spec.sources.filter((_, i) => !inSet[i]), uses: spec.uses, namespace: spec.factory.namespace, ring, log: this.#log, setReads });
+    // The reads of a source cached over a namespace set follow the set as it changes.
+    const setReads = (): Permission[] => this.#namespaced?.permissions(spec.sources, this.#name) ?? [];
+    this.#permissions = new ControllerPermissions({ name: this.#name, sources: spec.sources.filter((_, i) => sets[i] === undefined), uses: spec.uses, namespace: spec.factory.namespace, ring, log: this.#log, setReads });
   }
 
   /**
@@ -159,7 +172,7 @@ export class Controller<T> implements HasPermissions {
     return this.#permissions.permissions();
   }
 
-  /** The namespaces the controller caches and reconciles (option `namespaces`), sorted; `undefined` without that option. */
+  /** The namespaces the controller caches and reconciles (option `namespaces`; else the union of its sources' own sets), sorted; `undefined` without any. */
   namespaces(): string[] | undefined {
     return this.#namespaced?.namespaces();
   }
@@ -171,7 +184,7 @@ export class Controller<T> implements HasPermissions {
    * a name that is not a namespace's, and for a namespace in the set already.
    */
   addNamespace(namespace: string): void {
-    this.#namespaceSet('addNamespace').add(namespace, (key) => {
+    this.#namespaceSet('addNamespace').add(namespace, this.#scheduler !== undefined, (key) => {
       const scheduler = this.#scheduler;
       if (scheduler !== undefined) this.#request(scheduler, key, ADDED_NAMESPACE_REASON);
     });
@@ -189,7 +202,7 @@ export class Controller<T> implements HasPermissions {
   }
 
   #namespaceSet(call: string): NamespacedSources {
-    if (this.#namespaced === undefined) throw new InvalidOptionError(`Controller ${this.#name}: ${call} needs the option namespaces (the controller's namespace set)`);
+    if (this.#namespaced === undefined) throw new InvalidOptionError(`Controller ${this.#name}: ${call} needs a namespace set (the option namespaces, or a source's own)`);
     return this.#namespaced;
   }
 
@@ -213,9 +226,7 @@ export class Controller<T> implements HasPermissions {
     if (signal.aborted) return;
     const o = this.#spec.options;
     const ring = o.sharded;
-    const shards = ring === undefined ? undefined : new ShardedSources(ring, this.#spec.factory, this.#name, this.#spec.sources.filter((_, i) => this.#shared[i] === undefined).map((s) => s.resource));
-    const namespaced = this.#namespaced;
-    namespaced?.forRun();
+    const shards = ring === undefined ? undefined : new ShardedSources(ring, this.#spec.factory, this.#name, this.#spec.sources.filter((_, i) => this.#shared[i] === undefined));
     this.#sources = this.#sourcesOf(shards);
     this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
     const scheduler = new ReconcileScheduler({
@@ -239,9 +250,6 @@ export class Controller<T> implements HasPermissions {
     if (this.#shared.some((i) => i !== undefined)) group.start({ name: 'informer factory', run: (s) => this.#watchFactory(s, group.signal) }, 'sources');
     if (shards !== undefined) {
       group.start({ name: 'sharded informers', run: (s) => shards.run(s).catch((err: unknown) => Promise.reject(new InformerStoppedError(`controller ${this.#name}: a sharded informer failed`, { cause: err }))) }, 'sources');
-    }
-    if (namespaced !== undefined) {
-      group.start({ name: 'namespace informers', run: (s) => namespaced.run(s).catch((err: unknown) => Promise.reject(new InformerStoppedError(`controller ${this.#name}: a namespace-set informer failed`, { cause: err }))) }, 'sources');
     }
     const gate = shards === undefined ? undefined : new ShardGate(ring as ShardRing, this.#sources[0].informer, shards);
     const unfollow = gate?.follow((key) => this.#request(scheduler, key, SHARD_REASON), fail, group.signal);
@@ -325,7 +333,7 @@ export class Controller<T> implements HasPermissions {
 
   /** The sources with the factory's informers, and `shards`' for the sources cached per slot. */
   #sourcesOf(shards: ShardedSources | undefined): WatchSource[] {
-    return this.#spec.sources.map((s, i) => ({ ...s, informer: this.#shared[i] ?? shards?.informerOf(s.resource) ?? (this.#namespaced?.informerOf(s.resource) as SourceInformer) }));
+    return this.#spec.sources.map((s, i) => ({ ...s, informer: this.#shared[i] ?? (shards?.informerOf(s.resource) as SourceInformer) }));
   }
 
   /** Ends the run with `INFORMER_STOPPED` when the factory stops (fails, or its own signal aborts) while the controller runs. */
@@ -515,7 +523,7 @@ export class Controller<T> implements HasPermissions {
  * await controller.run(signal);
  * ```
  */
-export class ControllerBuilder<T> {
+export class ControllerBuilder<T, M extends ResourceDescriptor<unknown> = never> {
   readonly #factory: SharedInformerFactory;
   readonly #primary: ResourceDescriptor<T>;
   readonly #sources: WatchSpec[] = [];
@@ -530,7 +538,7 @@ export class ControllerBuilder<T> {
    */
   constructor(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options: WatchOptions<T>, create: (spec: ControllerSpec<T>) => Controller<T>) {
     checkResource('Controller.for', primary);
-    checkWatchOptions('Controller.for', options);
+    checkWatchOptions('Controller.for', primary, options);
     this.#factory = factory;
     this.#primary = primary;
     this.#create = create;
@@ -540,11 +548,16 @@ export class ControllerBuilder<T> {
   /**
    * Reconciles the controlling owner of each object of `resource` — the owner reference with
    * `controller: true` whose group and kind are the primary's — when the object is added, changed or
-   * deleted (for a change of owner, both owners). Objects without such a reference are ignored.
+   * deleted (for a change of owner, both owners). Objects without such a reference are ignored. With
+   * `metadataOnly: true` its cache holds `PartialObjectMetadata`, and so does `ctx.children(resource)`
+   * (typed so: the builder remembers the resource).
    */
-  owns<C>(resource: ResourceDescriptor<C>, options: WatchOptions<NoInfer<C>> = {}): this {
+  owns<D extends ResourceDescriptor<unknown>>(resource: D, options: MetadataOnlyWatchOptions): ControllerBuilder<T, M | D>;
+  /** As above, the children cached whole. */
+  owns<C>(resource: ResourceDescriptor<C>, options?: WatchOptions<NoInfer<C>>): this;
+  owns<C>(resource: ResourceDescriptor<C>, options: object = {}): this {
     checkResource('ControllerBuilder.owns', resource);
-    checkWatchOptions('ControllerBuilder.owns', options);
+    checkWatchOptions('ControllerBuilder.owns', resource, options);
     const primary = this.#primary;
     this.#owned.push(resource);
     return this.#add('owns', resource, (obj) => {
@@ -556,11 +569,14 @@ export class ControllerBuilder<T> {
   /**
    * Reconciles the primaries `map` names for each object of `resource` that is added, changed (both
    * states are mapped) or deleted — for relations other than ownership: a Secret referenced by name,
-   * every primary of a namespace.
+   * every primary of a namespace. With `metadataOnly: true`, `map` is given `PartialObjectMetadata`.
    */
-  watches<W>(resource: ResourceDescriptor<W>, map: MapFunc<NoInfer<W>>, options: WatchOptions<NoInfer<W>> = {}): this {
+  watches(resource: ResourceDescriptor<unknown>, map: MapFunc<PartialObjectMetadata>, options: MetadataOnlyWatchOptions): this;
+  /** As above, the resource cached whole. */
+  watches<W>(resource: ResourceDescriptor<W>, map: MapFunc<NoInfer<W>>, options?: WatchOptions<NoInfer<W>>): this;
+  watches<W>(resource: ResourceDescriptor<W>, map: MapFunc<NoInfer<W>>, options: object = {}): this {
     checkResource('ControllerBuilder.watches', resource);
-    checkWatchOptions('ControllerBuilder.watches', options);
+    checkWatchOptions('ControllerBuilder.watches', resource, options);
     if (typeof map !== 'function') throw new InvalidOptionError('ControllerBuilder.watches: map must be a function from an object to primary keys');
     return this.#add('watches', resource, (obj) => Array.from(map(obj as never), refKey), options);
   }
@@ -598,15 +614,15 @@ export class ControllerBuilder<T> {
    * Builds the controller running `reconcile` for each key. Throws `INVALID_OPTION` for an option
    * out of range, or when called twice.
    */
-  build(reconcile: Reconciler<T>, options: ControllerOptions = {}): Controller<T> {
+  build(reconcile: Reconciler<T, M>, options: ControllerOptions = {}): Controller<T> {
     if (typeof reconcile !== 'function') throw new InvalidOptionError('ControllerBuilder.build: reconcile must be a function');
     if (this.#built) throw new InvalidOptionError('ControllerBuilder.build: this builder has built its controller already');
     this.#built = true;
-    return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, uses: this.#uses, reconcile, options });
+    return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, uses: this.#uses, reconcile: reconcile as unknown as Reconciler<T>, options });
   }
 
   #add<W>(role: SourceRole, resource: ResourceDescriptor<W>, keys: (obj: unknown) => string[], options: WatchOptions<W>): this {
-    this.#sources.push({ role, resource, keys, predicates: (options.predicates ?? []) as Array<Predicate<unknown>> });
+    this.#sources.push({ role, resource, keys, predicates: (options.predicates ?? []) as Array<Predicate<unknown>>, cache: cacheOptionsOf(options) as ResourceCacheOptions<unknown> });
     return this;
   }
 }

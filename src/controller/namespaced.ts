@@ -1,19 +1,18 @@
-// A controller over a set of namespaces (option `namespaces`): its namespaced primary and owned sources each
-// a NamespaceSetInformer, the set changed while it runs (`addNamespace` / `removeNamespace`), and the rule
-// that keys of a namespace outside the set are never reconciled.
+// A controller over namespace sets (option `namespaces`, or a source's own): the sources cached by the
+// factory's NamespaceSetInformers, the set changed while it runs (`addNamespace` / `removeNamespace`), and
+// the rule that keys of a namespace outside the primary's set are never reconciled.
 
 import { InvalidOptionError } from '../core/options.js';
 import type { Permission } from '../core/permissions.js';
 import type { ResourceDescriptor } from '../core/resources.js';
-import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
-import { NamespaceSetInformer, checkNamespaceSet } from '../informer/index.js';
-import type { LoggerOption } from '../core/log.js';
+import { gvrKey } from '../informer/factory.js';
+import { checkNamespaceSet, type NamespaceSetInformer } from '../informer/namespace-set.js';
 import type { SourceRole } from './sharded.js';
 
 /**
- * Whether a source of a controller with a namespace set is cached per namespace: the primary and the
- * owned resources, when namespaced (owner references never cross namespaces); `watches` sources are
- * watched whole by the factory (a mapping may point anywhere).
+ * Whether the controller's `namespaces` are the default set of a source: the primary and the owned
+ * resources, when namespaced (owner references never cross namespaces); `watches` sources are watched
+ * as the factory watches them (a mapping may point anywhere).
  */
 export function followsNamespaces(namespaces: readonly string[] | undefined, role: SourceRole, resource: ResourceDescriptor<unknown>): boolean {
   return namespaces !== undefined && role !== 'watches' && resource.namespaced;
@@ -25,35 +24,33 @@ function namespaceOfKey(key: string): string | undefined {
   return slash < 0 ? undefined : key.slice(0, slash);
 }
 
-/** A controller's namespace set and, while it runs, the namespace-set informers of its sources. */
+/** A controller's sources cached over namespace sets (the factory's `NamespaceSetInformer`s), by source index. */
 export class NamespacedSources {
-  readonly #factory: SharedInformerFactory;
   readonly #name: string;
-  readonly #resources: ReadonlyArray<ResourceDescriptor<unknown>>;
-  readonly #logger: LoggerOption | undefined;
-  readonly #namespaces: Set<string>;
-  #informers = new Map<ResourceDescriptor<unknown>, NamespaceSetInformer<unknown>>();
+  /** The controller's own set (option `namespaces`), as changed since; `undefined` without the option. */
+  readonly #namespaces: Set<string> | undefined;
+  /** Each source's namespace-set informer, `undefined` for a source that has none; the primary first. */
+  readonly #sets: ReadonlyArray<NamespaceSetInformer<unknown> | undefined>;
   /** Namespaces added while running whose caches are not all synced yet: the keys requested meanwhile, held. */
   readonly #pending = new Map<string, Set<string>>();
 
-  /** Throws `INVALID_OPTION` for an empty set, a name that is not a namespace's, a namespace twice. */
-  constructor(factory: SharedInformerFactory, name: string, namespaces: readonly string[], resources: ReadonlyArray<ResourceDescriptor<unknown>>, logger: LoggerOption | undefined) {
-    this.#factory = factory;
+  constructor(name: string, namespaces: readonly string[] | undefined, sets: ReadonlyArray<NamespaceSetInformer<unknown> | undefined>) {
     this.#name = name;
-    this.#resources = resources;
-    this.#logger = logger;
-    this.#namespaces = new Set(checkNamespaceSet(`Controller ${name}: option namespaces`, namespaces));
+    this.#namespaces = namespaces === undefined ? undefined : new Set(namespaces);
+    this.#sets = sets;
   }
 
-  /** The set, sorted. */
+  /** The controller's set (option `namespaces`) or else the union of its sources' sets, sorted. */
   namespaces(): string[] {
-    return [...this.#namespaces].sort();
+    const all = this.#namespaces ?? new Set(this.#informers().flatMap((i) => i.namespaces()));
+    return [...all].sort();
   }
 
-  /** Whether the controller reconciles `key`: a cluster-scoped key, or one of a namespace in the set. */
+  /** Whether the controller reconciles `key`: a cluster-scoped key, a primary not cached by a set, or one of a namespace in the primary's set. */
   covers(key: string): boolean {
     const ns = namespaceOfKey(key);
-    return ns === undefined || this.#namespaces.has(ns);
+    const primary = this.#sets[0];
+    return ns === undefined || primary === undefined || primary.namespaces().includes(ns);
   }
 
   /**
@@ -68,72 +65,52 @@ export class NamespacedSources {
     return held !== undefined;
   }
 
-  /** New namespace-set informers for a run, over the set as it is now. */
+  /** A new run: nothing is held. */
   forRun(): void {
     this.#pending.clear();
-    this.#informers = new Map(
-      this.#resources.map((resource) => {
-        const key = gvrKey(resource);
-        const informer = new NamespaceSetInformer<unknown>({
-          name: `controller ${this.#name}: ${key}`,
-          namespaces: this.namespaces(),
-          resource,
-          logger: this.#logger,
-          informerFor: (namespace) => this.#factory.newInformer(resource, { namespace, name: `${key}@${namespace}` }),
-        });
-        return [resource, informer];
-      }),
-    );
-  }
-
-  /** The namespace-set informer of `resource` in the current run. */
-  informerOf(resource: ResourceDescriptor<unknown>): NamespaceSetInformer<unknown> {
-    return this.#informers.get(resource) as NamespaceSetInformer<unknown>;
-  }
-
-  /** Runs every namespace-set informer until `signal` aborts; rejects with the first failure. */
-  async run(signal: AbortSignal): Promise<void> {
-    await Promise.all([...this.#informers.values()].map((i) => i.run(signal)));
   }
 
   /**
-   * Adds `namespace` to the set and to every running informer; the keys requested for it are held until
-   * its caches synced (or cannot sync), then handed to `release` once each. Throws `INVALID_OPTION` when
-   * it is in the set already.
+   * Adds `namespace` to every source's set that lacks it; on a running controller the keys requested for
+   * it are held until its caches synced (or cannot sync), then handed to `release` once each. Throws
+   * `INVALID_OPTION` when every set has it already.
    */
-  add(namespace: string, release: (key: string) => void): void {
+  add(namespace: string, running: boolean, release: (key: string) => void): void {
     checkNamespaceSet(`Controller ${this.#name}: addNamespace`, [namespace]);
-    if (this.#namespaces.has(namespace)) throw new InvalidOptionError(`Controller ${this.#name}: addNamespace(${namespace}): the namespace is in the set already (${this.namespaces().join(', ')})`);
-    const running = this.#running();
-    for (const informer of running) informer.addNamespace(namespace);
-    this.#namespaces.add(namespace);
-    if (!running.some((i) => i.isStarted())) return; // not running: the run's first sync covers it
+    const lacking = this.#informers().filter((i) => !i.namespaces().includes(namespace));
+    if (lacking.length === 0) throw new InvalidOptionError(`Controller ${this.#name}: addNamespace(${namespace}): the namespace is in the set already (${this.namespaces().join(', ')})`);
+    for (const informer of lacking) informer.addNamespace(namespace);
+    this.#namespaces?.add(namespace);
+    if (!running) return; // the run's first sync covers it
     const held = new Set<string>();
     this.#pending.set(namespace, held);
-    void Promise.allSettled(running.map((i) => i.whenNamespaceSynced(namespace))).then(() => {
+    void Promise.allSettled(lacking.map((i) => i.whenNamespaceSynced(namespace))).then(() => {
       if (this.#pending.get(namespace) !== held) return; // removed meanwhile, or a new run
       this.#pending.delete(namespace);
       for (const key of held) release(key);
     });
   }
 
-  /** Removes `namespace` from the set and from every running informer. Throws `INVALID_OPTION` when it is not in the set. */
+  /** Removes `namespace` from every source's set that has it. Throws `INVALID_OPTION` when none has it. */
   remove(namespace: string): void {
-    if (!this.#namespaces.has(namespace)) throw new InvalidOptionError(`Controller ${this.#name}: removeNamespace(${JSON.stringify(namespace)}): the namespace is not in the set (${this.namespaces().join(', ') || 'empty'})`);
-    this.#namespaces.delete(namespace);
+    const having = this.#informers().filter((i) => i.namespaces().includes(namespace));
+    if (having.length === 0) throw new InvalidOptionError(`Controller ${this.#name}: removeNamespace(${JSON.stringify(namespace)}): the namespace is not in the set (${this.namespaces().join(', ') || 'empty'})`);
+    this.#namespaces?.delete(namespace);
     this.#pending.delete(namespace);
-    for (const informer of this.#running()) informer.removeNamespace(namespace);
+    for (const informer of having) informer.removeNamespace(namespace);
   }
 
-  /** `list` and `watch` of each resource in each namespace of the set. */
-  permissions(role: (resource: ResourceDescriptor<unknown>) => string): Permission[] {
-    return this.#resources.flatMap((resource) =>
-      this.namespaces().map((namespace) => ({ group: resource.group, resource: resource.resource, verbs: ['list', 'watch'] as const, namespace, reason: `informer of ${gvrKey(resource)} (${role(resource)}) of controller ${this.#name}` })),
-    );
+  /** `list` and `watch` of each source cached over a set, in each namespace of its set now. */
+  permissions(sources: ReadonlyArray<{ readonly role: SourceRole; readonly resource: ResourceDescriptor<unknown> }>, controller: string): Permission[] {
+    return this.#sets.flatMap((informer, i) => {
+      if (informer === undefined) return [];
+      const { role, resource } = sources[i];
+      return informer.namespaces().map((namespace) => ({ group: resource.group, resource: resource.resource, verbs: ['list', 'watch'] as const, namespace, reason: `informer of ${gvrKey(resource)} (${role}) of controller ${controller}` }));
+    });
   }
 
-  /** The informers of the current run that still take changes of the set. */
-  #running(): Array<NamespaceSetInformer<unknown>> {
-    return [...this.#informers.values()].filter((i) => !i.isStopped()); // an informer of a run not started yet takes it too
+  /** The distinct namespace-set informers (two sources of one resource share one). */
+  #informers(): Array<NamespaceSetInformer<unknown>> {
+    return [...new Set(this.#sets.filter((i) => i !== undefined))];
   }
 }

@@ -53,7 +53,8 @@ function usesLine(resource: ResourceDescriptor<unknown>, use: PermissionUse, def
 /** What builds a {@link ControllerPermissions}: the controller's name, its sources and declarations, where its factory lists. */
 export interface ControllerPermissionSpec {
   readonly name: string;
-  readonly sources: ReadonlyArray<{ readonly role: SourceRole; readonly resource: ResourceDescriptor<unknown> }>;
+  /** Each watched resource; `cache.namespaces`, when given, are where its informer lists (instead of `namespace`). */
+  readonly sources: ReadonlyArray<{ readonly role: SourceRole; readonly resource: ResourceDescriptor<unknown>; readonly cache?: { readonly namespaces?: readonly string[] } }>;
   readonly uses: readonly DeclaredUse[];
   /** The factory's namespace; undefined = every namespace. */
   readonly namespace: string | undefined;
@@ -78,7 +79,9 @@ export class ControllerPermissions {
 
   constructor(spec: ControllerPermissionSpec) {
     this.#spec = spec;
-    const reads: Permission[] = spec.sources.map((s) => scoped(s.resource, spec.namespace, { verbs: ['list', 'watch'], reason: `informer of ${gvrKey(s.resource)} (${s.role}) of controller ${spec.name}` }));
+    const reads: Permission[] = spec.sources.flatMap((s) =>
+      (s.cache?.namespaces ?? [spec.namespace]).map((namespace) => scoped(s.resource, namespace, { verbs: ['list', 'watch'], reason: `informer of ${gvrKey(s.resource)} (${s.role}) of controller ${spec.name}` })),
+    );
     const uses: Permission[] = spec.uses.map((u) => {
       const p = scoped(u.resource, u.namespace ?? spec.namespace, { verbs: u.verbs, reason: `ctx.client of controller ${spec.name} (uses)` });
       if (u.subresource !== undefined) p.subresource = u.subresource;

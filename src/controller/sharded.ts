@@ -7,6 +7,7 @@
 import { toError } from '../core/errors.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
+import type { ResourceCacheOptions } from '../informer/cache-options.js';
 import type { ShardRing } from '../sharding/ring.js';
 import { ShardedInformer } from '../sharding/sharded-informer.js';
 import type { LazySignal } from './context.js';
@@ -31,12 +32,14 @@ export function followsShard(ring: ShardRing | undefined, primary: ResourceDescr
 export class ShardedSources {
   readonly #informers = new Map<ResourceDescriptor<unknown>, ShardedInformer<unknown>>();
 
-  constructor(ring: ShardRing, factory: SharedInformerFactory, name: string, resources: ReadonlyArray<ResourceDescriptor<unknown>>) {
-    for (const resource of resources) {
+  /** One per source: each slot's informer has the source's cache options (managed fields stripped by default, as the factory's controller informers). */
+  constructor(ring: ShardRing, factory: SharedInformerFactory, name: string, sources: ReadonlyArray<{ resource: ResourceDescriptor<unknown>; cache: ResourceCacheOptions<unknown> }>) {
+    for (const { resource, cache } of sources) {
       const key = gvrKey(resource);
+      const options = { stripManagedFields: true, ...cache };
       this.#informers.set(
         resource,
-        new ShardedInformer<unknown>({ ring, name: `controller ${name}: ${key}`, informerFor: (shard, slot) => factory.newInformer(resource, { shard, name: `${key}/slot-${slot}` }) }),
+        new ShardedInformer<unknown>({ ring, name: `controller ${name}: ${key}`, informerFor: (shard, slot) => factory.newInformer(resource, { ...options, shard, name: `${key}/slot-${slot}` }) }),
       );
     }
   }

@@ -2,6 +2,7 @@
 // turns their events into primary keys, and the check that their informers run.
 
 import type { ResourceDescriptor } from '../core/resources.js';
+import type { ResourceCacheOptions } from '../informer/cache-options.js';
 import { InformerStoppedError } from '../informer/errors.js';
 import type { ResourceEventHandler } from '../informer/handler.js';
 import { gvrKey } from '../informer/factory.js';
@@ -21,6 +22,8 @@ export interface WatchSpec {
   readonly keys: (obj: unknown) => string[];
   /** All must pass for an event to count. */
   readonly predicates: ReadonlyArray<Predicate<unknown>>;
+  /** How the resource is cached (the factory's `forResource` options). */
+  readonly cache: ResourceCacheOptions<unknown>;
 }
 
 /** A watched resource with the informer of the current run. */

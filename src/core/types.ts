@@ -22,6 +22,20 @@ export interface KubeObject {
   metadata?: ObjectMeta;
 }
 
+/**
+ * What a metadata-only list or watch returns for each object (`meta.k8s.io/v1` `PartialObjectMetadata`,
+ * client-go's metadata informer): the object's metadata and nothing else — no `spec`, no `status`, no
+ * `data`. What a cache made with `metadataOnly: true` holds; fetch the body with a `get` when it is needed.
+ */
+export interface PartialObjectMetadata {
+  /** Always `meta.k8s.io/v1`. */
+  apiVersion?: string;
+  /** Always `PartialObjectMetadata`. */
+  kind?: string;
+  /** The object's metadata, as the full object has it (name, namespace, labels, owner references, resourceVersion, ...). */
+  metadata?: ObjectMeta;
+}
+
 /** Identifies a resource: `group` is `''` for the core group (`/api/v1`). */
 export interface GroupVersionResource {
   /** The API group, `''` for the core group. */

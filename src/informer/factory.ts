@@ -4,9 +4,9 @@ import type http from 'node:http';
 import type { ShardSelector } from '../core/shard-selector.js';
 import { abortableWait } from '../core/abort.js';
 import type { LoggerOption } from '../core/log.js';
-import { closestOption, InvalidOptionError, omitRules, validateGroupVersionResource, validateOptions, type OptionSchemaFor } from '../core/options.js';
+import { InvalidOptionError, omitRules, validateGroupVersionResource, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import type { GroupVersionResourceFor, ResourceDescriptor } from '../core/resources.js';
-import type { GroupVersionResource } from '../core/types.js';
+import type { GroupVersionResource, PartialObjectMetadata } from '../core/types.js';
 import type { HasPermissions, Permission } from '../core/permissions.js';
 import { validateCoalesceMs } from '../listwatch/index.js';
 import { newListWatch, type KubeConfigLike } from '../listwatch/index.js';
@@ -18,6 +18,9 @@ import type { InformerHealth } from '../health/index.js';
 import { INFORMER_OPTION_SCHEMA, type SharedIndexInformerOptions } from './options.js';
 import { SharedIndexInformer } from './shared-index-informer.js';
 import { closeListerWatcher } from './controller.js';
+import { checkCacheOptions, refuseResourceOptions, type MetadataOnlyCacheOptions, type NamespaceSetCacheOptions, type ResourceCacheOptions } from './cache-options.js';
+import { CacheSettings, type CacheDefaults } from './cache-settings.js';
+import { NamespaceSetInformer } from './namespace-set.js';
 
 /** Options of {@link SharedInformerFactory}. */
 export interface SharedInformerFactoryOptions {
@@ -92,30 +95,40 @@ export function gvrKey(gvr: GroupVersionResource): string {
   return gvr.group === '' ? `${gvr.version}/${gvr.resource}` : `${gvr.group}/${gvr.version}/${gvr.resource}`;
 }
 
-/**
- * `forResource(gvr, options)`: there are no per-call options (the informer is shared by every caller);
- * the error names the factory option each key most likely meant.
- */
-function refuseForResourceOptions(options: unknown): never {
-  const keys = options !== null && typeof options === 'object' ? Object.keys(options) : [];
-  const known = Object.keys(FACTORY_OPTION_SCHEMA);
-  const hints = keys.map((key) => {
-    const match = closestOption(key, known);
-    return match === undefined ? key : `${key} (did you mean the factory's ${match}?)`;
-  });
-  throw new InvalidOptionError(
-    `SharedInformerFactory.forResource: takes no options${hints.length > 0 ? `, got ${hints.join(', ')}` : ''}; ` +
-      'list options (namespace, labelSelector, fieldSelector, resyncPeriodMs, ...) are options of the factory, whose informers every caller shares: new SharedInformerFactory(kubeConfig, { labelSelector })',
-  );
-}
-
 interface Entry {
-  informer: SharedIndexInformer<unknown>;
-  lw: ListerWatcher<unknown>;
+  /** A namespace set (option `namespaces`) runs one informer per namespace, each with its own ListerWatcher. */
+  informer: SharedIndexInformer<unknown> | NamespaceSetInformer<unknown>;
+  /** Undefined for a namespace set. */
+  lw: ListerWatcher<unknown> | undefined;
   started: boolean;
   /** The resource, as given (a descriptor says whether it is namespaced). */
   gvr: GroupVersionResource & { namespaced?: boolean };
+  /** What the informer was made with, and who asked for what (the one-informer rule). */
+  settings: CacheSettings;
 }
+
+/** A resource as the factory is given it: a descriptor says whether it is namespaced. */
+type Resource = GroupVersionResource & { namespaced?: boolean };
+
+/** `a,b`: two selectors that must both match (label and field selectors AND their comma-separated terms). */
+function both(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || a === '') return b === '' ? undefined : b;
+  if (b === undefined || b === '') return a;
+  return `${a},${b}`;
+}
+
+/**
+ * The shared informer of `resource` for a caller named `caller` (`controller web owns()`) — the
+ * Controller's door to the factory: its errors name the controller, and `defaults` (its
+ * `stripManagedFields: true`) never conflict with another caller. Not in an entry point.
+ */
+export let forResourceAs: (
+  factory: SharedInformerFactory,
+  caller: string,
+  resource: Resource,
+  options: ResourceCacheOptions<unknown> | undefined,
+  defaults: CacheDefaults,
+) => SharedIndexInformer<unknown> | NamespaceSetInformer<unknown>;
 
 /**
  * client-go's `SharedInformerFactory` (keyed by resource, like the dynamic factory): every
@@ -153,6 +166,7 @@ export class SharedInformerFactory implements HasPermissions {
    * option out of range and `INVALID_SELECTOR` for a selector that does not parse.
    */
   constructor(kubeConfig: KubeConfigLike | undefined, options: SharedInformerFactoryOptions = {}) {
+    refuseResourceOptions('SharedInformerFactory', options);
     validateOptions('SharedInformerFactory', options, FACTORY_OPTION_SCHEMA);
     for (const [key, ms] of Object.entries(options.customResync ?? {})) {
       validateOptions('SharedInformerFactory', { [`customResync['${key}']`]: ms }, { [`customResync['${key}']`]: 'duration' });
@@ -184,96 +198,166 @@ export class SharedInformerFactory implements HasPermissions {
 
   /**
    * What the informers created so far need (see `HasPermissions`): `list` and `watch` of each resource,
-   * in the factory's `namespace` (every namespace without one, and always for a resource whose
-   * descriptor says `namespaced: false`). With `listWatchFor` the requests are that function's: the
-   * permissions say what the factory's own `newListWatch` would send.
+   * in each namespace of its `namespaces` option, else in the factory's `namespace` (every namespace
+   * without one, and always for a resource whose descriptor says `namespaced: false`). With
+   * `listWatchFor` the requests are that function's: the permissions say what the factory's own
+   * `newListWatch` would send.
    */
   permissions(): Permission[] {
-    return [...this.#entries].map(([key, e]) => {
+    return [...this.#entries].flatMap(([key, e]) => {
       const p: Permission = { group: e.gvr.group, resource: e.gvr.resource, verbs: ['list', 'watch'], reason: `informer of ${key}` };
-      const namespace = e.gvr.namespaced === false ? undefined : this.namespace;
-      if (namespace !== undefined) p.namespace = namespace;
-      return p;
+      if (e.gvr.namespaced === false) return [p];
+      const namespaces = e.settings.namespaces ?? (this.namespace === undefined ? [] : [this.namespace]);
+      if (namespaces.length === 0) return [p];
+      return namespaces.map((namespace) => ({ ...p, namespace }));
     });
   }
 
   /**
-   * The shared informer of a built-in (or your own) described resource, typed by the descriptor:
-   * `forResource(resources.pods)` is a `SharedIndexInformer<Pod>`. Created on first use; on a running
-   * factory a new informer starts at once; on a stopped one this throws `INFORMER_STOPPED`.
+   * The shared metadata-only informer of a resource (`metadataOnly: true`): its cache holds
+   * `PartialObjectMetadata` objects — metadata alone, as the server sends them.
    */
-  forResource<T>(resource: ResourceDescriptor<T>): SharedIndexInformer<T>;
+  forResource<M extends PartialObjectMetadata = PartialObjectMetadata>(resource: GroupVersionResource, options: MetadataOnlyCacheOptions & { namespaces: readonly string[] }): NamespaceSetInformer<M>;
+  /** As below, metadata only: the cache holds `PartialObjectMetadata`. */
+  forResource<M extends PartialObjectMetadata = PartialObjectMetadata>(resource: GroupVersionResource, options: MetadataOnlyCacheOptions): SharedIndexInformer<M>;
+  /**
+   * The shared informer of a resource over a set of namespaces (option `namespaces`): a
+   * `NamespaceSetInformer`, one list and watch per namespace, whose set can change while it runs
+   * (`addNamespace` / `removeNamespace`). Every caller of the resource must pass the same set (as a set:
+   * order does not matter); a caller without `namespaces` is refused (it would be handed a namespace set
+   * typed as one informer).
+   */
+  forResource<T>(resource: ResourceDescriptor<T> | GroupVersionResourceFor<T>, options: NamespaceSetCacheOptions<T>): NamespaceSetInformer<T>;
+  /**
+   * The shared informer of a built-in (or your own) described resource, typed by the descriptor:
+   * `forResource(resources.pods)` is a `SharedIndexInformer<Pod>`. `options` say how this resource is
+   * cached (namespaces, selectors, transform, metadataOnly, ... — see {@link ResourceCacheOptions}).
+   * Created on first use; a later call with options checks them against the informer's: ONE informer per
+   * resource per factory, so an option passed with another value than the informer's is refused with
+   * `INVALID_OPTION` naming both callers and both values (leave an option out to take the informer as it
+   * is; use a second factory or {@link SharedInformerFactory.newInformer} for a second cache). On a
+   * running factory a new informer starts at once; on a stopped one this throws `INFORMER_STOPPED`.
+   */
+  forResource<T>(resource: ResourceDescriptor<T>, options?: ResourceCacheOptions<T>): SharedIndexInformer<T>;
   /**
    * The shared informer of `gvr`, typed `T` — for custom resources:
    * `forResource<Widget>({ group: 'example.com', version: 'v1', resource: 'widgets' })`. When `T` names
    * a built-in kind (a `kubernetes-types` type), `gvr` must be that kind's resource, and a client-node
-   * model class (`V1Pod`) is refused: see {@link GroupVersionResourceFor}. Created on first use; on a
-   * running factory a new informer starts at once; on a stopped one this throws `INFORMER_STOPPED`.
-   * Throws `INVALID_OPTION` for a malformed resource (no version, no resource, `'Pod'` instead of
-   * `'pods'`), and for a second argument: it takes no options — selectors, namespace and resync are the
-   * factory's options (one informer per resource is shared by every caller).
+   * model class (`V1Pod`) is refused: see {@link GroupVersionResourceFor}. Options and the one-informer
+   * rule as for a descriptor. Throws `INVALID_OPTION` for a malformed resource (no version, no resource,
+   * `'Pod'` instead of `'pods'`), for a factory option passed here (`agent`, `logger`, ... name where
+   * they belong) and for options another caller asked otherwise.
    */
-  forResource<T>(gvr: GroupVersionResourceFor<T>): SharedIndexInformer<T>;
-  forResource(gvr: GroupVersionResource): SharedIndexInformer<unknown> {
-    validateGroupVersionResource('SharedInformerFactory.forResource', gvr);
-    // eslint-disable-next-line prefer-rest-params -- a JavaScript caller's options argument, which the signature does not declare
-    if (arguments.length > 1 && arguments[1] !== undefined) refuseForResourceOptions(arguments[1]);
-    const key = gvrKey(gvr);
-    let entry = this.#entries.get(key);
-    if (entry === undefined) {
-      if (this.#isStopped()) throw this.#stoppedError(`informer ${key} was not created`);
-      const lw = this.#listWatch(gvr, this.#options.shard);
-      const informer = this.#informer(key, lw, false); // the factory created the ListerWatcher: it closes it, once (#closeLw)
-      entry = { informer, lw, started: false, gvr };
-      this.#entries.set(key, entry);
-      if (this.#scope?.state === 'open') this.#startEntry(key, entry);
+  forResource<T>(gvr: GroupVersionResourceFor<T>, options?: ResourceCacheOptions<T>): SharedIndexInformer<T>;
+  forResource(gvr: GroupVersionResource, options?: object): SharedIndexInformer<unknown> | NamespaceSetInformer<unknown> {
+    const o = options as ResourceCacheOptions<unknown> | undefined;
+    const informer = this.#forResource('forResource', gvr, o, {});
+    if (informer instanceof NamespaceSetInformer && o?.namespaces === undefined) {
+      const key = gvrKey(gvr);
+      throw new InvalidOptionError(
+        `SharedInformerFactory.forResource(${key}): the factory's shared informer of ${key} is a namespace set (${informer.namespaces().join(', ')}): pass the same namespaces to get it (typed NamespaceSetInformer)`,
+      );
     }
+    return informer;
+  }
+
+  static {
+    forResourceAs = (factory, caller, resource, options, defaults) => factory.#forResource(caller, resource, options, defaults);
+  }
+
+  #forResource(caller: string, gvr: Resource, options: ResourceCacheOptions<unknown> | undefined, defaults: CacheDefaults): SharedIndexInformer<unknown> | NamespaceSetInformer<unknown> {
+    validateGroupVersionResource('SharedInformerFactory.forResource', gvr);
+    const key = gvrKey(gvr);
+    const owner = `SharedInformerFactory.forResource(${key})${caller === 'forResource' ? '' : ` for ${caller}`}`;
+    checkCacheOptions(owner, gvr, options);
+    const o = options ?? {};
+    const custom = this.#options.customResync?.[key];
+    if (o.resyncPeriodMs !== undefined && custom !== undefined && custom !== o.resyncPeriodMs) {
+      throw new InvalidOptionError(`${owner}: option resyncPeriodMs is ${o.resyncPeriodMs}, but the factory's customResync['${key}'] is ${custom}: give one of them`);
+    }
+    let entry = this.#entries.get(key);
+    if (entry !== undefined) {
+      const added = entry.settings.join(owner, caller, o, entry.started);
+      if (Object.keys(added).length === 0) return entry.informer;
+      if (entry.informer instanceof NamespaceSetInformer) {
+        throw new InvalidOptionError(`${owner}: option indexers: the indexers of a namespace set (${key}) are those of its first caller; give them all there`);
+      }
+      entry.informer.addIndexers(added);
+      return entry.informer;
+    }
+    if (this.#isStopped()) throw this.#stoppedError(`informer ${key} was not created`);
+    const settings = this.#settings(key, caller, o, defaults);
+    if (settings.namespaces !== undefined) {
+      const informer = new NamespaceSetInformer<unknown>({
+        name: key,
+        namespaces: settings.namespaces,
+        resource: gvr,
+        logger: this.#options.logger,
+        // each namespace's informer owns (and closes) its ListerWatcher
+        informerFor: (ns) => this.#informer(key, this.#listWatch(gvr, settings, this.#options.shard, ns), settings, true, `${key} in ${ns}`),
+      });
+      entry = { informer, lw: undefined, started: false, gvr, settings };
+    } else {
+      const lw = this.#listWatch(gvr, settings, this.#options.shard);
+      const informer = this.#informer(key, lw, settings, false); // the factory created the ListerWatcher: it closes it, once (#closeLw)
+      entry = { informer, lw, started: false, gvr, settings };
+    }
+    this.#entries.set(key, entry);
+    if (this.#scope?.state === 'open') this.#startEntry(key, entry);
     return entry.informer;
   }
 
+  #settings(key: string, caller: string, options: ResourceCacheOptions<unknown>, defaults: CacheDefaults): CacheSettings {
+    const resyncPeriodMs = this.#options.customResync?.[key] ?? this.#options.resyncPeriodMs ?? 0;
+    return new CacheSettings(key, caller, options, defaults, { resyncPeriodMs, indexers: { [NamespaceIndex]: metaNamespaceIndexFunc } });
+  }
+
   /**
-   * A new informer of `resource` with this factory's options — not shared, not started, not in
-   * `informers()`, `health()` or `waitForCacheSync`: run it yourself (its `run` closes its ListerWatcher).
-   * With `shard`, its lists and watches carry that shard selector (a `ShardedInformer`'s slots, which
-   * the controller's `sharded` option creates this way); `name` names it in logs and health (default:
-   * the resource key). With `namespace`, it lists and watches that namespace alone (a
-   * `NamespaceSetInformer`'s namespaces, which the controller's `namespaces` option creates this way).
-   * Throws `INVALID_OPTION` for a `shard` on a factory that has a `shard` of its own or a
-   * `listWatchFor`, and for a `namespace` on a factory with a `namespace` or a `listWatchFor`.
+   * A new informer of `resource` with this factory's options and `options` — not shared, not started, not
+   * in `informers()`, `health()` or `waitForCacheSync`: run it yourself (its `run` closes its
+   * ListerWatcher). With `shard`, its lists and watches carry that shard selector (a `ShardedInformer`'s
+   * slots, which the controller's `sharded` option creates this way); `name` names it in logs and health
+   * (default: the resource key); the cache options are those of {@link ResourceCacheOptions}, but not
+   * `namespaces` (one informer lists one namespace: use `forResource` for a set). Throws
+   * `INVALID_OPTION` for a `shard` on a factory that has a `shard` of its own or a `listWatchFor`.
    */
-  newInformer<T>(resource: ResourceDescriptor<T>, options: { shard?: ShardSelector; name?: string; namespace?: string } = {}): SharedIndexInformer<T> {
+  newInformer<M extends PartialObjectMetadata = PartialObjectMetadata>(resource: GroupVersionResource, options: MetadataOnlyCacheOptions & { shard?: ShardSelector; name?: string }): SharedIndexInformer<M>;
+  /** As above, typed by the descriptor. */
+  newInformer<T>(resource: ResourceDescriptor<T>, options?: ResourceCacheOptions<T> & { shard?: ShardSelector; name?: string }): SharedIndexInformer<T>;
+  newInformer(resource: Resource, options: object = {}): SharedIndexInformer<unknown> {
     validateGroupVersionResource('SharedInformerFactory.newInformer', resource);
-    validateOptions('SharedInformerFactory.newInformer', options, { shard: 'shardSelector', name: 'string', namespace: 'string' });
-    if (options.namespace !== undefined && (this.namespace !== undefined || this.#options.listWatchFor !== undefined)) {
-      throw new InvalidOptionError(
-        `SharedInformerFactory.newInformer: option namespace (${options.namespace}) needs a factory without ${this.namespace !== undefined ? `a namespace of its own (${this.namespace})` : 'listWatchFor'} (it builds the ListerWatcher with the namespace)`,
-      );
+    const { shard, name, ...cache } = options as ResourceCacheOptions<unknown> & { shard?: ShardSelector; name?: string };
+    checkCacheOptions('SharedInformerFactory.newInformer', resource, options, ['shard', 'name']);
+    validateOptions('SharedInformerFactory.newInformer', { shard, name }, { shard: 'shardSelector', name: 'string' });
+    if (cache.namespaces !== undefined) {
+      throw new InvalidOptionError('SharedInformerFactory.newInformer: option namespaces is not for one informer (it lists and watches one namespace, the factory\'s): use forResource(resource, { namespaces })');
     }
-    if (options.shard !== undefined && (this.#options.shard !== undefined || this.#options.listWatchFor !== undefined)) {
+    if (shard !== undefined && (this.#options.shard !== undefined || this.#options.listWatchFor !== undefined)) {
       throw new InvalidOptionError(
         `SharedInformerFactory.newInformer: option shard needs a factory without ${this.#options.shard !== undefined ? 'a shard of its own' : 'listWatchFor'} (it builds the ListerWatcher with the shard)`,
       );
     }
     const key = gvrKey(resource);
-    return this.#informer(key, this.#listWatch(resource, options.shard ?? this.#options.shard, options.namespace), true, options.name) as SharedIndexInformer<T>;
+    const settings = this.#settings(key, 'newInformer', cache, {});
+    return this.#informer(key, this.#listWatch(resource, settings, shard ?? this.#options.shard), settings, true, name);
   }
 
-  #informer(key: string, lw: ListerWatcher<unknown>, closeListerWatcher: boolean, name = key): SharedIndexInformer<unknown> {
+  #informer(key: string, lw: ListerWatcher<unknown>, settings: CacheSettings, closeListerWatcher: boolean, name = key): SharedIndexInformer<unknown> {
     const o = this.#options;
     return new SharedIndexInformer<unknown>(lw, {
       logger: o.logger,
       ...o.informerOptions,
       name,
-      resyncPeriodMs: o.customResync?.[key] ?? o.resyncPeriodMs ?? 0,
-      indexers: { [NamespaceIndex]: metaNamespaceIndexFunc },
-      transform: o.transform,
+      resyncPeriodMs: settings.resyncPeriodMs,
+      indexers: settings.indexers,
+      transform: settings.informerTransform(o.transform),
       closeListerWatcher,
     });
   }
 
-  /** The informers created so far, by resource key. */
+  /** The informers created so far, by resource key (not the namespace sets: see `health()` and `waitForCacheSync`). */
   informers(): Record<string, SharedIndexInformer<unknown>> {
-    return Object.fromEntries([...this.#entries].map(([k, e]) => [k, e.informer]));
+    return Object.fromEntries([...this.#entries].flatMap(([k, e]) => (e.informer instanceof NamespaceSetInformer ? [] : [[k, e.informer]])));
   }
 
   /**
@@ -340,9 +424,11 @@ export class SharedInformerFactory implements HasPermissions {
     return Object.fromEntries(started.map(([key, { informer }]) => [key, informer.hasSynced()]));
   }
 
-  /** `health()` of every informer, by resource key. */
+  /** `health()` of every informer, by resource key (a namespace set: one entry per namespace, `v1/secrets in ns-a`). */
   health(): Record<string, InformerHealth> {
-    return Object.fromEntries([...this.#entries].map(([k, e]) => [k, e.informer.health()]));
+    return Object.fromEntries(
+      [...this.#entries].flatMap(([k, e]) => (e.informer instanceof NamespaceSetInformer ? Object.entries(e.informer.health()).map(([ns, h]) => [`${k} in ${ns}`, h]) : [[k, e.informer.health()]])),
+    );
   }
 
   #startEntry(key: string, entry: Entry): void {
@@ -385,12 +471,32 @@ export class SharedInformerFactory implements HasPermissions {
   }
 
   #closeLw(entry: Entry): void {
-    closeListerWatcher(entry.lw);
+    if (entry.lw !== undefined) closeListerWatcher(entry.lw);
   }
 
-  #listWatch(gvr: GroupVersionResource, shard: ShardSelector | undefined, namespace = this.#options.namespace): ListerWatcher<unknown> {
-    if (this.#options.listWatchFor !== undefined) return this.#options.listWatchFor(gvr);
+  /**
+   * The ListerWatcher of `gvr` (in `namespace`, default the factory's): the factory's selectors ANDed
+   * with the resource's, metadata only when asked. `listWatchFor` builds its own: it is given the
+   * resource alone, so per-resource list options cannot reach it and are refused.
+   */
+  #listWatch(gvr: GroupVersionResource, settings: CacheSettings, shard: ShardSelector | undefined, namespace = this.#options.namespace): ListerWatcher<unknown> {
+    if (this.#options.listWatchFor !== undefined) {
+      const listed = (['labelSelector', 'fieldSelector', 'metadataOnly'] as const).filter((k) => settings[k] !== undefined && settings[k] !== false);
+      if (listed.length > 0) {
+        throw new InvalidOptionError(`SharedInformerFactory: option ${listed.join(', ')} of ${settings.resource} shapes the lists and watches, which this factory's listWatchFor builds: apply it in listWatchFor`);
+      }
+      return this.#options.listWatchFor(gvr);
+    }
     const { labelSelector, fieldSelector, logger, agent, watchCoalesceMs } = this.#options;
-    return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, { namespace, labelSelector, fieldSelector, shard, logger, agent, watchCoalesceMs });
+    return newListWatch<unknown>(this.#kubeConfig as KubeConfigLike, gvr, {
+      namespace,
+      labelSelector: both(labelSelector, settings.labelSelector),
+      fieldSelector: both(fieldSelector, settings.fieldSelector),
+      metadataOnly: settings.metadataOnly,
+      shard,
+      logger,
+      agent,
+      watchCoalesceMs,
+    });
   }
 }

@@ -76,10 +76,10 @@ describe('a Controller over a namespace set on kube-apiserver', () => {
       contexts: [{ name: 'api', cluster: 'api', user: 'op' }],
       currentContext: 'api',
     });
-    const factory = new SharedInformerFactory(kc, { logger: false, informerOptions: { syncFailureThreshold: 1 } });
     const reconciled: string[] = [];
     const warnings: string[] = [];
     const logger = { debug: () => {}, info: () => {}, warn: (m: string) => void warnings.push(m), error: () => {} };
+    const factory = new SharedInformerFactory(kc, { logger, informerOptions: { syncFailureThreshold: 1 } });
     const controller = Controller.for(factory, resources.secrets)
       .owns(resources.configmaps)
       .build(async (key) => {

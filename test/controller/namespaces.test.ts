@@ -25,10 +25,11 @@ function lists(fake: FakeApiServer, resource: string, namespace: string): number
 
 async function start(fake: FakeApiServer, namespaces: string[]) {
   // One refused list is enough to call a namespace unreadable (the default waits for three).
-  const factory = new SharedInformerFactory(fake.kubeConfig, { logger: false, informerOptions: { syncFailureThreshold: 1 } });
   const reconciled: string[] = [];
   const warnings: string[] = [];
   const logger = { debug: () => {}, info: () => {}, warn: (m: string) => void warnings.push(m), error: () => {} };
+  // The factory's namespace sets warn through the factory's logger.
+  const factory = new SharedInformerFactory(fake.kubeConfig, { logger, informerOptions: { syncFailureThreshold: 1 } });
   const controller = Controller.for(factory, resources.secrets)
     .owns(resources.configmaps)
     .build(async (key) => {
@@ -49,13 +50,13 @@ describe('Controller with the namespaces option', () => {
   it('refuses an empty set, a namespace twice, the option with a namespaced factory; addNamespace without the option', async () => {
     const fake = await startFakeApiServer();
     cleanups.push(() => fake.close());
-    const factory = new SharedInformerFactory(fake.kubeConfig, { logger: false });
-    const build = (namespaces: readonly string[], f = factory) => Controller.for(f, resources.secrets).build(async () => Action.done(), { namespaces, logger: false });
+    const newFactory = (): SharedInformerFactory => new SharedInformerFactory(fake.kubeConfig, { logger: false });
+    const build = (namespaces: readonly string[], f = newFactory()) => Controller.for(f, resources.secrets).build(async () => Action.done(), { namespaces, logger: false });
     expect(() => build([])).toThrow(/option namespaces must be a non-empty array of namespace names/);
     expect(() => build(['a', 'a'])).toThrow(/lists a twice/);
     expect(() => build(['a'], new SharedInformerFactory(fake.kubeConfig, { logger: false, namespace: 'x' }))).toThrow(/option namespaces cannot be combined with a factory with a namespace \(x\)/);
-    const plain = Controller.for(factory, resources.secrets).build(async () => Action.done(), { logger: false });
-    expect(() => plain.addNamespace('a')).toThrow(/addNamespace needs the option namespaces/);
+    const plain = Controller.for(newFactory(), resources.secrets).build(async () => Action.done(), { logger: false });
+    expect(() => plain.addNamespace('a')).toThrow(/addNamespace needs a namespace set/);
     expect(plain.namespaces()).toBeUndefined();
     const c = build(['b', 'a']);
     expect(c.namespaces()).toEqual(['a', 'b']);

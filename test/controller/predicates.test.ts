@@ -53,7 +53,7 @@ describe('the finalizer rule: an update of the primary that changes its finalize
   const obj = (metadata: Record<string, unknown>) => ({ metadata: { name: 'w', namespace: 'ns', generation: 1, resourceVersion: '1', ...metadata } });
   function handlerOf(role: 'for' | 'owns') {
     const keys: string[] = [];
-    const source = { role, resource: widgets, keys: () => ['ns/w'], predicates: [generationChanged], informer: undefined as never };
+    const source = { role, resource: widgets, keys: () => ['ns/w'], predicates: [generationChanged], cache: {}, informer: undefined as never };
     const h = sourceHandler(source, (key: string, _reason: ReconcileReason) => void keys.push(key));
     return { keys, update: (o: unknown, n: unknown) => h.onUpdate?.(o, n) };
   }

@@ -51,7 +51,9 @@ const js = (value: unknown): never => value as never;
 const table: Array<[string, () => unknown, string | RegExp]> = [
   // the four examples
   ['SharedInformerFactory', () => new SharedInformerFactory(kc, js({ resyncPeriod: 1000 })), 'SharedInformerFactory: unknown option resyncPeriod (did you mean resyncPeriodMs?)'],
-  ['SharedInformerFactory.forResource', () => (factory().forResource as (...args: unknown[]) => unknown).call(factory(), resources.pods, { labelselector: 'app=web' }), /^SharedInformerFactory\.forResource: takes no options, got labelselector \(did you mean the factory's labelSelector\?\)/],
+  ['SharedInformerFactory.forResource', () => factory().forResource(resources.pods, js({ labelselector: 'app=web' })), 'SharedInformerFactory.forResource(v1/pods): unknown option labelselector (did you mean labelSelector?)'],
+  ['SharedInformerFactory.forResource, a factory option', () => factory().forResource(resources.pods, js({ agent: {} })), /^SharedInformerFactory\.forResource\(v1\/pods\): option agent is not a per-resource option: it is an option of the whole factory/],
+  ['SharedInformerFactory, a per-resource option', () => new SharedInformerFactory(kc, js({ metadataOnly: true })), /^SharedInformerFactory: option metadataOnly is not a factory option: it is an option of one resource: factory\.forResource\(resource, \{ metadataOnly: true \}\)/],
   ['WorkQueue', () => new WorkQueue(js({ nmae: 'q' })), 'WorkQueue: unknown option nmae (did you mean name?)'],
   ['DeltaFIFO', () => new DeltaFIFO(js({ transformer: (o: unknown) => o })), 'DeltaFIFO: unknown option transformer (did you mean transform?)'],
   // the JSON toolkit
