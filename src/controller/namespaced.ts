@@ -6,8 +6,9 @@ import { InvalidOptionError } from '../core/options.js';
 import type { Permission } from '../core/permissions.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import { gvrKey } from '../informer/factory.js';
-import { checkNamespaceSet, type NamespaceSetInformer } from '../informer/namespace-set.js';
+import { checkNamespaceSet, NamespaceSetInformer } from '../informer/namespace-set.js';
 import type { SourceRole } from './sharded.js';
+import type { WatchSpec } from './sources.js';
 
 /**
  * Whether the controller's `namespaces` are the default set of a source: the primary and the owned
@@ -16,6 +17,19 @@ import type { SourceRole } from './sharded.js';
  */
 export function followsNamespaces(namespaces: readonly string[] | undefined, role: SourceRole, resource: ResourceDescriptor<unknown>): boolean {
   return namespaces !== undefined && role !== 'watches' && resource.namespaced;
+}
+
+/**
+ * The cache options of each source of a controller with option `namespaces` (checked here: a set, not
+ * with `sharded`, nor on a factory with a `namespace`): its namespaced primary and owned sources get the
+ * controller's set unless they name their own.
+ */
+export function sourceCaches(name: string, option: readonly string[] | undefined, ring: unknown, factoryNamespace: string | undefined): (s: WatchSpec) => WatchSpec['cache'] {
+  const namespaces = option === undefined ? undefined : checkNamespaceSet(`Controller ${name}: option namespaces`, option);
+  if (namespaces !== undefined && (ring !== undefined || factoryNamespace !== undefined)) {
+    throw new InvalidOptionError(`Controller ${name}: option namespaces cannot be combined with ${ring !== undefined ? 'option sharded' : `a factory with a namespace (${factoryNamespace})`}`);
+  }
+  return (s) => (s.cache.namespaces === undefined && followsNamespaces(namespaces, s.role, s.resource) ? { ...s.cache, namespaces } : s.cache);
 }
 
 /** The namespace of a `namespace/name` key; `undefined` for a cluster-scoped key. */
@@ -34,14 +48,21 @@ export class NamespacedSources {
   /** Namespaces added while running whose caches are not all synced yet: the keys requested meanwhile, held. */
   readonly #pending = new Map<string, Set<string>>();
 
-  constructor(name: string, namespaces: readonly string[] | undefined, sets: ReadonlyArray<NamespaceSetInformer<unknown> | undefined>) {
+  /** `informers`: each source's informer (those that are `NamespaceSetInformer`s are its sets). */
+  constructor(name: string, namespaces: readonly string[] | undefined, informers: readonly unknown[]) {
     this.#name = name;
     this.#namespaces = namespaces === undefined ? undefined : new Set(namespaces);
-    this.#sets = sets;
+    this.#sets = informers.map((i) => (i instanceof NamespaceSetInformer ? (i as NamespaceSetInformer<unknown>) : undefined));
   }
 
-  /** The controller's set (option `namespaces`) or else the union of its sources' sets, sorted. */
-  namespaces(): string[] {
+  /** Whether source `index` is cached over a namespace set. */
+  caches(index: number): boolean {
+    return this.#sets[index] !== undefined;
+  }
+
+  /** The controller's set (option `namespaces`) or else the union of its sources' sets, sorted; `undefined` when no source has a set. */
+  namespaces(): string[] | undefined {
+    if (!this.#sets.some((i) => i !== undefined)) return undefined;
     const all = this.#namespaces ?? new Set(this.#informers().flatMap((i) => i.namespaces()));
     return [...all].sort();
   }
@@ -76,9 +97,10 @@ export class NamespacedSources {
    * `INVALID_OPTION` when every set has it already.
    */
   add(namespace: string, running: boolean, release: (key: string) => void): void {
+    this.#needSets('addNamespace');
     checkNamespaceSet(`Controller ${this.#name}: addNamespace`, [namespace]);
     const lacking = this.#informers().filter((i) => !i.namespaces().includes(namespace));
-    if (lacking.length === 0) throw new InvalidOptionError(`Controller ${this.#name}: addNamespace(${namespace}): the namespace is in the set already (${this.namespaces().join(', ')})`);
+    if (lacking.length === 0) throw new InvalidOptionError(`Controller ${this.#name}: addNamespace(${namespace}): the namespace is in the set already (${this.#list()})`);
     for (const informer of lacking) informer.addNamespace(namespace);
     this.#namespaces?.add(namespace);
     if (!running) return; // the run's first sync covers it
@@ -93,8 +115,9 @@ export class NamespacedSources {
 
   /** Removes `namespace` from every source's set that has it. Throws `INVALID_OPTION` when none has it. */
   remove(namespace: string): void {
+    this.#needSets('removeNamespace');
     const having = this.#informers().filter((i) => i.namespaces().includes(namespace));
-    if (having.length === 0) throw new InvalidOptionError(`Controller ${this.#name}: removeNamespace(${JSON.stringify(namespace)}): the namespace is not in the set (${this.namespaces().join(', ') || 'empty'})`);
+    if (having.length === 0) throw new InvalidOptionError(`Controller ${this.#name}: removeNamespace(${JSON.stringify(namespace)}): the namespace is not in the set (${this.#list()})`);
     this.#namespaces?.delete(namespace);
     this.#pending.delete(namespace);
     for (const informer of having) informer.removeNamespace(namespace);
@@ -107,6 +130,15 @@ export class NamespacedSources {
       const { role, resource } = sources[i];
       return informer.namespaces().map((namespace) => ({ group: resource.group, resource: resource.resource, verbs: ['list', 'watch'] as const, namespace, reason: `informer of ${gvrKey(resource)} (${role}) of controller ${controller}` }));
     });
+  }
+
+  #list(): string {
+    return this.namespaces()?.join(', ') || 'empty';
+  }
+
+  /** Throws `INVALID_OPTION` when no source has a namespace set. */
+  #needSets(call: string): void {
+    if (this.namespaces() === undefined) throw new InvalidOptionError(`Controller ${this.#name}: ${call} needs a namespace set (the option namespaces, or a source's own)`);
   }
 
   /** The distinct namespace-set informers (two sources of one resource share one). */
