@@ -56,7 +56,7 @@ describe('a Controller over a namespace set on kube-apiserver', () => {
       [a, b, c].flatMap((ns) => [
         { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'op', namespace: ns }, rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['list', 'watch'] }] },
         { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'op', namespace: ns }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'op' }, subjects: [{ kind: 'ServiceAccount', name: 'op', namespace: sys }] },
-      ] as KubeObject[]),
+      ] as unknown as KubeObject[]),
     );
     const secrets = newResourceClient(server.kubeConfig, resources.secrets);
     const children = newResourceClient(server.kubeConfig, resources.configmaps);
