@@ -128,6 +128,15 @@ export interface ControllerOptions {
    * (not sharded).
    */
   sharded?: ShardRing;
+  /**
+   * The namespaces the controller caches and reconciles, changeable while it runs with
+   * `Controller.addNamespace` / `removeNamespace`: its namespaced primary and owned resources are each
+   * one `NamespaceSetInformer` (one list and watch per namespace); `watches` resources are watched
+   * whole by the factory. Keys of a namespace outside the set are never reconciled. A non-empty array of
+   * namespace names, each once; not with `sharded`, nor on a factory with a `namespace` or a
+   * `listWatchFor` (`INVALID_OPTION`). Default: none (the factory's namespace, or every namespace).
+   */
+  namespaces?: readonly string[];
   /** The cluster `ctx.client` talks to (needed only for a factory without one). Default `factory.kubeConfig`. */
   kubeConfig?: KubeConfigLike;
   /**
@@ -162,6 +171,7 @@ export const CONTROLLER_OPTION_SCHEMA: OptionSchemaFor<ControllerOptions> = {
   clock: 'clock',
   metricsProvider: 'object',
   sharded: 'object',
+  namespaces: 'any',
   kubeConfig: 'object',
   fieldManager: 'string',
 };

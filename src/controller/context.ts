@@ -60,6 +60,10 @@ export type ReconcileReason =
   | {
       /** A sharded controller gained the key's slot. */
       readonly kind: 'shard';
+    }
+  | {
+      /** The key's namespace was added to the controller's set (`Controller.addNamespace`) and its caches synced. */
+      readonly kind: 'namespace';
     };
 
 /**

@@ -10,11 +10,10 @@ import { InformerStoppedError } from '../informer/errors.js';
 import type { ResourceCacheOptions } from '../informer/cache-options.js';
 import { checkFieldManager, newResourceClient, type ResourceClient } from '../listwatch/index.js';
 import { forResourceAs, gvrKey, type SharedInformerFactory } from '../informer/factory.js';
-import type { SharedInformerRegistration } from '../informer/handler.js';
 import { NamespaceIndex } from '../store/types.js';
 import { keyOf } from '../core/keys.js';
 import { cacheOptionsOf, checkResource, checkWatchOptions, CONTROLLER_OPTION_SCHEMA, type ControllerOptions, type ControllerSpec, type MetadataOnlyWatchOptions, type Reconciler, type WatchOptions } from './builder.js';
-import { refKey, type MapFunc } from './mapping.js';
+import { controllerOwnerKey, refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
 import { ControllerMetrics } from './metrics.js';
@@ -22,11 +21,11 @@ import { ReconcileCtx, ReconcileRun, type ReconcileContext, type ReconcileReason
 import { ObservedWrites, type SourceInformer } from './writes.js';
 import { ReconcileTimeoutError } from './errors.js';
 import { codeOf, isTerminal, misuse, misuseIn } from './outcomes.js';
-import { controllerOwnerKey } from './mapping.js';
-import { ReconcileReasons, RESYNC_REASON, SCHEDULE_REASON, SHARD_REASON } from './reasons.js';
+import { ADDED_NAMESPACE_REASON, ReconcileReasons, RESYNC_REASON, SCHEDULE_REASON, SHARD_REASON } from './reasons.js';
 import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
 import { followsShard, ShardedSources, ShardGate } from './sharded.js';
-import { checkInformers, sourceHandler, type WatchSource, type WatchSpec } from './sources.js';
+import { NamespacedSources, sourceCaches } from './namespaced.js';
+import { checkInformers, sourceHandler, waitForSync, watchFactory, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
 import { RunGroup } from '../runtime/run-group.js';
 import type { HasPermissions, Permission, Verb } from '../core/permissions.js';
@@ -93,6 +92,8 @@ export class Controller<T> implements HasPermissions {
   readonly #defaultPolicy = exponentialBackoff();
   /** The factory's informer of each source; undefined for the sources a sharded controller caches per slot. */
   readonly #shared: Array<SourceInformer | undefined>;
+  /** The namespace sets of its sources (option `namespaces`, or a source's own). */
+  readonly #namespaced: NamespacedSources;
   /** The sources of the current (or last) run, with their informers; the primary first. */
   #sources: readonly WatchSource[];
   #writes: ObservedWrites;
@@ -139,14 +140,18 @@ export class Controller<T> implements HasPermissions {
     this.#reasons = new ReconcileReasons(o.debounceMs ?? 0);
     const ring = o.sharded;
     if (ring !== undefined && !(ring instanceof ShardRing)) throw new InvalidOptionError(`Controller: option sharded must be a ShardRing, got ${String(ring)}`);
+    const cacheOf = sourceCaches(this.#name, o.namespaces, ring, spec.factory.namespace);
     this.#shared = spec.sources.map((s) => {
-      if (!followsShard(ring, spec.primary, s.role, s.resource)) return forResourceAs(spec.factory, `controller ${this.#name} ${s.role}()`, s.resource, s.cache, { stripManagedFields: true });
+      if (!followsShard(ring, spec.primary, s.role, s.resource)) return forResourceAs(spec.factory, `controller ${this.#name} ${s.role}()`, s.resource, cacheOf(s), { stripManagedFields: true });
       if (s.cache.namespaces !== undefined) throw new InvalidOptionError(`Controller ${this.#name}: option namespaces of ${s.role}(${gvrKey(s.resource)}) cannot be combined with sharded (its cache is one informer per owned slot)`);
       return undefined;
     });
+    this.#namespaced = new NamespacedSources(this.#name, o.namespaces, this.#shared);
     this.#sources = this.#sourcesOf(undefined);
     this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
-    this.#permissions = new ControllerPermissions({ name: this.#name, sources: spec.sources, uses: spec.uses, namespace: spec.factory.namespace, ring, log: this.#log });
+    // The reads of a source cached over a namespace set follow the set as it changes.
+    const setReads = (): Permission[] => this.#namespaced.permissions(spec.sources, this.#name);
+    this.#permissions = new ControllerPermissions({ name: this.#name, sources: spec.sources.filter((_, i) => !this.#namespaced.caches(i)), uses: spec.uses, namespace: spec.factory.namespace, ring, log: this.#log, setReads });
   }
 
   /**
@@ -156,6 +161,35 @@ export class Controller<T> implements HasPermissions {
    */
   permissions(): Permission[] {
     return this.#permissions.permissions();
+  }
+
+  /** The namespaces the controller caches and reconciles (option `namespaces`; else the union of its sources' own sets), sorted; `undefined` without any. */
+  namespaces(): string[] | undefined {
+    return this.#namespaced.namespaces();
+  }
+
+  /**
+   * Adds `namespace` to the set (option `namespaces`): on a running controller its primary and owned
+   * resources are listed and watched there at once (one list each; the other namespaces are not listed
+   * again) and each of its primaries is reconciled once. Throws `INVALID_OPTION` without the option, for
+   * a name that is not a namespace's, and for a namespace in the set already.
+   */
+  addNamespace(namespace: string): void {
+    this.#namespaced.add(namespace, this.#scheduler !== undefined, (key) => {
+      const scheduler = this.#scheduler;
+      if (scheduler !== undefined) this.#request(scheduler, key, ADDED_NAMESPACE_REASON);
+    });
+  }
+
+  /**
+   * Removes `namespace` from the set: its objects leave the caches, and no key of it is reconciled any
+   * more — requests pending for its keys are dropped, and the deletes its caches hand out reconcile
+   * nothing (its primaries still exist: a reconcile must not clean up after them). Removing the last
+   * namespace leaves a controller that reconciles nothing until one is added. Throws `INVALID_OPTION`
+   * without the option and for a namespace not in the set.
+   */
+  removeNamespace(namespace: string): void {
+    this.#namespaced.remove(namespace);
   }
 
   /** Whether the builder declared any `uses`: then `ctx.client` refuses a request none covers (see {@link ControllerBuilder.uses}). */
@@ -179,6 +213,7 @@ export class Controller<T> implements HasPermissions {
     const o = this.#spec.options;
     const ring = o.sharded;
     const shards = ring === undefined ? undefined : new ShardedSources(ring, this.#spec.factory, this.#name, this.#spec.sources.filter((_, i) => this.#shared[i] === undefined));
+    this.#namespaced.forRun();
     this.#sources = this.#sourcesOf(shards);
     this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
     const scheduler = new ReconcileScheduler({
@@ -199,14 +234,14 @@ export class Controller<T> implements HasPermissions {
       (source) =>
         [source, source.informer.addEventHandler(sourceHandler(source, (key, reason) => this.#request(scheduler, key, reason)), { name: `controller ${this.#name}` })] as const,
     );
-    if (this.#shared.some((i) => i !== undefined)) group.start({ name: 'informer factory', run: (s) => this.#watchFactory(s, group.signal) }, 'sources');
+    if (this.#shared.some((i) => i !== undefined)) group.start({ name: 'informer factory', run: (s) => watchFactory(this.#spec.factory, this.#name, s, group.signal) }, 'sources');
     if (shards !== undefined) {
       group.start({ name: 'sharded informers', run: (s) => shards.run(s).catch((err: unknown) => Promise.reject(new InformerStoppedError(`controller ${this.#name}: a sharded informer failed`, { cause: err }))) }, 'sources');
     }
     const gate = shards === undefined ? undefined : new ShardGate(ring as ShardRing, this.#sources[0].informer, shards);
     const unfollow = gate?.follow((key) => this.#request(scheduler, key, SHARD_REASON), fail, group.signal);
     try {
-      await this.#waitForSync(registrations.map(([, r]) => r), group.signal, fail);
+      await waitForSync(registrations.map(([, r]) => r), group.signal, fail);
       if (!group.signal.aborted) {
         this.#log.info(`controller ${this.#name}: caches synced; reconciling with up to ${o.concurrency ?? 1} at a time`);
         if (ring?.running === false) this.#log.warn(`controller ${this.#name}: its shard ring is not running: this replica owns no slot and reconciles nothing (run ring.run(signal) beside it)`);
@@ -276,6 +311,7 @@ export class Controller<T> implements HasPermissions {
 
   /** Requests a reconcile of `key` now, for `reason`. */
   #request(scheduler: ReconcileScheduler, key: string, reason: ReconcileReason): void {
+    if (!this.#namespaced.covers(key) || this.#namespaced.hold(key)) return; // outside the set (the deletes of one removed), or held until an added namespace synced
     // A key whose last reconcile wrote waits for its writes outside the scheduler: no worker slot is held.
     if (this.#writes.size === 0 || !this.#writes.hold(key)) scheduler.schedule(key);
     this.#reasons.note(key, reason, this.#clock.now(), true);
@@ -284,25 +320,6 @@ export class Controller<T> implements HasPermissions {
   /** The sources with the factory's informers, and `shards`' for the sources cached per slot. */
   #sourcesOf(shards: ShardedSources | undefined): WatchSource[] {
     return this.#spec.sources.map((s, i) => ({ ...s, informer: this.#shared[i] ?? (shards?.informerOf(s.resource) as SourceInformer) }));
-  }
-
-  /** Ends the run with `INFORMER_STOPPED` when the factory stops (fails, or its own signal aborts) while the controller runs. */
-  async #watchFactory(signal: AbortSignal, running: AbortSignal): Promise<void> {
-    try {
-      await this.#spec.factory.shutdown(signal);
-    } catch (err) {
-      if (running.aborted) return; // stopping anyway: what ended the factory is its own run's to report
-      throw new InformerStoppedError(`controller ${this.#name}: an informer failed`, { cause: err });
-    }
-    if (!running.aborted) throw new InformerStoppedError(`controller ${this.#name}: its informer factory stopped while the controller was running`);
-  }
-
-  async #waitForSync(registrations: SharedInformerRegistration[], runSignal: AbortSignal, fail: (err: Error) => void): Promise<void> {
-    try {
-      await Promise.all(registrations.map((r) => r.whenSynced(runSignal)));
-    } catch (err) {
-      if (!runSignal.aborted) fail(toError(err));
-    }
   }
 
   /**
@@ -320,6 +337,8 @@ export class Controller<T> implements HasPermissions {
         runSignal.addEventListener('abort', () => live.forEach((l) => l.abort(runSignal.reason)), { once: true });
       }
       const reason = this.#reasons.take(key);
+      // A key of a namespace removed from the set (requested before): dropped, never reconciled.
+      if (!this.#namespaced.covers(key)) return DONE_ACTION;
       // Sharded: a key of a slot this replica does not own is skipped (its owner reconciles it).
       const slot = gate?.ownedSlot(key);
       if (gate !== undefined && slot === undefined) return DONE_ACTION;

@@ -60,6 +60,8 @@ export interface ControllerPermissionSpec {
   readonly namespace: string | undefined;
   readonly ring: ShardRing | undefined;
   readonly log: Logger;
+  /** The reads of the sources cached per namespace of a namespace set (which changes while running). */
+  readonly setReads?: () => Permission[];
 }
 
 /**
@@ -96,7 +98,8 @@ export class ControllerPermissions {
 
   /** Every permission, merged. */
   permissions(): Permission[] {
-    return this.#all.map((p) => ({ ...p }));
+    const setReads = this.#spec.setReads?.() ?? [];
+    return setReads.length === 0 ? this.#all.map((p) => ({ ...p })) : mergePermissions([...this.#all, ...setReads]);
   }
 
   /**
@@ -110,7 +113,7 @@ export class ControllerPermissions {
     if (name !== undefined && name !== '') use.name = name;
     // A namespaced object without a namespace: the client refuses it (INVALID_OPTION) with the better message.
     if (resource.namespaced && use.namespace === undefined && verb !== 'list') return;
-    if (isCovered(this.#all, use)) return;
+    if (isCovered(this.#all, use) || isCovered(this.#spec.setReads?.() ?? [], use)) return;
     const rule = describeRule(use);
     const line = usesLine(resource, use, this.#spec.namespace);
     const controller = `controller ${this.#spec.name}`;

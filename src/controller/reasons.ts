@@ -8,6 +8,8 @@ export const SCHEDULE_REASON: ReconcileReason = Object.freeze({ kind: 'schedule'
 export const RESYNC_REASON: ReconcileReason = Object.freeze({ kind: 'resync' });
 /** A sharded controller gained the key's slot. */
 export const SHARD_REASON: ReconcileReason = Object.freeze({ kind: 'shard' });
+/** The key's namespace was added to the controller's namespace set. */
+export const ADDED_NAMESPACE_REASON: ReconcileReason = Object.freeze({ kind: 'namespace' });
 
 /**
  * The reason of each key's pending request. The scheduler keeps one request per key (the earliest due

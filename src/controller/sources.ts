@@ -4,8 +4,9 @@
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { ResourceCacheOptions } from '../informer/cache-options.js';
 import { InformerStoppedError } from '../informer/errors.js';
-import type { ResourceEventHandler } from '../informer/handler.js';
-import { gvrKey } from '../informer/factory.js';
+import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
+import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
+import { toError } from '../core/errors.js';
 import type { ReconcileReason } from './context.js';
 import type { Source, SourceInformer } from './writes.js';
 import { NotStartedError } from './errors.js';
@@ -108,5 +109,25 @@ export function checkInformers(name: string, shared: ReadonlyArray<SourceInforme
     throw new NotStartedError(
       `controller ${name}: informer${idle.length > 1 ? 's' : ''} ${[...new Set(idle)].join(', ')} not started; call factory.start(signal) before controller.run(signal)`,
     );
+  }
+}
+
+/** Ends a controller's run with `INFORMER_STOPPED` when its factory stops (fails, or its own signal aborts) while the controller runs. */
+export async function watchFactory(factory: SharedInformerFactory, name: string, signal: AbortSignal, running: AbortSignal): Promise<void> {
+  try {
+    await factory.shutdown(signal);
+  } catch (err) {
+    if (running.aborted) return; // stopping anyway: what ended the factory is its own run's to report
+    throw new InformerStoppedError(`controller ${name}: an informer failed`, { cause: err });
+  }
+  if (!running.aborted) throw new InformerStoppedError(`controller ${name}: its informer factory stopped while the controller was running`);
+}
+
+/** Waits for the controller's handlers to sync; a failure (not a stop) goes to `fail`. */
+export async function waitForSync(registrations: SharedInformerRegistration[], runSignal: AbortSignal, fail: (err: Error) => void): Promise<void> {
+  try {
+    await Promise.all(registrations.map((r) => r.whenSynced(runSignal)));
+  } catch (err) {
+    if (!runSignal.aborted) fail(toError(err));
   }
 }

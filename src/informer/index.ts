@@ -28,7 +28,6 @@ export { checkCacheOptions } from './cache-options.js';
 export type { Observed } from '../observed/index.js';
 // For the sharded informer's option check; not in an entry point.
 export { ADD_EVENT_HANDLER_OPTION_SCHEMA } from './options.js';
-export { NamespaceSetInformer, type NamespaceSetInformerOptions } from './namespace-set.js';
+export { NamespaceSetInformer, checkNamespaceSet, type NamespaceSetInformerOptions } from './namespace-set.js';
 // The partition core of ShardedInformer and NamespaceSetInformer; not in an entry point.
-export { Partitions, type PartitionsOptions, type PartitionedIndexer } from './partitioned.js';
-export { PartitionedRegistration } from './partitioned-registration.js';
+export { Partitions, type PartitionedIndexer } from './partitioned.js';

@@ -50,6 +50,23 @@ function checkNamespace(owner: string, namespace: unknown): string {
 }
 
 /**
+ * Checks a namespace set: a non-empty array of namespace names, each once. Returns it; throws
+ * `INVALID_OPTION` naming `owner` otherwise. @hidden
+ */
+export function checkNamespaceSet(owner: string, namespaces: unknown): string[] {
+  if (!Array.isArray(namespaces) || namespaces.length === 0) {
+    throw new InvalidOptionError(`${owner} must be a non-empty array of namespace names, got ${JSON.stringify(namespaces)} (for every namespace, use one informer without a namespace)`);
+  }
+  const seen = new Set<string>();
+  for (const item of namespaces as unknown[]) {
+    const ns = checkNamespace(owner, item);
+    if (seen.has(ns)) throw new InvalidOptionError(`${owner} lists ${ns} twice`);
+    seen.add(ns);
+  }
+  return [...seen];
+}
+
+/**
  * One informer over a set of namespaces: one `SharedIndexInformer` (one list and one watch) per
  * namespace, read through one view (`getIndexer`, `get`, `list`; `byIndex('namespace', ns)` asks that
  * namespace's cache alone), handlers added once for every namespace, present and future. The set
@@ -91,16 +108,7 @@ export class NamespaceSetInformer<T> {
   constructor(options: NamespaceSetInformerOptions<T>) {
     validateOptions('NamespaceSetInformer', options, OPTION_SCHEMA);
     const owner = `NamespaceSetInformer${options.name === undefined ? '' : ` ${options.name}`}`;
-    const given: unknown = options.namespaces;
-    if (!Array.isArray(given) || given.length === 0) {
-      throw new InvalidOptionError(`${owner}: option namespaces must be a non-empty array of namespace names, got ${JSON.stringify(options.namespaces)} (for every namespace, use one SharedIndexInformer without a namespace)`);
-    }
-    this.#namespaces = new Set();
-    for (const item of given as unknown[]) {
-      const ns = checkNamespace(`${owner}: option namespaces`, item);
-      if (this.#namespaces.has(ns)) throw new InvalidOptionError(`${owner}: option namespaces lists ${ns} twice`);
-      this.#namespaces.add(ns);
-    }
+    this.#namespaces = new Set(checkNamespaceSet(`${owner}: option namespaces`, options.namespaces));
     this.#options = options;
     this.#name = options.name ?? 'namespaces';
     this.#log = withFields(resolveLogger(options.logger), { component: 'informer', name: this.#name });
