@@ -6,8 +6,7 @@ import type { Logger, LoggerOption } from '../core/log.js';
 import type { Permission } from '../core/permissions.js';
 import { resources, type ResourceDescriptor } from '../core/resources.js';
 import type { GroupVersionResource } from '../core/types.js';
-import type { InformerState } from '../health/index.js';
-import { SharedIndexInformer, type SharedInformerFactory } from '../informer/index.js';
+import { SharedIndexInformer, type InformerState, type SharedInformerFactory } from '../informer/index.js';
 import { newListWatch } from '../listwatch/index.js';
 
 /** The built-in resources (`group/resource`), which no CRD defines: they are not followed. */

@@ -2,7 +2,7 @@
 
 import { toError } from '../core/errors.js';
 import type { ListOptions, ObjectList, WatchEvent } from '../listwatch/types.js';
-import type { WatchListVerdict } from '../listwatch/watch-list-support.js';
+import type { WatchListVerdict } from '../listwatch/index.js';
 import { ResourceVersionGuardDisabledError } from './errors.js';
 import type { RegressionInfo } from './errors.js';
 import type { AbsentEvent, BookmarkEvent, ListedEvent, ReflectorErrorEvent, WatchEventReport } from './events.js';

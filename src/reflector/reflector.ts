@@ -8,7 +8,7 @@ import { metaNamespaceKeyFunc } from '../core/keys.js';
 import { InvalidOptionError, validateOptions, type OptionSchemaFor } from '../core/options.js';
 import { getResourceVersion } from '../core/types.js';
 import type { ListerWatcher, ListOptions, WatchEvent } from '../listwatch/types.js';
-import { watchListSupportOf, type WatchListSupport } from '../listwatch/watch-list-support.js';
+import { watchListSupportOf, type WatchListSupport } from '../listwatch/index.js';
 import { Backoff, BACKOFF_OPTION_SCHEMA, defaultRandom, resolveBackoffOptions } from '../runtime/index.js';
 import { Driver } from './driver.js';
 import type { DriverDeps } from './driver.js';
