@@ -43,7 +43,10 @@ function checkResource(owner: string, resource: ResourceDescriptor<unknown>): vo
 }
 
 /** {@link WatchOptions} of a metadata-only cache: its objects (and its predicates' and transform's) are {@link PartialObjectMetadata}. */
-export type MetadataOnlyWatchOptions = WatchOptions<PartialObjectMetadata> & { metadataOnly: true };
+export interface MetadataOnlyWatchOptions extends WatchOptions<PartialObjectMetadata> {
+  /** The cache holds `PartialObjectMetadata`: `ctx.children` of this resource is typed so. */
+  metadataOnly: true;
+}
 
 /** The cache options among a resource's {@link WatchOptions} (what the factory is given). */
 export function cacheOptionsOf<T>(options: WatchOptions<T>): ResourceCacheOptions<T> {

@@ -59,10 +59,16 @@ export interface ResourceCacheOptions<T> {
 }
 
 /** {@link ResourceCacheOptions} of a metadata-only cache: its objects (and its transform's) are {@link PartialObjectMetadata}. */
-export type MetadataOnlyCacheOptions = ResourceCacheOptions<PartialObjectMetadata> & { metadataOnly: true };
+export interface MetadataOnlyCacheOptions extends ResourceCacheOptions<PartialObjectMetadata> {
+  /** The cache holds `PartialObjectMetadata` (the server is asked for metadata only). */
+  metadataOnly: true;
+}
 
 /** {@link ResourceCacheOptions} with a namespace set: `forResource` returns a `NamespaceSetInformer`. */
-export type NamespaceSetCacheOptions<T> = ResourceCacheOptions<T> & { namespaces: readonly string[] };
+export interface NamespaceSetCacheOptions<T> extends ResourceCacheOptions<T> {
+  /** The namespaces cached, one list and watch each; changeable while running (`addNamespace`, `removeNamespace`). */
+  namespaces: readonly string[];
+}
 
 /** The rule of each {@link ResourceCacheOptions} field. */
 export const RESOURCE_CACHE_OPTION_SCHEMA = {
@@ -77,7 +83,6 @@ export const RESOURCE_CACHE_OPTION_SCHEMA = {
 } as const satisfies OptionSchemaFor<ResourceCacheOptions<unknown>>;
 
 /** The option names of {@link ResourceCacheOptions}. */
-export const RESOURCE_CACHE_OPTIONS = Object.keys(RESOURCE_CACHE_OPTION_SCHEMA) as ReadonlyArray<keyof ResourceCacheOptions<unknown>>;
 
 /** Options of the whole factory that a resource cannot have alone: where each belongs, for the error. */
 const FACTORY_ONLY: Readonly<Record<string, string>> = {

@@ -23,11 +23,7 @@ export { SharedIndexInformer, informerIndexer } from './shared-index-informer.js
 export type { InformerEventListeners, InformerEventName } from './informer-events.js';
 export * from './factory.js';
 export { type ResourceCacheOptions, type MetadataOnlyCacheOptions, type NamespaceSetCacheOptions } from './cache-options.js';
-// For the Controller's for/owns/watches (their cache options); not in an entry point.
-export { checkCacheOptions } from './cache-options.js';
 export type { Observed } from '../observed/index.js';
-// For the sharded informer's option check; not in an entry point.
-export { ADD_EVENT_HANDLER_OPTION_SCHEMA } from './options.js';
-export { NamespaceSetInformer, checkNamespaceSet, type NamespaceSetInformerOptions } from './namespace-set.js';
+export { NamespaceSetInformer, type NamespaceSetInformerOptions } from './namespace-set.js';
 // The partition core of ShardedInformer and NamespaceSetInformer; not in an entry point.
 export { Partitions, type PartitionedIndexer } from './partitioned.js';
