@@ -7,7 +7,7 @@ import type { LoggerOption } from '../core/log.js';
 import { validateGroupVersionResource, InvalidOptionError, type OptionSchemaFor } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
-import { checkCacheOptions, type ResourceCacheOptions } from '../informer/cache-options.js';
+import { checkCacheOptions, type ResourceCacheOptions } from '../informer/index.js';
 import type { PartialObjectMetadata } from '../core/types.js';
 import type { KubeConfigLike } from '../listwatch/index.js';
 import type { ShardRing } from '../sharding/ring.js';

@@ -7,7 +7,7 @@ import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { DeepReadonly, PartialObjectMetadata } from '../core/types.js';
 import { InformerStoppedError } from '../informer/errors.js';
-import type { ResourceCacheOptions } from '../informer/cache-options.js';
+import type { ResourceCacheOptions } from '../informer/index.js';
 import { checkFieldManager, newResourceClient, type ResourceClient } from '../listwatch/index.js';
 import { forResourceAs, gvrKey, type SharedInformerFactory } from '../informer/factory.js';
 import { NamespaceIndex } from '../store/types.js';

@@ -6,7 +6,7 @@ import { InvalidOptionError } from '../core/options.js';
 import type { Permission } from '../core/permissions.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import { gvrKey } from '../informer/factory.js';
-import { checkNamespaceSet, NamespaceSetInformer } from '../informer/namespace-set.js';
+import { checkNamespaceSet, NamespaceSetInformer } from '../informer/index.js';
 import type { SourceRole } from './sharded.js';
 import type { WatchSpec } from './sources.js';
 

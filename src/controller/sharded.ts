@@ -7,7 +7,7 @@
 import { toError } from '../core/errors.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';
-import type { ResourceCacheOptions } from '../informer/cache-options.js';
+import type { ResourceCacheOptions } from '../informer/index.js';
 import type { ShardRing } from '../sharding/ring.js';
 import { ShardedInformer } from '../sharding/sharded-informer.js';
 import type { LazySignal } from './context.js';

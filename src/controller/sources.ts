@@ -2,7 +2,7 @@
 // turns their events into primary keys, and the check that their informers run.
 
 import type { ResourceDescriptor } from '../core/resources.js';
-import type { ResourceCacheOptions } from '../informer/cache-options.js';
+import type { ResourceCacheOptions } from '../informer/index.js';
 import { InformerStoppedError } from '../informer/errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
 import { gvrKey, type SharedInformerFactory } from '../informer/factory.js';

@@ -23,7 +23,9 @@ export { SharedIndexInformer, informerIndexer } from './shared-index-informer.js
 export type { InformerEventListeners, InformerEventName } from './informer-events.js';
 export * from './factory.js';
 export { type ResourceCacheOptions, type MetadataOnlyCacheOptions, type NamespaceSetCacheOptions } from './cache-options.js';
+// For the Controller's for/owns/watches and its namespaces option; not in an entry point.
+export { checkCacheOptions } from './cache-options.js';
 export type { Observed } from '../observed/index.js';
-export { NamespaceSetInformer, type NamespaceSetInformerOptions } from './namespace-set.js';
+export { NamespaceSetInformer, checkNamespaceSet, type NamespaceSetInformerOptions } from './namespace-set.js';
 // The partition core of ShardedInformer and NamespaceSetInformer; not in an entry point.
 export { Partitions, type PartitionedIndexer } from './partitioned.js';

@@ -109,7 +109,8 @@ describe('Controller with the namespaces option', () => {
     const fake = await startFakeApiServer();
     cleanups.push(() => fake.close());
     for (const ns of ['open', 'closed']) fake.create(resources.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: ns } } as KubeObject);
-    for (let i = 0; i < 50; i++) fake.injectFault({ verb: 'list', resource: 'secrets', namespace: 'closed', type: 'status', code: 403, message: 'secrets is forbidden in the namespace "closed"' });
+    // Both requests a list can be are refused: the streaming list's watch (the default) and the paged list it falls back to.
+    for (let i = 0; i < 50; i++) for (const verb of ['watch', 'list'] as const) fake.injectFault({ verb, resource: 'secrets', namespace: 'closed', type: 'status', code: 403, message: 'secrets is forbidden in the namespace "closed"' });
     const { reconciled, warnings } = await start(fake, ['closed', 'open']);
     await until(() => reconciled.includes('open/s'), 'open reconciled', 500_000);
     expect(reconciled).not.toContain('closed/s');
