@@ -10,6 +10,7 @@ import { Action, Controller } from '../../src/controller.js';
 import { ensureCustomResourceDefinitions } from '../../src/crd/index.js';
 import { Manager, rbacManifests, type RbacObject } from '../../src/operations/index.js';
 import { freshNamespace, startRealApiServer, type RealApiServer } from './harness.js';
+import { leftoverHandles, openHandles } from '../helpers/handles.js';
 
 const suffix = randomBytes(3).toString('hex');
 const group = `follow-${suffix}.kube-informer.dev`;
@@ -139,30 +140,19 @@ describe('informers that follow their CRD, on the real kube-apiserver', () => {
   });
 
   it('removeInformer stops one informer and leaves no socket open, while the factory runs on', async () => {
-    const handles = (): string[] => process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap' && r !== 'PipeWrap').sort();
     const factory = new SharedInformerFactory(server.kubeConfig, { namespace, logger: false });
     const configMaps = factory.forResource(resources.configmaps);
     const stop = new AbortController();
     const running = factory.run(stop.signal);
     await configMaps.whenSynced(stop.signal);
     await until(() => configMaps.health().watch.connected, 'the configmaps watch');
-    const before = handles();
+    const before = openHandles();
     const secrets = factory.forResource(resources.secrets);
     await secrets.whenSynced(stop.signal);
     await until(() => secrets.health().watch.connected, 'the secrets watch');
-    expect(handles().filter((h) => h === 'TCPSocketWrap').length).toBeGreaterThan(before.filter((h) => h === 'TCPSocketWrap').length);
+    expect(openHandles().filter((h) => h === 'TCPSocketWrap').length).toBeGreaterThan(before.filter((h) => h === 'TCPSocketWrap').length);
     await factory.removeInformer(resources.secrets);
-    const leftover = (): string[] => {
-      const budget = new Map<string, number>();
-      for (const r of before) budget.set(r, (budget.get(r) ?? 0) + 1);
-      return handles().filter((r) => {
-        const n = budget.get(r) ?? 0;
-        budget.set(r, n - 1);
-        return n <= 0;
-      });
-    };
-    for (let i = 0; i < 200 && leftover().length > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(leftover()).toEqual([]);
+    expect(await leftoverHandles(before, { tries: 200, delayMs: 10 })).toEqual([]);
     expect(Object.keys(factory.informers())).toEqual(['v1/configmaps']);
     expect(configMaps.health().watch.connected).toBe(true);
     stop.abort();

@@ -8,6 +8,7 @@ import type { KubeObject } from '../../src/core/types.js';
 import { SharedInformerFactory } from '../../src/informer/index.js';
 import { Action, Controller } from '../../src/controller/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
+import { leftoverHandles, openHandles } from '../helpers/handles.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods' };
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
@@ -21,22 +22,6 @@ async function until(cond: () => boolean, what: string): Promise<void> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-const handles = (): string[] => process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap' && r !== 'PipeWrap').sort();
-
-/** What is open now beyond `before` (a multiset difference), once closing sockets had a few loop turns. */
-async function leftover(before: string[]): Promise<string[]> {
-  const diff = (): string[] => {
-    const budget = new Map<string, number>();
-    for (const r of before) budget.set(r, (budget.get(r) ?? 0) + 1);
-    return handles().filter((r) => {
-      const n = budget.get(r) ?? 0;
-      budget.set(r, n - 1);
-      return n <= 0;
-    });
-  };
-  for (let i = 0; i < 50 && diff().length > 0; i++) await new Promise((r) => setImmediate(r));
-  return diff();
-}
 
 describe('SharedInformerFactory.removeInformer', () => {
   let server: FakeApiServer;
@@ -57,7 +42,7 @@ describe('SharedInformerFactory.removeInformer', () => {
     const running = factory.run(ac.signal).catch((err: unknown) => (failed = err));
     await factory.waitForCacheSync(ac.signal);
     await until(() => server.openWatches() === 1, 'the configmaps watch');
-    const before = handles();
+    const before = openHandles();
 
     const pods = factory.forResource<KubeObject>(PODS);
     const deletes: string[] = [];
@@ -80,7 +65,7 @@ describe('SharedInformerFactory.removeInformer', () => {
     expect(Object.keys(factory.health())).toEqual(['v1/configmaps']);
     expect(factory.permissions().map((p) => p.resource)).toEqual(['configmaps']);
     await until(() => server.openWatches() === 1, 'the server to see the pods watch closed');
-    expect(await leftover(before)).toEqual([]);
+    expect(await leftoverHandles(before)).toEqual([]);
 
     // The factory runs on (a removal is no failure), and its other informer still follows changes.
     server.create('configmaps', { metadata: { name: 'c2', namespace: 'default' } } as KubeObject);
