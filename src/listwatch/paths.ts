@@ -4,6 +4,10 @@ import { InvalidOptionError } from '../core/options.js';
 import type { GroupVersionResource, ListOptions } from './types.js';
 
 function segment(value: string, what: string): string {
+  // A JavaScript caller (or a cast) can pass anything: `get(name, { namespace })` is a common slip.
+  if (typeof value !== 'string') {
+    throw new InvalidOptionError(`${what} must be a string (a path segment), got ${value === null ? 'null' : typeof value}${typeof value === 'object' ? ` ${JSON.stringify(value)}` : ''}`);
+  }
   if (value === '' || value.includes('/')) {
     throw new InvalidOptionError(`${what} must be a non-empty path segment without '/', got ${JSON.stringify(value)}`);
   }

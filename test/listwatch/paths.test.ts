@@ -23,6 +23,11 @@ describe('resourcePath', () => {
     );
   });
 
+  it('refuses a namespace that is not a string with INVALID_OPTION naming it (get(name, { namespace }) is a common slip), not a TypeError', () => {
+    const pods = { group: '', version: 'v1', resource: 'pods' };
+    expect(() => resourcePath(pods, { namespace: 'a' } as never)).toThrow(expect.objectContaining({ code: ErrorCodes.INVALID_OPTION, message: expect.stringContaining('namespace must be a string (a path segment), got object {"namespace":"a"}') as unknown }) as unknown as Error);
+  });
+
   it('builds cluster-scoped paths without a namespace segment', () => {
     expect(resourcePath({ group: '', version: 'v1', resource: 'nodes' })).toBe('/api/v1/nodes');
     expect(resourcePath({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' })).toBe(
