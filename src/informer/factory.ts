@@ -365,9 +365,14 @@ export class SharedInformerFactory implements HasPermissions {
     });
   }
 
-  /** The informers created so far, by resource key (not the namespace sets: see `health()` and `waitForCacheSync`). */
+  /** The informers created so far, by resource key (not the namespace sets: see {@link SharedInformerFactory.namespaceSets}). */
   informers(): Record<string, SharedIndexInformer<unknown>> {
     return Object.fromEntries([...this.#entries].flatMap(([k, e]) => (e.informer instanceof NamespaceSetInformer ? [] : [[k, e.informer]])));
+  }
+
+  /** The namespace sets created so far (`forResource` with `namespaces`), by resource key. */
+  namespaceSets(): Record<string, NamespaceSetInformer<unknown>> {
+    return Object.fromEntries([...this.#entries].flatMap(([k, e]) => (e.informer instanceof NamespaceSetInformer ? [[k, e.informer]] : [])));
   }
 
   /**

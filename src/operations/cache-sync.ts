@@ -4,6 +4,7 @@ import { ChildAbort } from '../core/abort.js';
 import { sleep, type Clock, type ClockTimer } from '../core/clock.js';
 import { ErrorCodes, KubeInformerError } from '../core/errors.js';
 import { formatDuration, type Logger } from '../core/log.js';
+import type { NamespaceSetInformer } from '../informer/index.js';
 
 /** What the manager's wait reads of an informer (a `SharedIndexInformer`). */
 export interface SyncingInformer {
@@ -20,6 +21,21 @@ export interface SyncingInformer {
 }
 
 /** One informer a {@link CacheSyncError} names. */
+/**
+ * What the cache wait needs of a namespace set (`SharedInformerFactory.namespaceSets()`): it is synced
+ * when every namespace synced or was set aside (a forbidden one is loud in its own health), and its
+ * problems are its namespaces', each named.
+ */
+export function syncingSet(set: NamespaceSetInformer<unknown>): SyncingInformer {
+  return {
+    name: set.name,
+    hasSynced: () => set.hasSynced(),
+    isStopped: () => set.isStopped(),
+    whenSynced: (signal) => set.whenSynced(signal),
+    health: () => ({ problems: Object.entries(set.health()).flatMap(([namespace, h]) => h.problems.map((p) => `namespace ${namespace}: ${p}`)) }),
+  };
+}
+
 export interface UnsyncedInformer {
   /** The informer's name (`v1/pods`). */
   readonly informer: string;

@@ -10,7 +10,7 @@ import { ensureCustomResourceDefinitions, type CrdSource, type CustomResourceDef
 import { newResourceClient } from '../listwatch/index.js';
 import type { SharedInformerFactory } from '../informer/factory.js';
 import { RunGroup, type Runnable } from '../runtime/run-group.js';
-import { waitForCaches } from './cache-sync.js';
+import { syncingSet, waitForCaches } from './cache-sync.js';
 import { followCustomResources } from './follow-crds.js';
 import type { Permission } from '../core/permissions.js';
 import { managerPermissionReport, type PermissionReport } from './permissions.js';
@@ -291,7 +291,7 @@ export class Manager {
       // Stopped while the probe server, the webhook server or the CRDs started: its stages may have ended already, start nothing.
       if (!group.signal.aborted) group.start({ name: 'informers', run: (s) => this.#factory.run(s) }, 'informers');
       if (follow !== undefined && !group.signal.aborted) group.start({ name: 'crd follower', run: follow }, 'informers');
-      await waitForCaches(Object.values(this.#factory.informers()), group.signal, {
+      await waitForCaches([...Object.values(this.#factory.informers()), ...Object.values(this.#factory.namespaceSets()).map(syncingSet)], group.signal, {
         timeoutMs: this.#syncTimeoutMs,
         warningIntervalMs: o.cacheSyncWarningIntervalMs ?? 30_000,
         pollMs: CACHE_SYNC_POLL_MS,

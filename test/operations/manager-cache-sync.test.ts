@@ -111,4 +111,22 @@ describe('Manager: waiting for caches', () => {
     expect(() => new Manager(newFactory(), { cacheSyncTimeoutMs: -1 })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
     expect(() => new Manager(newFactory(), { cacheSyncTimeoutMs: Infinity })).not.toThrow();
   });
+  it('waits for a namespace set too: its controllers start only once every namespace of it synced', async () => {
+    server.create('configmaps', { metadata: { name: 'c', namespace: 'open' } } as never);
+    // The slow namespace's first list never answers (both requests a list can be: the streaming list's watch, the paged list).
+    for (const verb of ['watch', 'list'] as const) server.injectFault({ verb, resource: 'configmaps', namespace: 'slow', type: 'stall' });
+    const factory = newFactory();
+    const set = factory.forResource(resources.configmaps, { namespaces: ['open', 'slow'] });
+    const log = memoryLog();
+    const runs = { n: 0 };
+    const manager = new Manager(factory, { controllers: [waiter(runs)], clock: new FakeClock(), logger: log.logger });
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    await until(() => set.health().open?.synced === true, 'the open namespace to sync');
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(manager.phase).toBe('syncing');
+    expect(runs.n).toBe(0);
+    stop.abort();
+    await running;
+  });
 });
