@@ -20,7 +20,6 @@ export interface SyncingInformer {
   health(): { problems: string[] };
 }
 
-/** One informer a {@link CacheSyncError} names. */
 /**
  * What the cache wait needs of a namespace set (`SharedInformerFactory.namespaceSets()`): it is synced
  * when every namespace synced or was set aside (a forbidden one is loud in its own health), and its
@@ -36,6 +35,7 @@ export function syncingSet(set: NamespaceSetInformer<unknown>): SyncingInformer 
   };
 }
 
+/** One informer a {@link CacheSyncError} names. */
 export interface UnsyncedInformer {
   /** The informer's name (`v1/pods`). */
   readonly informer: string;
