@@ -1,6 +1,7 @@
 // The one-informer-per-resource rule: what a factory's shared informer of one resource was made with, who
 // asked for each option, and the check of a later caller's options against it.
 
+import { deepEqual } from '../core/json.js';
 import { InvalidOptionError } from '../core/options.js';
 import type { IndexFunc, Indexers } from '../store/types.js';
 import { stripManagedFields } from './perf/transforms.js';
@@ -29,7 +30,7 @@ function same(option: Compared, a: unknown, b: unknown): boolean {
   const x = a as readonly string[] | undefined;
   const y = b as readonly string[] | undefined;
   if (x === undefined || y === undefined) return x === y;
-  return x.length === y.length && [...x].sort().every((n, i) => n === [...y].sort()[i]);
+  return deepEqual([...x].sort(), [...y].sort()); // a set: the order is not the caller's choice
 }
 
 /**
