@@ -123,9 +123,9 @@ export interface ScheduleRequest {
   /** Delay from now, in ms (≥ 0). */
   delayMs?: number;
   /**
-   * The request's priority, a finite number: among due keys the higher goes first (see
-   * {@link ReconcileScheduler} for the fairness rule). A key's priority is the highest of its merged
-   * requests, and its retries keep it. Default {@link Priority}`.high` (`0`).
+   * The request's priority, a finite number: among due keys the higher goes first, with a fairness
+   * rule (docs/controllers.md, "Priority"). A key's priority is the highest of its merged requests,
+   * and its retries keep it. Default {@link Priority}`.high` (`0`).
    */
   priority?: number;
 }
