@@ -11,6 +11,7 @@ import { flushPromises } from '../../src/core/clock.js';
 import { ErrorCodes, resources } from '../../src/core/index.js';
 import { Action, Controller, TerminalError } from '../../src/controller/index.js';
 import { SharedInformerFactory } from '../../src/informer/index.js';
+import { Manager } from '../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import type { TracerProviderLike } from '../../src/observability/index.js';
 import { memoryLog, widget, widgets, type Widget } from './fixture.js';
@@ -198,6 +199,26 @@ describe('controller tracing', () => {
     const warnings = log.lines.filter((l) => l.includes('tracing failed'));
     expect(warnings).toHaveLength(2); // one per kind: the event span and the reconcile span
     expect(controller.stats().tracingFaults).toBe(6);
+  });
+
+  it("takes the Manager's tracerProvider when it has none of its own; its own wins", async () => {
+    const own = new InMemorySpanExporter();
+    const ownProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(own)] });
+    const f = new SharedInformerFactory(server.kubeConfig, { logger: false });
+    const reconciled = new Set<string>();
+    const reconcile = async (key: string): Promise<Action> => {
+      reconciled.add(key);
+      return Action.done();
+    };
+    const handed = Controller.for(f, widgets).build(reconcile, { logger: false, name: 'handed' });
+    const mine = Controller.for(f, resources.configmaps).build(reconcile, { logger: false, name: 'mine', tracerProvider: ownProvider });
+    const manager = new Manager(f, { controllers: [handed, mine], tracerProvider: provider, logger: false });
+    running.push(manager.run(stop.signal));
+    server.create(widgets, widget('w'));
+    server.create('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns' } });
+    await until(() => reconciled.size === 2, 'both reconciles');
+    await until(() => spans('reconcile handed').length === 1 && own.getFinishedSpans().some((x) => x.name === 'reconcile mine'), 'the spans');
+    expect(spans('reconcile mine')).toEqual([]);
   });
 
   it('without the option: no span, no trace fields, tracingFaults 0', async () => {
