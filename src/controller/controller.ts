@@ -326,8 +326,8 @@ export class Controller<T> implements HasPermissions {
       if (gate !== undefined && slot === undefined) return DONE_ACTION;
       const run = new ReconcileRun(key);
       this.#runs.set(key, run);
-      const trace = (run.trace = tracing?.start(key, reason, scheduler.attempts(key)));
       if (this.#writes.size > 0) await this.#writes.settle(key, runSignal, this.#observeTimeoutMs, this.#clock, this.#log);
+      const trace = (run.trace = tracing?.start(key, reason, scheduler.attempts(key)));
       if (runSignal.aborted) run.abort(runSignal.reason);
       live.add(run);
       deadlines?.add(run);

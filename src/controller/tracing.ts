@@ -6,8 +6,6 @@ import { apiStatusOf } from '../core/api-errors.js';
 import { splitMetaNamespaceKey } from '../core/keys.js';
 import type { Logger } from '../core/log.js';
 import type { ResourceDescriptor } from '../core/resources.js';
-import type { DeletedFinalStateUnknown } from '../core/keys.js';
-import type { DeepReadonly } from '../core/types.js';
 import type { ResourceEventHandler } from '../informer/handler.js';
 import { gvrKey } from '../informer/factory.js';
 import type { ResourceClient } from '../listwatch/index.js';
@@ -55,7 +53,6 @@ export class ControllerTracing {
   readonly #api: OtelApi;
   readonly #faults: TracingFaults;
   readonly #pending = new Map<string, Pending>();
-  readonly #running = new Map<string, ReconcileTrace>();
   /** The event being handed to the controller's handler now: its keys' requests link to it. */
   #current: TraceLink | undefined;
 
@@ -105,7 +102,7 @@ export class ControllerTracing {
     return {
       onAdd: (obj, initial) => around('add', obj, initial, () => void inner.onAdd?.(obj, initial)),
       onUpdate: (old, obj) => around('update', obj, false, () => void inner.onUpdate?.(old, obj)),
-      onDelete: (obj) => around('delete', unwrapTombstone(obj as DeepReadonly<unknown> | DeletedFinalStateUnknown<DeepReadonly<unknown>>), false, () => void inner.onDelete?.(obj)),
+      onDelete: (obj) => around('delete', unwrapTombstone(obj), false, () => void inner.onDelete?.(obj)),
     };
   }
 
@@ -123,13 +120,11 @@ export class ControllerTracing {
 
   /**
    * The writes a reconcile of `key` recorded were waited for (`waitedMs`, `missed` of `writes` not
-   * observed in time): an event on the key's running reconcile span, or, when the wait ran between
-   * two reconciles (the usual case: it holds no worker), on the start of its next one.
+   * observed in time): an event at the start of the key's next reconcile span (the wait runs before
+   * it — between two reconciles, holding no worker, or as the next one begins).
    */
   observed(key: string, writes: number, missed: number, waitedMs: number): void {
     const attributes = { 'kube_informer.writes': writes, 'kube_informer.writes.missed': missed, 'kube_informer.writes.wait_ms': waitedMs, 'kube_informer.writes.timed_out': missed > 0 };
-    const running = this.#running.get(key);
-    if (running !== undefined) return running.event('kube_informer.writes_observed', attributes);
     const pending = this.#pendingOf(key);
     (pending.observed ??= []).push(attributes);
   }
@@ -160,8 +155,7 @@ export class ControllerTracing {
       this.#faults.fault('start reconcile span', err);
       return undefined;
     }
-    const trace = new ReconcileTrace(key, span, this);
-    this.#running.set(key, trace);
+    const trace = new ReconcileTrace(span, this);
     for (const o of pending?.observed ?? []) trace.event('kube_informer.writes_observed', o);
     return trace;
   }
@@ -173,7 +167,6 @@ export class ControllerTracing {
 
   /** Ends the reconcile span: `outcome` the action's kind, `error`, `terminal` or `aborted`; a failure's error recorded. */
   end(trace: ReconcileTrace, outcome: Action | 'error' | 'terminal' | 'aborted', error?: unknown): void {
-    if (this.#running.get(trace.key) === trace) this.#running.delete(trace.key);
     this.guard('end reconcile span', () => {
       const span = trace.span;
       if (typeof outcome === 'string') {
@@ -231,7 +224,6 @@ export class ControllerTracing {
   /** Forgets the pending links and waits (the run ended). */
   clear(): void {
     this.#pending.clear();
-    this.#running.clear();
   }
 
   /** Runs a tracing call; a throw is a fault (logged once per `kind`, counted), never the caller's failure. */
@@ -283,13 +275,11 @@ export class ControllerTracing {
 
 /** One reconcile's span, as `ReconcileRun.trace`: the trace ids of its log lines, the client it wraps. */
 export class ReconcileTrace implements RunTrace {
-  readonly key: string;
   readonly span: TraceSpan;
   readonly #tracing: ControllerTracing;
   #fields: { traceId: string; spanId: string } | undefined;
 
-  constructor(key: string, span: TraceSpan, tracing: ControllerTracing) {
-    this.key = key;
+  constructor(span: TraceSpan, tracing: ControllerTracing) {
     this.span = span;
     this.#tracing = tracing;
   }

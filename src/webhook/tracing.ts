@@ -67,7 +67,7 @@ export class WebhookTracing {
         if (typeof response?.result?.status === 'string') span.setAttribute('kube_informer.webhook.result', response.result.status);
         const code = response?.status?.code;
         if (typeof code === 'number') span.setAttribute('kube_informer.webhook.status_code', code);
-        if (typeof code === 'number' && code >= 500) span.setStatus({ code: SpanStatus.error, message: String(response?.status?.message ?? '') });
+        if (typeof code === 'number' && code >= 500) span.setStatus({ code: SpanStatus.error, message: typeof response?.status?.message === 'string' ? response.status.message : undefined });
       }
       span.end();
     } catch (err) {

@@ -14,6 +14,7 @@ import { SharedInformerFactory } from '../../src/informer/index.js';
 import { Manager } from '../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import type { TracerProviderLike } from '../../src/observability/index.js';
+import { ControllerTracing, MAX_LINKS } from '../../src/controller/tracing.js';
 import { memoryLog, widget, widgets, type Widget } from './fixture.js';
 
 let server: FakeApiServer;
@@ -162,6 +163,27 @@ describe('controller tracing', () => {
     expect(second.events.some((e) => e.name === 'exception')).toBe(true);
     expect(third.attributes).toMatchObject({ 'kube_informer.reason': 'retry', 'kube_informer.attempt': 1, 'kube_informer.outcome': 'terminal' });
     expect(w.metadata?.name).toBe('w');
+  });
+
+  it(`keeps at most ${MAX_LINKS} links per reconcile and counts the rest; an update (both states' keys) links once`, () => {
+    const tracing = new ControllerTracing('Controller t', 't', provider, memoryLog().logger);
+    const handler = tracing.handler(widgets, {
+      onAdd: () => tracing.requested('ns/w'),
+      onUpdate: () => {
+        tracing.requested('ns/w');
+        tracing.requested('ns/w');
+      },
+    });
+    handler.onUpdate!(widget('w'), widget('w'));
+    const first = tracing.start('ns/w', { kind: 'schedule' }, 0)!;
+    tracing.end(first, Action.done());
+    for (let i = 0; i < MAX_LINKS + 4; i++) handler.onAdd!(widget(`w${i}`), false);
+    const second = tracing.start('ns/w', { kind: 'schedule' }, 0)!;
+    tracing.end(second, Action.done());
+    const [a, b] = spans('reconcile t');
+    expect(a.links).toHaveLength(1);
+    expect(b.links).toHaveLength(MAX_LINKS);
+    expect(b.attributes['kube_informer.links.dropped']).toBe(4);
   });
 
   it('refuses a provider whose getTracer throws when the controller is built (INVALID_OPTION)', () => {
