@@ -176,12 +176,15 @@ describe('controller tracing', () => {
     });
     handler.onUpdate!(widget('w'), widget('w'));
     const first = tracing.start('ns/w', { kind: 'schedule' }, 0)!;
+    first.started({ priority: -100 }); // ReconcileContext.priority, where the scheduler has priorities
     tracing.end(first, Action.done());
     for (let i = 0; i < MAX_LINKS + 4; i++) handler.onAdd!(widget(`w${i}`), false);
     const second = tracing.start('ns/w', { kind: 'schedule' }, 0)!;
     tracing.end(second, Action.done());
     const [a, b] = spans('reconcile t');
     expect(a.links).toHaveLength(1);
+    expect(a.attributes['kube_informer.priority']).toBe(-100);
+    expect(b.attributes).not.toHaveProperty('kube_informer.priority');
     expect(b.links).toHaveLength(MAX_LINKS);
     expect(b.attributes['kube_informer.links.dropped']).toBe(4);
   });
