@@ -13,7 +13,9 @@
 // reconcile is what is measured), K distinct pods added after both are running, from the first add to
 // the last key reconciled. latency: through the fake API server over HTTP at a steady write rate
 // (bench/lib/controller-latency.ts), from each write to the start of the reconcile that reads it.
-// Repetitions alternate the two sides; medians are printed with their ratio.
+// Repetitions alternate the two sides; medians are printed with their ratio. A third side,
+// runtime-traced (keys/s only), is the runtime with a tracerProvider sampling every span
+// (bench/lib/controller-tracing.ts): what tracing costs per reconcile.
 
 import { performance } from 'node:perf_hooks';
 import { setImmediate as turn } from 'node:timers/promises';
@@ -22,7 +24,8 @@ import { SharedInformerFactory } from '../src/informer/index.js';
 import type { ListerWatcher } from '../src/listwatch/types.js';
 import { FakeControllerSource } from '../src/testing/fake-controller-source.js';
 import { measureSteadyLatency, type SteadyLatency } from './lib/controller-latency.js';
-import { handWrittenSide, median, runtimeSide, type SideName, type SideOptions } from './lib/controller-sides.js';
+import { handWrittenSide, median, runtimeSide, type SideName, type SideOptions, type TracedSideName } from './lib/controller-sides.js';
+import { discardingTracerProvider } from './lib/controller-tracing.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -37,11 +40,16 @@ const JSON_OUT = process.argv.includes('--json');
 
 const pod = (i: number): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${i}`, namespace: `ns${i % 20}` } });
 
+const tracing = discardingTracerProvider();
+
 /** Keys per second through one side: a burst of `KEYS` new pods over an in-process source. */
-async function keysPerSecond(sideName: SideName): Promise<number> {
+async function keysPerSecond(sideName: SideName | TracedSideName): Promise<number> {
   const source = new FakeControllerSource<KubeObject>();
   const factory = new SharedInformerFactory(undefined, { logger: false, listWatchFor: () => source as unknown as ListerWatcher<unknown> });
-  const side = (sideName === 'runtime' ? runtimeSide : handWrittenSide)(factory, resources.pods, OPTIONS);
+  const side =
+    sideName === 'runtime-traced'
+      ? runtimeSide(factory, resources.pods, { ...OPTIONS, tracerProvider: tracing.provider })
+      : (sideName === 'runtime' ? runtimeSide : handWrittenSide)(factory, resources.pods, OPTIONS);
   const ac = new AbortController();
   factory.start(ac.signal);
   let reconciled = 0;
@@ -76,6 +84,8 @@ export interface ControllerBenchResult {
   /** Per side, one entry per repetition. */
   keysPerSecond: Record<SideName, number[]>;
   latency: Record<SideName, SteadyLatency[]>;
+  /** The runtime with tracing on (every span sampled, batched, dropped): keys/s per repetition, spans exported per key. Absent in results from before it. */
+  traced?: { keysPerSecond: number[]; spansPerKey: number };
 }
 
 async function main(): Promise<void> {
@@ -88,13 +98,21 @@ async function main(): Promise<void> {
     node: process.version,
     keysPerSecond: { runtime: [], 'hand-written': [] },
     latency: { runtime: [], 'hand-written': [] },
+    traced: { keysPerSecond: [], spansPerKey: 0 },
   };
-  for (const side of sides) await keysPerSecond(side); // warm-up of both code paths
+  const traced = result.traced!;
+  for (const side of sides) await keysPerSecond(side); // warm-up of every code path
+  await tracing.traced(() => keysPerSecond('runtime-traced'));
+  await tracing.provider.forceFlush();
+  const before = tracing.spans();
   for (let rep = 0; rep < REPS; rep++) {
     const order = rep % 2 === 0 ? sides : [...sides].reverse();
     for (const side of order) result.keysPerSecond[side].push(await keysPerSecond(side));
+    traced.keysPerSecond.push(await tracing.traced(() => keysPerSecond('runtime-traced')));
     for (const side of order) result.latency[side].push(await measureSteadyLatency(side, { ...OPTIONS, ...STEADY }));
   }
+  await tracing.provider.forceFlush();
+  traced.spansPerKey = (tracing.spans() - before) / (KEYS * REPS);
   if (JSON_OUT) {
     console.log(JSON.stringify(result));
     return;
@@ -107,6 +125,8 @@ async function main(): Promise<void> {
   console.log(`  runtime       ${line('runtime')}`);
   console.log(`  hand-written  ${line('hand-written')}`);
   console.log(`  ratio (runtime / hand-written keys/s): ${(median(result.keysPerSecond.runtime) / median(result.keysPerSecond['hand-written'])).toFixed(2)}×`);
+  const cost = 1e6 / median(traced.keysPerSecond) - 1e6 / median(result.keysPerSecond.runtime);
+  console.log(`  runtime-traced ${Math.round(median(traced.keysPerSecond)).toLocaleString('en')} keys/s (${traced.spansPerKey.toFixed(2)} spans per key): tracing costs ${cost.toFixed(1)} µs per reconcile`);
 }
 
 main().catch((err: unknown) => {

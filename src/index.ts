@@ -168,3 +168,4 @@ export type { RegressionInfo, ReflectorErrorContext, ReflectorPhase, ReflectorAc
 
 // diagnostics_channel names.
 export { channels, channelNames } from './observability/index.js';
+export type { TracerProviderLike, TraceTracer, TraceSpan, TraceSpanOptions, TraceSpanContext, TraceLink, TraceAttributeValue } from './observability/index.js';

@@ -55,6 +55,18 @@ export function controllerMarkdown(section: ControllerSection): string {
     '',
     `Target: keys/s through the runtime ≥ 0.9× the hand-written loop — measured ${ratio(keys('runtime'), keys('hand-written'))}: ${k >= 0.9 ? 'met' : '**missed**'}.`,
     '',
+    ...tracedLines(r),
   ];
   return out.join('\n');
+}
+
+/** The traced runtime's line (results from before it have none): keys/s and the cost per reconcile. */
+function tracedLines(r: ControllerBenchResult): string[] {
+  const t = r.traced;
+  if (t === undefined || t.keysPerSecond.length === 0) return [];
+  const cost = 1e6 / median(t.keysPerSecond) - 1e6 / median(r.keysPerSecond.runtime);
+  return [
+    `**Tracing on** (\`tracerProvider\`: every span sampled, batched and dropped by the exporter; the AsyncLocalStorage context manager on — bench/lib/controller-tracing.ts): ${span(t.keysPerSecond)} keys/s, ${t.spansPerKey.toFixed(2)} spans per key (the watch event's and the reconcile's) — ${fmt(cost, 1)} µs more per reconcile than the runtime untraced (${ratio(median(t.keysPerSecond), median(r.keysPerSecond.runtime))} its keys/s). Tracing off is the runtime row: one \`undefined\` check per event and per reconcile.`,
+    '',
+  ];
 }

@@ -6,6 +6,7 @@
 
 import { Action, Controller } from '../../src/controller/index.js';
 import type { KubeObject, ResourceDescriptor } from '../../src/core/index.js';
+import type { TracerProviderLike } from '../../src/index.js';
 import type { SharedInformerFactory } from '../../src/informer/index.js';
 import { RateLimitingQueue } from '../../src/workqueue/index.js';
 
@@ -20,12 +21,17 @@ export interface Side {
 /** The sides, by name. */
 export type SideName = 'runtime' | 'hand-written';
 
+/** The runtime with tracing on (keys/s only): its name in the results. */
+export type TracedSideName = 'runtime-traced';
+
 /** What both sides are built with. */
 export interface SideOptions {
   /** Reconciles at once. */
   concurrency: number;
   /** The runtime's per-reconcile deadline (0 = off). The hand-written loop has none. */
   deadlineMs: number;
+  /** The runtime's `tracerProvider` (the traced side). Default: none. */
+  tracerProvider?: TracerProviderLike;
 }
 
 /** `Controller.for(factory, resource).build(noop, { concurrency })`. */
@@ -39,7 +45,7 @@ export function runtimeSide<T>(factory: SharedInformerFactory, resource: Resourc
             onReconcile(key, ctx.object);
             return Action.done();
           },
-          { concurrency: options.concurrency, logger: false, reconcileTimeoutMs: options.deadlineMs },
+          { concurrency: options.concurrency, logger: false, reconcileTimeoutMs: options.deadlineMs, tracerProvider: options.tracerProvider },
         )
         .run(signal),
   };

@@ -18,6 +18,7 @@ import type { Action, ReconcileErrorPolicy } from './scheduler.js';
 import type { WatchSpec } from './sources.js';
 import type { DeclaredUse } from './permissions.js';
 import type { ConcurrencyGroups, PriorityFunction } from './priority.js';
+import type { TracerProviderLike } from '../observability/index.js';
 
 /**
  * Options of one watched resource (`for`, `owns`, `watches`): its predicates, and how it is cached
@@ -167,6 +168,16 @@ export interface ControllerOptions {
    * Default: none.
    */
   concurrencyGroups?: ConcurrencyGroups;
+  /**
+   * Trace with OpenTelemetry (docs/tracing.md): a `TracerProvider` of `@opentelemetry/api` 1.x (an
+   * optional peer dependency, loaded only when this is given) — a span per reconcile linked to the watch
+   * events that caused it, a child span per `ctx.client` write, the read-your-writes wait as an event,
+   * `traceId`/`spanId` on the reconcile's log lines. A provider whose `getTracer` throws is refused when
+   * the controller is built (`INVALID_OPTION`); a tracer that throws later is logged once per kind and
+   * the reconcile goes on untraced. Default: none (nothing tracing-related runs), or the Manager's
+   * `tracerProvider` when a Manager runs the controller.
+   */
+  tracerProvider?: TracerProviderLike;
 }
 
 /** What a {@link ControllerBuilder} hands to the controller it builds. */
@@ -199,5 +210,6 @@ export const CONTROLLER_OPTION_SCHEMA: OptionSchemaFor<ControllerOptions> = {
   fieldManager: 'string',
   priority: 'any',
   concurrencyGroups: 'any',
+  tracerProvider: 'object',
 };
 

@@ -2,7 +2,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { splitMetaNamespaceKey } from '../core/keys.js';
-import { withFields, type Logger } from '../core/log.js';
+import { withFields, type LogFields, type Logger } from '../core/log.js';
 import type { ObjectOf, ResourceDescriptor } from '../core/resources.js';
 import type { DeepReadonly, PartialObjectMetadata } from '../core/types.js';
 import type { ResourceClient } from '../listwatch/index.js';
@@ -115,7 +115,10 @@ export interface ReconcileContext<T, M extends ResourceDescriptor<unknown> = nev
    * controller logs about it, so one reconcile's lines can be found together.
    */
   readonly reconcileID: string;
-  /** The controller's logger, adding `controller`, `key` and `reconcileID` to every line's fields. */
+  /**
+   * The controller's logger, adding `controller`, `key` and `reconcileID` to every line's fields —
+   * and `traceId` and `spanId` of the reconcile span when the controller traces (`tracerProvider`).
+   */
   readonly logger: Logger;
   /**
    * The objects of an owned resource (`owns`) whose controlling owner is this primary, from the cache.
@@ -175,6 +178,16 @@ export class LazySignal {
   }
 }
 
+/** A traced reconcile (option `tracerProvider`): the trace ids its log lines carry, the client spans. */
+export interface RunTrace {
+  /** `traceId` and `spanId` of the reconcile span. */
+  readonly fields: LogFields;
+  /** `client` with a span around each write. */
+  client<C>(client: ResourceClient<C>, resource: ResourceDescriptor<C>): ResourceClient<C>;
+  /** The reconcile's context was made (its priority, when the scheduler has priorities, becomes an attribute). */
+  started(ctx: object): void;
+}
+
 /**
  * One reconcile in flight: its signal ({@link LazySignal}), its `reconcileID` (a random UUID, made on
  * first use: most reconciles neither log nor read it, and a UUID was a sixteenth of a cold
@@ -185,6 +198,8 @@ export class ReconcileRun extends LazySignal {
   /** The priority it started with. */
   readonly priority: number;
   timedOut: Error | undefined;
+  /** Its span, when the controller traces (else undefined). */
+  trace: RunTrace | undefined;
   #id: string | undefined;
 
   constructor(key: string, priority: number) {
@@ -245,9 +260,9 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     return this.#lazy.id;
   }
 
-  /** Made on first use (most reconciles log nothing): the controller's logger with `key` and `reconcileID`. */
+  /** Made on first use (most reconciles log nothing): the controller's logger with `key` and `reconcileID` (and, traced, `traceId` and `spanId`). */
   get logger(): Logger {
-    return (this.#logger ??= withFields(this.#log, { key: this.key, reconcileID: this.reconcileID }));
+    return (this.#logger ??= withFields(this.#log, { key: this.key, reconcileID: this.reconcileID, ...this.#lazy.trace?.fields }));
   }
 
   get namespace(): string {
@@ -278,7 +293,9 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
         wrote: (r, answer) => this.#writes.recordFor(this.key, r, answer),
         deleted: (r, name, namespace, uid) => this.#writes.recordDeletionFor(this.key, r, name, namespace, uid),
       });
-      client = new ReconcileClient(this.#clientOf(resource), resource, this.signal, recorder, this.#check);
+      const shared = this.#clientOf(resource);
+      const trace = this.#lazy.trace;
+      client = new ReconcileClient(trace === undefined ? shared : trace.client(shared, resource), resource, this.signal, recorder, this.#check);
       bound.set(resource, client);
     }
     return client;

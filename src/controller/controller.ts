@@ -10,7 +10,6 @@ import { InformerStoppedError } from '../informer/errors.js';
 import type { ResourceCacheOptions } from '../informer/index.js';
 import { checkFieldManager, newResourceClient, type ResourceClient } from '../listwatch/index.js';
 import { forResourceAs, gvrKey, type SharedInformerFactory } from '../informer/factory.js';
-import { NamespaceIndex } from '../store/types.js';
 import { keyOf } from '../core/keys.js';
 import { cacheOptionsOf, checkResource, checkWatchOptions, CONTROLLER_OPTION_SCHEMA, type ControllerOptions, type ControllerSpec, type MetadataOnlyWatchOptions, type Reconciler, type WatchOptions } from './builder.js';
 import { controllerOwnerKey, refKey, type MapFunc } from './mapping.js';
@@ -26,12 +25,13 @@ import { ADDED_NAMESPACE_REASON, ReconcileReasons, RESYNC_REASON, SCHEDULE_REASO
 import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
 import { followsShard, ShardedSources, ShardGate } from './sharded.js';
 import { NamespacedSources, sourceCaches } from './namespaced.js';
-import { checkInformers, sourceHandler, waitForSync, watchFactory, type WatchSource, type WatchSpec } from './sources.js';
+import { checkInformers, ownedChildren, sourceHandler, waitForSync, watchFactory, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
 import { RunGroup } from '../runtime/run-group.js';
 import type { HasPermissions, Permission, Verb } from '../core/permissions.js';
 import { checkUses, ControllerPermissions, type DeclaredUse, type UsesOptions } from './permissions.js';
 import { Deadlines } from '../runtime/deadlines.js';
+import { ControllerTracing } from './tracing.js';
 
 const DONE_ACTION: Action = Actions.done();
 
@@ -85,6 +85,8 @@ export class Controller<T> implements HasPermissions {
   readonly #fieldManager: string;
   /** The clients of `ctx.client`, one per resource, made on first use and closed when `run` ends. */
   readonly #clients = new Map<ResourceDescriptor<unknown>, ResourceClient<unknown>>();
+  /** Its spans (option `tracerProvider`, or the Manager's): undefined when it does not trace — the one check of the hot path. */
+  #tracing: ControllerTracing | undefined;
 
   /**
    * Starts describing a controller of `primary` on `factory`'s informers: chain `owns` and `watches`,
@@ -117,6 +119,7 @@ export class Controller<T> implements HasPermissions {
     this.#policy = o.onError ?? this.#defaultPolicy;
     this.#reasons = new ReconcileReasons(o.debounceMs ?? 0);
     this.#priorities = new RequestPriorities(this.#name, o.priority, o.concurrencyGroups, this.#log, this.#clock);
+    this.#tracing = ControllerTracing.of(`Controller ${this.#name}`, this.#name, o.tracerProvider, this, this.#log);
     const ring = o.sharded;
     if (ring !== undefined && !(ring instanceof ShardRing)) throw new InvalidOptionError(`Controller: option sharded must be a ShardRing, got ${String(ring)}`);
     const cacheOf = sourceCaches(this.#name, o.namespaces, ring, spec.factory.namespace);
@@ -195,6 +198,7 @@ export class Controller<T> implements HasPermissions {
     this.#namespaced.forRun();
     this.#sources = this.#sourcesOf(shards);
     this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
+    const tracing = (this.#tracing ??= ControllerTracing.of(`Controller ${this.#name}`, this.#name, undefined, this, this.#log))?.follow(this.#writes);
     const scheduler = new ReconcileScheduler({
       concurrency: o.concurrency,
       debounceMs: o.debounceMs,
@@ -210,10 +214,10 @@ export class Controller<T> implements HasPermissions {
     // after the reconciles drained; the first failure stops both and is what run rejects with.
     const group = new RunGroup({ name: `controller ${this.#name}`, signal, stages: ['sources', 'reconcile'], clock: this.#clock, logger: o.logger });
     const fail = (err: Error): void => group.fail(err);
-    const registrations = this.#sources.map(
-      (source) =>
-        [source, source.informer.addEventHandler(sourceHandler(source, (key, reason) => this.#request(scheduler, key, reason)), { name: `controller ${this.#name}` })] as const,
-    );
+    const registrations = this.#sources.map((source) => {
+      const handler = sourceHandler(source, (key, reason) => this.#request(scheduler, key, reason));
+      return [source, source.informer.addEventHandler(tracing?.handler(source.resource, handler) ?? handler, { name: `controller ${this.#name}` })] as const;
+    });
     if (this.#shared.some((i) => i !== undefined)) group.start({ name: 'informer factory', run: (s) => watchFactory(this.#spec.factory, this.#name, s, group.signal) }, 'sources');
     if (shards !== undefined) {
       group.start({ name: 'sharded informers', run: (s) => shards.run(s).catch((err: unknown) => Promise.reject(new InformerStoppedError(`controller ${this.#name}: a sharded informer failed`, { cause: err }))) }, 'sources');
@@ -240,6 +244,7 @@ export class Controller<T> implements HasPermissions {
       for (const client of this.#clients.values()) client.close();
       this.#clients.clear();
       this.#reasons.clear();
+      this.#tracing?.clear();
       this.#runs.clear();
       this.#scheduler = undefined;
     }
@@ -287,7 +292,7 @@ export class Controller<T> implements HasPermissions {
   /** Counts of queued, running and failing keys, and of reconcile outcomes. */
   stats(): ControllerStats {
     const s = this.#scheduler?.stats() ?? { queued: 0, running: 0, failing: 0 };
-    return { active: this.#scheduler !== undefined, ...s, ...this.#counts, hookFailures: this.#priorities.failures };
+    return { active: this.#scheduler !== undefined, ...s, ...this.#counts, hookFailures: this.#priorities.failures, tracingFaults: this.#tracing?.faults ?? 0 };
   }
 
   /** Requests a reconcile of `key` now, for `reason`, at the priority the reason has (option `priority`). */
@@ -296,6 +301,7 @@ export class Controller<T> implements HasPermissions {
     const priority = this.#priorities.of(key, reason);
     // A key whose last reconcile wrote waits for its writes outside the scheduler: no worker slot is held.
     if (this.#writes.size === 0 || !this.#writes.hold(key)) scheduler.scheduleNow(key, priority);
+    this.#tracing?.requested(key);
     this.#reasons.note(key, reason, this.#clock.now(), true, priority);
   }
 
@@ -312,6 +318,7 @@ export class Controller<T> implements HasPermissions {
    */
   #reconciler(scheduler: ReconcileScheduler, metrics: ControllerMetrics, deadlines: Deadlines<ReconcileRun> | undefined, gate?: ShardGate): (key: string, signal: AbortSignal, priority: number) => Promise<Action> {
     const live = new Set<ReconcileRun>();
+    const tracing = this.#tracing;
     let watched: AbortSignal | undefined;
     return async (key, runSignal, priority) => {
       if (watched !== runSignal) {
@@ -327,14 +334,17 @@ export class Controller<T> implements HasPermissions {
       const run = new ReconcileRun(key, priority);
       this.#runs.set(key, run);
       if (this.#writes.size > 0) await this.#writes.settle(key, runSignal, this.#observeTimeoutMs, this.#clock, this.#log);
+      const trace = (run.trace = tracing?.start(key, reason, scheduler.attempts(key)));
       if (runSignal.aborted) run.abort(runSignal.reason);
       live.add(run);
       deadlines?.add(run);
       const startedAt = metrics.started();
       try {
-        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(run, scheduler.attempts(key), reason, priority));
+        const call = (): Promise<Action> => this.#spec.reconcile(key, this.#context(run, scheduler.attempts(key), reason, priority));
+        const reconcile = trace === undefined ? call : (): Promise<Action> => tracing!.run(trace, call);
         const action = checkAction(await (slot === undefined ? reconcile() : gate!.run(slot, run, reconcile)));
         if (run.timedOut !== undefined) throw run.timedOut;
+        if (trace !== undefined) tracing!.end(trace, action);
         this.#counts.succeeded++;
         this.#runs.delete(key);
         metrics.ended(startedAt, action);
@@ -352,8 +362,9 @@ export class Controller<T> implements HasPermissions {
           // for the next run; a lost slot's key is its new owner's.
           this.#counts.stopped++;
           metrics.ended(startedAt, 'stopped');
+          if (trace !== undefined) tracing!.end(trace, 'aborted', err);
           const by = slotLost ? `the loss of slot ${slot}` : 'the stop';
-          this.#log.debug(`controller ${this.#name}: the reconcile of ${key} was interrupted by ${by}: ${toError(err).message}`, { key, reconcileID: run.id, ...errorFields(err) });
+          this.#log.debug(`controller ${this.#name}: the reconcile of ${key} was interrupted by ${by}: ${toError(err).message}`, { key, reconcileID: run.id, ...run.trace?.fields, ...errorFields(err) });
           if (!runSignal.aborted) return DONE_ACTION;
           throw new AbortedError(`controller ${this.#name}: the reconcile of ${key} was interrupted by the stop`, { cause: runSignal.reason });
         }
@@ -362,11 +373,13 @@ export class Controller<T> implements HasPermissions {
           // The scheduler stops on it (it never reaches #onError): count and say it here.
           this.#counts.failed++;
           metrics.ended(startedAt, 'error');
-          this.#log.error(`controller ${this.#name}: the reconcile of ${key} misused the runtime (${codeOf(mistake)}): ${mistake.message}; stopping the controller`, { key, reconcileID: run.id, ...errorFields(mistake) });
+          if (trace !== undefined) tracing!.end(trace, 'error', mistake);
+          this.#log.error(`controller ${this.#name}: the reconcile of ${key} misused the runtime (${codeOf(mistake)}): ${mistake.message}; stopping the controller`, { key, reconcileID: run.id, ...run.trace?.fields, ...errorFields(mistake) });
           throw err;
         }
         const failure = run.timedOut ?? err;
         metrics.ended(startedAt, isTerminal(failure) ? 'terminal' : 'error');
+        if (trace !== undefined) tracing!.end(trace, isTerminal(failure) ? 'terminal' : 'error', failure);
         throw failure;
       } finally {
         live.delete(run);
@@ -380,13 +393,15 @@ export class Controller<T> implements HasPermissions {
   #timeout(run: ReconcileRun): ReconcileTimeoutError {
     const error = new ReconcileTimeoutError(this.#name, run.key, this.#timeoutMs);
     this.#counts.timedOut++;
-    this.#log.error(error.message, { key: run.key, reconcileID: run.id, ...errorFields(error) });
+    this.#log.error(error.message, { key: run.key, reconcileID: run.id, ...run.trace?.fields, ...errorFields(error) });
     return error;
   }
 
   #context(run: ReconcileRun, attempt: number, reason: ReconcileReason, priority: number): ReconcileContext<T> {
     const object = this.#sources[0].informer.getIndexer().getByKey(run.key) as DeepReadonly<T> | undefined;
-    return new ReconcileCtx<T>(run.key, object, run, attempt, reason, priority, this.#log, this.#childrenOf, this.#writes, this.#clientOf, this.#check);
+    const ctx = new ReconcileCtx<T>(run.key, object, run, attempt, reason, priority, this.#log, this.#childrenOf, this.#writes, this.#clientOf, this.#check);
+    run.trace?.started(ctx);
+    return ctx;
   }
 
   readonly #clientOf = <C>(resource: ResourceDescriptor<C>): ResourceClient<C> => {
@@ -408,23 +423,13 @@ export class Controller<T> implements HasPermissions {
     this.#permissions.check(resource, verb, subresource, namespace, name);
 
   readonly #childrenOf = <C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> =>
-    this.#children(resource, key, namespace);
-
-  #children<C>(resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> {
-    const source = this.#sources.find((s) => s.role === 'owns' && s.resource === resource);
-    if (source === undefined) {
-      throw misuse(new InvalidOptionError(`controller ${this.#name}: ctx.children(${gvrKey(resource)}) needs the resource to be owned (builder.owns)`));
-    }
-    const indexer = source.informer.getIndexer();
-    const candidates = this.#spec.primary.namespaced ? indexer.byIndex(NamespaceIndex, namespace) : indexer.list();
-    return candidates.filter((obj) => controllerOwnerKey(obj, this.#spec.primary) === key) as Array<DeepReadonly<C>>;
-  }
+    ownedChildren(this.#name, this.#sources, this.#spec.primary, resource, key, namespace);
 
   /** What follows a failed reconcile (the scheduler's `onError`; a stop and a programming error never reach it). */
   #onError(key: string, error: Error, attempt: number): Action {
     this.#counts.failed++;
     const failed = this.#runs.get(key);
-    const fields = { key, reconcileID: failed?.id, attempt, ...errorFields(error) };
+    const fields = { key, reconcileID: failed?.id, ...failed?.trace?.fields, attempt, ...errorFields(error) };
     this.#runs.delete(key);
     // The stack at debug level, the message (below) at its own: one line each, the stack not repeated at warn.
     if (!(error instanceof ReconcileTimeoutError)) this.#log.debug(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.stack ?? String(error)}`, fields);

@@ -30,6 +30,11 @@ export interface ControllerStats {
    * (each logged; the request kept at the default priority, or the key run in no group).
    */
   readonly hookFailures: number;
+  /**
+   * Tracer or span calls that threw (option `tracerProvider`): each kind is logged once, and the
+   * reconciles went on (untraced where it failed). Always 0 without tracing.
+   */
+  readonly tracingFaults: number;
 }
 
 /** The first error of `error`'s `cause` chain (itself included) that `test` accepts, or undefined. */

@@ -10,7 +10,11 @@ import { toError } from '../core/errors.js';
 import type { ReconcileReason } from './context.js';
 import type { Source, SourceInformer } from './writes.js';
 import { NotStartedError } from './errors.js';
-import { unwrapTombstone } from './mapping.js';
+import { controllerOwnerKey, unwrapTombstone } from './mapping.js';
+import type { DeepReadonly } from '../core/types.js';
+import { InvalidOptionError } from '../core/options.js';
+import { NamespaceIndex } from '../store/types.js';
+import { misuse } from './outcomes.js';
 import type { ChangeEvent, Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
 
@@ -103,6 +107,20 @@ export function sourceHandler(source: WatchSource, schedule: (key: string, reaso
     onUpdate: (oldObject, object) => enqueue({ type: 'update', object, oldObject }, oldObject === object || unchangedUpdate(oldObject, object) ? reasons.unchanged : reasons.update),
     onDelete: (obj) => enqueue({ type: 'delete', object: unwrapTombstone(obj) }, reasons.delete),
   };
+}
+
+/**
+ * `ctx.children(resource)`: the cached objects of an owned source whose controlling owner is the
+ * primary `key`. Throws `INVALID_OPTION` (a misuse: it stops the controller) for a resource not owned.
+ */
+export function ownedChildren<C>(name: string, sources: readonly WatchSource[], primary: ResourceDescriptor<unknown>, resource: ResourceDescriptor<C>, key: string, namespace: string): Array<DeepReadonly<C>> {
+  const source = sources.find((s) => s.role === 'owns' && s.resource === resource);
+  if (source === undefined) {
+    throw misuse(new InvalidOptionError(`controller ${name}: ctx.children(${gvrKey(resource)}) needs the resource to be owned (builder.owns)`));
+  }
+  const indexer = source.informer.getIndexer();
+  const candidates = primary.namespaced ? indexer.byIndex(NamespaceIndex, namespace) : indexer.list();
+  return candidates.filter((obj) => controllerOwnerKey(obj, primary) === key) as Array<DeepReadonly<C>>;
 }
 
 /**

@@ -71,6 +71,8 @@ export class ObservedWrites {
   readonly #settling = new Map<string, Settling>();
   #waits: Set<AbortController> | undefined;
   #waitsSignal: AbortSignal | undefined;
+  /** Told of each finished wait (the controller's tracing, when it traces): how many writes, how many not observed in time, how long. */
+  observer: ((key: string, writes: number, missed: number, waitedMs: number) => void) | undefined;
 
   constructor(owner: string, sources: readonly Source[]) {
     this.#owner = owner;
@@ -250,6 +252,8 @@ export class ObservedWrites {
     if (signal.aborted) deadline.abort(signal.reason);
     else this.#abortOn(signal).add(deadline);
     const wait = deadline.signal;
+    const startedAt = clock.now();
+    let missed = 0;
     try {
       await Promise.all(
         [...writes.values()].map(async ({ informer, obj, deletion }) => {
@@ -260,6 +264,7 @@ export class ObservedWrites {
             const ref = `${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name}`;
             const what = deletion ? `deletion of ${informer.name} ${ref}` : `${obj.kind} ${ref} at resourceVersion ${obj.metadata?.resourceVersion}`;
             const why = deadline.signal.aborted && err instanceof AbortedError ? `not in the cache after ${formatDuration(timeoutMs)}` : String(err);
+            missed++;
             logger.warn(`${this.#owner}: reconciling ${key} without waiting for its write of ${what} to be observed: ${why}`, { key, resource: deletion ? informer.name : obj.kind, error: why });
           }
         }),
@@ -268,6 +273,7 @@ export class ObservedWrites {
       clock.clearTimeout(timer);
       this.#waits?.delete(deadline);
     }
+    this.observer?.(key, writes.size, missed, clock.now() - startedAt);
   }
 
   /** The waits in flight, all aborted by one listener on `signal` (the controller's run). */

@@ -15,6 +15,7 @@ import { followCustomResources } from './follow-crds.js';
 import type { Permission } from '../core/permissions.js';
 import { managerPermissionReport, type PermissionReport } from './permissions.js';
 import { startProbeServer, type HasReadiness, type MetricsRegistryLike, type ProbeServer, type ProbeServerOptions } from './probes.js';
+import { handTracerProvider, tracerOf, type TracerProviderLike } from '../observability/index.js';
 
 /** How a {@link Manager} installs its `crds` (see `ensureCustomResourceDefinitions`). */
 export interface ManagerCrdInstallOptions extends Pick<EnsureCustomResourceDefinitionsOptions, 'fieldManager' | 'force' | 'timeoutMs' | 'pollIntervalMs'> {
@@ -112,6 +113,14 @@ export interface ManagerOptions {
    * started") — read them. Default `false`: a deleted CRD makes its informer unready until it returns.
    */
   followCustomResources?: boolean;
+  /**
+   * Trace with OpenTelemetry (docs/tracing.md): handed to every controller of `controllers` and to the
+   * `webhookServer` that has no `tracerProvider` of its own (theirs wins). `@opentelemetry/api` (an
+   * optional peer dependency) is loaded only when this is given; a provider whose `getTracer` throws is
+   * refused at construction (`INVALID_OPTION`). Default: none (nothing is traced unless a controller or
+   * the webhook server has its own).
+   */
+  tracerProvider?: TracerProviderLike;
   /** The clock of the cache wait's timers and warnings. Default `realClock`. */
   clock?: Clock;
   /** Where the manager logs its steps; `false` prints nothing. Default `console`. */
@@ -196,6 +205,7 @@ export class Manager {
       cacheSyncWarningIntervalMs: 'positiveDuration',
       gracefulShutdownTimeoutMs: 'any', // checked below (Infinity is allowed)
       followCustomResources: 'boolean',
+      tracerProvider: 'object',
       clock: 'clock',
       logger: 'logger',
     });
@@ -219,6 +229,11 @@ export class Manager {
       throw new InvalidOptionError(`Manager: option webhookServer must be a WebhookServer (run, ready, whenReady), got ${describeValue(webhookServer)}`);
     }
     checkCrds(factory, options);
+    const tracerProvider = options.tracerProvider;
+    if (tracerProvider !== undefined) {
+      tracerOf('Manager', tracerProvider);
+      for (const target of [...(options.controllers ?? []), ...(webhookServer === undefined ? [] : [webhookServer])]) handTracerProvider(target, tracerProvider);
+    }
     this.#factory = factory;
     this.#options = options;
     this.#log = withFields(resolveLogger(options.logger), { component: 'manager' });

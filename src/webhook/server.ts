@@ -5,7 +5,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ABORTED, AlreadyStartedError, ErrorCodes, InvalidOptionError, KubeInformerError, raceAbort, realClock, resolveLogger, validateOptions, type Clock, type ClockTimer, type HasPermissions, type Logger, type LoggerOption, type Permission } from '../core/index.js';
 import { RunGroup } from '../runtime/index.js';
-import type { CounterMetric, GaugeMetric, HistogramMetric } from '../observability/index.js';
+import { handedTracerProvider, type CounterMetric, type GaugeMetric, type HistogramMetric, type TracerProviderLike } from '../observability/index.js';
+import { WebhookTracing } from './tracing.js';
 import type { WebhookMetricsProvider } from './metrics.js';
 import { applyConfigurations, checkConfigurations, configurationPermissions, settleConfigurationsOnStop, type AppliedConfiguration, type WebhookConfigurationsOptions } from './apply.js';
 import { BadReviewError, type Webhook } from './review.js';
@@ -46,6 +47,14 @@ export interface WebhookServerOptions {
    * when the API server refuses one. Default: none (apply them yourself: `kube-informer webhook manifests`).
    */
   configurations?: WebhookConfigurationsOptions;
+  /**
+   * Trace each review with OpenTelemetry (docs/tracing.md): a server span per review — the webhook, the
+   * operation, the kind, `allowed`, the patch's size — active while the handler runs, so its own spans
+   * nest. `@opentelemetry/api` (an optional peer dependency) is loaded only when this is given. A
+   * provider whose `getTracer` throws is refused at construction (`INVALID_OPTION`). Default: none, or
+   * the Manager's `tracerProvider` when a Manager runs the server.
+   */
+  tracerProvider?: TracerProviderLike;
 }
 
 const optionSchema = {
@@ -60,6 +69,7 @@ const optionSchema = {
   clock: 'clock',
   logger: 'logger',
   configurations: 'any', // checked by checkConfigurations
+  tracerProvider: 'object',
 } as const;
 
 interface Route {
@@ -103,6 +113,8 @@ export class WebhookServer implements HasPermissions {
   #applied: AppliedConfiguration[] = [];
   #port: number | undefined;
   #readyWaiters = new Set<(ready: boolean) => void>();
+  /** Its review spans (option `tracerProvider`, or the Manager's): undefined when it does not trace. */
+  #tracing: WebhookTracing | undefined;
 
   constructor(options: WebhookServerOptions) {
     validateOptions('WebhookServer', options, optionSchema);
@@ -112,6 +124,11 @@ export class WebhookServer implements HasPermissions {
     this.#clock = options.clock ?? realClock;
     this.#logger = resolveLogger(options.logger);
     this.#tls = new TlsSource(options.tls, this.#clock, this.#logger);
+    this.#tracing = this.#tracingOf(options.tracerProvider);
+  }
+
+  #tracingOf(provider: TracerProviderLike | undefined): WebhookTracing | undefined {
+    return provider === undefined ? undefined : new WebhookTracing('WebhookServer', provider, this.#logger);
   }
 
   /** Serves `webhook` at `path` (e.g. `'/validate-configmapsets'`). Register before `run`. */
@@ -178,6 +195,7 @@ export class WebhookServer implements HasPermissions {
   async run(signal: AbortSignal): Promise<void> {
     if (this.#started) throw new AlreadyStartedError('WebhookServer.run() was already called');
     this.#started = true;
+    this.#tracing ??= this.#tracingOf(handedTracerProvider(this));
     try {
       await this.#serve(signal);
     } finally {
@@ -302,7 +320,10 @@ export class WebhookServer implements HasPermissions {
         return this.#fail(res, route, 400, `the body is not JSON: ${(err as Error).message}`);
       }
       const timeoutMs = this.#deadline(url.searchParams.get('timeout'));
-      const answer = await this.#review(route.webhook, review, timeoutMs, abort);
+      const tracing = this.#tracing;
+      const span = tracing?.start(route.webhook.name, review);
+      const answer = await (span === undefined ? this.#review(route.webhook, review, timeoutMs, abort) : tracing!.run(span, () => this.#review(route.webhook, review, timeoutMs, abort)));
+      if (span !== undefined) tracing!.end(span, answer);
       if (answer instanceof BadReviewError) return this.#fail(res, route, 400, answer.message);
       this.#send(res, route, 200, answer);
     } catch (err) {
