@@ -34,6 +34,8 @@ export type {
   ControllerStats,
   ControllerMetricsProvider,
   ReconcileResult,
+  RateLimitOptions,
+  RateLimitCause,
   Reconciler,
   ReconcileContext,
   ReconcileClient,

@@ -16,7 +16,8 @@ import { cacheOptionsOf, checkResource, checkWatchOptions, CONTROLLER_OPTION_SCH
 import { controllerOwnerKey, refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
-import { ControllerMetrics } from './metrics.js';
+import { ControllerMetrics, rateLimitMetricsOf } from './metrics.js';
+import { checkRateLimit } from './rate-limit.js';
 import { ReconcileCtx, ReconcileRun, type ReconcileContext, type ReconcileReason } from './context.js';
 import { ObservedWrites, type SourceInformer } from './writes.js';
 import { ReconcileTimeoutError } from './errors.js';
@@ -127,6 +128,7 @@ export class Controller<T> implements HasPermissions {
   constructor(spec: ControllerSpec<T>) {
     const o = spec.options;
     validateOptions('Controller', o, CONTROLLER_OPTION_SCHEMA);
+    checkRateLimit('Controller', o.rateLimit);
     this.#spec = spec;
     this.#name = o.name ?? gvrKey(spec.primary);
     this.#fieldManager = o.fieldManager ?? this.#name;
@@ -223,6 +225,8 @@ export class Controller<T> implements HasPermissions {
       onError: (key, error, attempt) => this.#onError(key, error, attempt),
       name: this.#name,
       metricsProvider: o.metricsProvider?.workQueue,
+      rateLimit: o.rateLimit,
+      rateLimitMetrics: rateLimitMetricsOf(o.metricsProvider, this.#name),
     });
     const metrics = new ControllerMetrics(this.#name, o.concurrency ?? 1, this.#clock, o.metricsProvider);
     this.#scheduler = scheduler;

@@ -8,6 +8,7 @@ import { FailureCounts, ItemBackoff } from '../runtime/backoff.js';
 import { DelayQueue } from '../runtime/delay-queue.js';
 import { QueueMetrics, type WorkQueueMetricsProvider } from '../observability/index.js';
 import { misuse, misuseIn } from './outcomes.js';
+import { RetryRateLimiter, type RateLimitMetrics, type RateLimitOptions } from './rate-limit.js';
 
 /**
  * What a reconcile asks for next: `done` (nothing until the key is scheduled again), `requeueAfter`
@@ -103,6 +104,14 @@ export interface ReconcileSchedulerOptions {
    * `requeueAfter`, a backoff, a debounce). Default: none (nothing kept per key).
    */
   metricsProvider?: WorkQueueMetricsProvider;
+  /**
+   * The overall limit on retries after failures (see `ControllerOptions.rateLimit`): each waits the
+   * longest of the `onError` delay, a token of the bucket and the failure's `Retry-After`. Default
+   * `{ qps: 10, burst: 100 }`; `false`: no bucket.
+   */
+  rateLimit?: RateLimitOptions | false;
+  /** Where the rate limit's state goes. Default: none. */
+  rateLimitMetrics?: RateLimitMetrics;
 }
 
 /** When a request is due: at clock time `runAt`, or `delayMs` from now. Neither means now. */
@@ -157,6 +166,7 @@ export class ReconcileScheduler {
   readonly #debounceMs: number;
   readonly #onError: ReconcileErrorPolicy;
   readonly #clock: Clock;
+  readonly #limiter: RetryRateLimiter;
   /** Requests not started yet; a running key is held there, so its request waits for the run's end. */
   readonly #pending: DelayQueue<string>;
   readonly #running = new Set<string>();
@@ -175,11 +185,12 @@ export class ReconcileScheduler {
 
   /** Throws `INVALID_OPTION` for an option outside its documented range. */
   constructor(options: ReconcileSchedulerOptions = {}) {
-    validateOptions(OWNER, options, { concurrency: 'positiveCount', debounceMs: 'duration', onError: 'function', clock: 'clock', name: 'string', metricsProvider: 'object' });
+    validateOptions(OWNER, options, { concurrency: 'positiveCount', debounceMs: 'duration', onError: 'function', clock: 'clock', name: 'string', metricsProvider: 'object', rateLimit: 'any', rateLimitMetrics: 'object' });
     this.#concurrency = options.concurrency ?? 1;
     this.#debounceMs = options.debounceMs ?? 0;
     this.#onError = options.onError ?? exponentialBackoff();
     this.#clock = options.clock ?? realClock;
+    this.#limiter = new RetryRateLimiter(OWNER, options.rateLimit, this.#clock, options.rateLimitMetrics);
     this.#pending = new DelayQueue<string>(this.#clock, () => this.#pump());
     this.#metrics = new QueueMetrics<string>(options.name ?? '', this.#clock, options.metricsProvider, 500);
   }
@@ -364,7 +375,10 @@ export class ReconcileScheduler {
     // A programming error is not retried: it fails the run (the caller's catch), as a throwing policy does.
     const mistake = misuseIn(thrown);
     if (mistake !== undefined) throw mistake;
-    this.#apply(key, checkAction(this.#onError(key, toError(thrown), attempt)));
+    const action = checkAction(this.#onError(key, toError(thrown), attempt));
+    // The queue's limits (rate-limit.ts): the bucket and Retry-After may only lengthen the policy's delay.
+    const ms = this.#limiter.retryDelay(action.kind === 'requeueAfter' ? action.ms : undefined, thrown);
+    if (ms !== undefined) this.#request(key, this.#clock.now() + ms);
   }
 
   #apply(key: string, action: Action): void {
