@@ -20,7 +20,7 @@ export interface RateLimitOptions {
 }
 
 /** The default {@link RateLimitOptions}: client-go's default controller rate limiter, 10 qps with a burst of 100. */
-export const DEFAULT_RATE_LIMIT: Readonly<Required<RateLimitOptions>> = Object.freeze({ qps: 10, burst: 100 });
+const DEFAULT_RATE_LIMIT: Readonly<Required<RateLimitOptions>> = Object.freeze({ qps: 10, burst: 100 });
 
 /**
  * The longest `Retry-After` honoured, in ms (5 minutes). kube-apiserver asks for a second or a few; a
