@@ -49,7 +49,7 @@ export function checkRateLimit(owner: string, value: unknown): void {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new InvalidOptionError(`${owner}: option rateLimit must be false or { qps, burst }, got ${describeValue(value)}`);
   }
-  validateOptions(owner, { rateLimit: value as RateLimitOptions }, { rateLimit: { qps: 'any', burst: 'positiveCount' } });
+  validateOptions(owner, { rateLimit: value }, { rateLimit: { qps: 'any', burst: 'positiveCount' } });
   const qps = (value as RateLimitOptions).qps;
   if (qps !== undefined && (typeof qps !== 'number' || !Number.isFinite(qps) || qps <= 0)) {
     throw new InvalidOptionError(`${owner}: option rateLimit.qps must be a finite number > 0 (rateLimit: false turns the limit off), got ${describeValue(qps)}`);
