@@ -99,6 +99,8 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['ReconcileScheduler', () => new ReconcileScheduler(js({ debounce: 5 })), 'ReconcileScheduler: unknown option debounce (did you mean debounceMs?)'],
   ['Controller (build), rateLimit', () => Controller.for(factory(), resources.pods).build(async () => ({ kind: 'done' }), js({ rateLimit: { qsp: 5 } })), 'Controller: unknown option rateLimit.qsp (did you mean rateLimit.qps?)'],
   ['ReconcileScheduler, rateLimit', () => new ReconcileScheduler(js({ rateLimit: { brust: 5 } })), 'ReconcileScheduler: unknown option rateLimit.brust (did you mean rateLimit.burst?)'],
+  ['Controller concurrencyGroups', () => Controller.for(factory(), resources.pods).build(async () => ({ kind: 'done' }), js({ concurrencyGroups: { keyof: () => '' } })), 'Controller v1/pods.concurrencyGroups: unknown option keyof (did you mean keyOf?)'],
+  ['ReconcileScheduler concurrencyGroups', () => new ReconcileScheduler(js({ concurrencyGroups: { keyOf: () => '', concurency: 2 } })), 'ReconcileScheduler.concurrencyGroups: unknown option concurency (did you mean concurrency?)'],
   ['ReconcileScheduler.schedule', () => new ReconcileScheduler().schedule('k', js({ delay: 5 })), 'ReconcileScheduler.schedule: unknown option delay (did you mean delayMs?)'],
   ['exponentialBackoff', () => exponentialBackoff(js({ base: 5 })), /^exponentialBackoff: unknown option base \(/],
   ['prometheusControllerMetricsProvider', () => prometheusControllerMetricsProvider(promClient, js({ reconcileTimeBucket: [1] })), 'prometheusControllerMetricsProvider: unknown option reconcileTimeBucket (did you mean reconcileTimeBuckets?)'],
