@@ -17,7 +17,7 @@ import { controllerOwnerKey, refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
 import { ControllerMetrics, rateLimitMetricsOf } from './metrics.js';
-import { checkRateLimit } from './rate-limit.js';
+import { checkRateLimit, retryAfterOf } from './rate-limit.js';
 import { ReconcileCtx, ReconcileRun, type ReconcileContext, type ReconcileReason } from './context.js';
 import { ObservedWrites, type SourceInformer } from './writes.js';
 import { ReconcileTimeoutError } from './errors.js';
@@ -446,7 +446,7 @@ export class Controller<T> implements HasPermissions {
       action = this.#defaultPolicy(key, error, attempt);
     }
     if (!(error instanceof ReconcileTimeoutError)) {
-      const next = action.kind === 'requeueAfter' ? `retrying in ${formatDuration(action.ms)}` : 'not retrying until the next change';
+      const next = action.kind === 'requeueAfter' ? `retrying in ${formatDuration(Math.max(action.ms, retryAfterOf(error)))}` : 'not retrying until the next change';
       this.#log.warn(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.message}; ${next}`, fields);
     }
     // The scheduler's retry keeps the failed run's priority.

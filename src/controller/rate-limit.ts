@@ -56,6 +56,11 @@ export function checkRateLimit(owner: string, value: unknown): void {
   }
 }
 
+/** The `Retry-After` a failure carries (on its `cause` chain too), in ms, cut to {@link MAX_RETRY_AFTER_MS}; 0 when none. */
+export function retryAfterOf(error: unknown): number {
+  return Math.min(retryAfterMs(error), MAX_RETRY_AFTER_MS);
+}
+
 /**
  * Decides when a failed key is retried: the longest of the error policy's delay, the wait for a token
  * of the bucket, and the `Retry-After` the failure carries (capped at {@link MAX_RETRY_AFTER_MS}). A
@@ -90,7 +95,7 @@ export class RetryRateLimiter {
    */
   retryDelay(policyMs: number | undefined, error: unknown): number | undefined {
     const now = this.#clock.now();
-    const askedMs = Math.min(retryAfterMs(error), MAX_RETRY_AFTER_MS);
+    const askedMs = retryAfterOf(error);
     if (askedMs > 0 && this.#bucket !== undefined && isTooManyRequests(error)) this.#pausedUntil = Math.max(this.#pausedUntil, now + askedMs);
     if (policyMs === undefined) return undefined;
     let bucketMs = 0;

@@ -9,7 +9,7 @@ import { SharedInformerFactory } from '../../src/informer/index.js';
 import { prometheusControllerMetricsProvider } from '../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { metricValue } from '../operations/prom.js';
-import { widget, widgets } from './fixture.js';
+import { memoryLog, widget, widgets } from './fixture.js';
 
 let server: FakeApiServer;
 let stop: AbortController;
@@ -41,6 +41,7 @@ describe('the retry limit on the fake API server', () => {
     factory.start(stop.signal);
     const attempts: Array<[string, number]> = [];
     const errors: unknown[] = [];
+    const log = memoryLog();
     const controller = Controller.for(factory, widgets).build(
       async (key, ctx) => {
         attempts.push([key, clock.now()]);
@@ -51,13 +52,15 @@ describe('the retry limit on the fake API server', () => {
         });
         return Action.done();
       },
-      { name: 'throttled', clock, logger: false, metricsProvider: prometheusControllerMetricsProvider(promClient, { registry }) },
+      { name: 'throttled', clock, logger: log.logger, metricsProvider: prometheusControllerMetricsProvider(promClient, { registry }) },
     );
     server.injectFault({ verb: 'create', resource: 'configmaps', type: 'status', code: 429, retryAfterSeconds: 3 });
     server.create(widgets, widget('w'));
     const running = controller.run(stop.signal);
     await until(() => errors.length === 1, 'the 429');
     expect(errors[0]).toMatchObject({ statusCode: 429, retryAfterSeconds: 3 });
+    // The warning says when the retry comes: the server's 3 s, not the policy's 5 ms.
+    expect(log.lines.filter((l) => l.startsWith('warn: controller throttled: reconcile of ns/w failed'))).toEqual([expect.stringMatching(/; retrying in 3000 ms$/)]);
     server.create(widgets, widget('other'));
     await until(() => attempts.some(([k]) => k === 'ns/other'), 'the other key');
     await clock.advance(2_999);
