@@ -23,9 +23,10 @@ export interface RateLimitOptions {
 const DEFAULT_RATE_LIMIT: Readonly<Required<RateLimitOptions>> = Object.freeze({ qps: 10, burst: 100 });
 
 /**
- * The longest `Retry-After` honoured, in ms (5 minutes). kube-apiserver asks for a second or a few; a
- * larger value (a proxy's, or a bogus header) would park a key, and with a 429 every retry, for as
- * long as it says — it is cut to this.
+ * The longest `Retry-After` honoured, in ms (5 minutes). kube-apiserver asks for 1 s (max-in-flight),
+ * 1 to 32 s (API Priority and Fairness, apiserver's `maxRetryAfter`) or 5 s (shutting down); a larger
+ * value (a proxy's, or a bogus header) would park a key, and with a 429 every retry, for as long as
+ * it says — it is cut to this.
  */
 export const MAX_RETRY_AFTER_MS = 300_000;
 
