@@ -22,7 +22,7 @@ import { ReconcileCtx, ReconcileRun, type ReconcileContext, type ReconcileReason
 import { ObservedWrites, type SourceInformer } from './writes.js';
 import { ReconcileTimeoutError } from './errors.js';
 import { codeOf, isTerminal, misuse, misuseIn, type ControllerStats } from './outcomes.js';
-import { RequestPriorities } from './priority.js';
+import { Priority, RequestPriorities } from './priority.js';
 import { ADDED_NAMESPACE_REASON, ReconcileReasons, RESYNC_REASON, SCHEDULE_REASON, SHARD_REASON } from './reasons.js';
 import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
 import { followsShard, ShardedSources, ShardGate } from './sharded.js';
@@ -347,7 +347,7 @@ export class Controller<T> implements HasPermissions {
         const requeue: ReconcileReason = { kind: 'requeue', afterMs: action.ms };
         const requeuePriority = action.priority ?? this.#priorities.of(key, requeue);
         this.#reasons.note(key, requeue, this.#clock.now() + action.ms, false, requeuePriority);
-        return action.priority === requeuePriority ? action : { ...action, priority: requeuePriority };
+        return (action.priority ?? Priority.high) === requeuePriority ? action : { ...action, priority: requeuePriority };
       } catch (err) {
         const slotLost = slot !== undefined && this.#spec.options.sharded?.owns(slot) === false;
         if (runSignal.aborted || slotLost) {

@@ -10,6 +10,7 @@ import { QueueMetrics, type WorkQueueMetricsProvider } from '../observability/in
 import { misuse, misuseIn } from './outcomes.js';
 import { RetryRateLimiter, type RateLimitMetrics, type RateLimitOptions } from './rate-limit.js';
 import { checkConcurrencyGroups, Priority, type ConcurrencyGroups } from './priority.js';
+import { Groups } from './groups.js';
 
 /**
  * What a reconcile asks for next: `done` (nothing until the key is scheduled again), `requeueAfter`
@@ -132,9 +133,9 @@ export interface ScheduleRequest {
   /** Delay from now, in ms (≥ 0). */
   delayMs?: number;
   /**
-   * The request's priority, a finite number: among due keys the higher goes first (see
-   * {@link ReconcileScheduler} for the fairness rule). A key's priority is the highest of its merged
-   * requests, and its retries keep it. Default {@link Priority}`.high` (`0`).
+   * The request's priority, a finite number: among due keys the higher goes first, with a fairness
+   * rule (docs/controllers.md, "Priority"). A key's priority is the highest of its merged requests,
+   * and its retries keep it. Default {@link Priority}`.high` (`0`).
    */
   priority?: number;
 }
@@ -457,65 +458,6 @@ export class ReconcileScheduler {
 
   #apply(key: string, action: Action): void {
     if (action.kind === 'requeueAfter') this.#request(key, this.#clock.now() + action.ms, action.priority ?? Priority.high);
-  }
-}
-
-/**
- * The concurrency groups of a scheduler: how many reconciles of each group run, and per group the keys
- * that wait for a slot (held in the scheduler's queue), best first — one is released per run that ends.
- */
-class Groups {
-  readonly #keyOf: (key: string) => string;
-  readonly #cap: number;
-  readonly #clock: Clock;
-  /** The group of each running key. */
-  readonly #of = new Map<string, string>();
-  readonly #running = new Map<string, number>();
-  readonly #waiting = new Map<string, DelayQueue<string>>();
-
-  constructor(keyOf: (key: string) => string, cap: number, clock: Clock) {
-    this.#keyOf = keyOf;
-    this.#cap = cap;
-    this.#clock = clock;
-  }
-
-  /** The key's group; throws a `TypeError` for a `keyOf` that returns a non-string (and what it throws). */
-  groupOf(key: string): string {
-    const group: unknown = this.#keyOf(key);
-    if (typeof group !== 'string') throw misuse(new TypeError(`${OWNER}: option concurrencyGroups.keyOf must return a string, got ${typeof group} for ${key}`));
-    return group;
-  }
-
-  /** Whether `group` is at its cap. */
-  full(group: string): boolean {
-    return (this.#running.get(group) ?? 0) >= this.#cap;
-  }
-
-  /** `top` waits for a slot of its `group`. */
-  park(group: string, top: { key: string; dueAt: number; priority: number }): void {
-    let waiting = this.#waiting.get(group);
-    if (waiting === undefined) this.#waiting.set(group, (waiting = new DelayQueue<string>(this.#clock, () => undefined)));
-    waiting.set(top.key, top.dueAt, top.priority);
-  }
-
-  /** `key` of `group` starts. */
-  started(key: string, group: string): void {
-    this.#of.set(key, group);
-    this.#running.set(group, (this.#running.get(group) ?? 0) + 1);
-  }
-
-  /** A run of `key` ended; returns the key of its group to release (the best waiting), if any. */
-  ended(key: string): string | undefined {
-    const group = this.#of.get(key);
-    if (group === undefined) return undefined;
-    this.#of.delete(key);
-    const n = (this.#running.get(group) ?? 1) - 1;
-    if (n === 0) this.#running.delete(group);
-    else this.#running.set(group, n);
-    const waiting = this.#waiting.get(group);
-    const next = waiting?.popDue(Infinity);
-    if (waiting !== undefined && waiting.size === 0) this.#waiting.delete(group);
-    return next?.key;
   }
 }
 

@@ -280,7 +280,10 @@ export class DelayQueue<K> {
   setEarlier(key: K, dueAt: number, priority = 0): boolean {
     const old = this.#entries.get(key);
     if (old === undefined) {
-      this.set(key, dueAt, priority);
+      // A new key (the hot path: one lookup, not set's second).
+      const created: Entry<K> = { key, dueAt, priority, seq: this.#seq++, index: -1 };
+      this.#entries.set(key, created);
+      if (!this.#held.has(key)) this.#levelOf(priority).push(created);
       return true;
     }
     if (old.dueAt <= dueAt && old.priority >= priority) return false;

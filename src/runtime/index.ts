@@ -16,7 +16,7 @@ export {
   type ResolvedBackoffOptions,
 } from './backoff.js';
 export { RingBuffer } from './ring-buffer.js';
-export { DelayQueue, type DelayedKey } from './delay-queue.js';
+export { DelayQueue, type DelayedKey, type DelayQueueOptions } from './delay-queue.js';
 export { Deadlines } from './deadlines.js';
 export { TokenBucket } from './token-bucket.js';
 // For the reflector's option check; not in an entry point.

@@ -120,6 +120,59 @@ describe('Controller priorities', () => {
     expect(build({ concurrencyGroups: { keyOf: 'ns' } })).toThrow(/INVALID_OPTION|keyOf/);
   });
 
+  it('a requeue takes the priority function’s priority for a requeue, or the action’s own', async () => {
+    const f = fixture();
+    f.source(widgets).add(widget('a'));
+    const seen: Array<[string, number]> = [];
+    const controller = Controller.for(f.factory, widgets).build(
+      async (_key, ctx) => {
+        seen.push([ctx.reason.kind, ctx.priority]);
+        if (seen.length === 1) return Action.requeueAfter(10);
+        if (seen.length === 2) return Action.requeueAfter(10, -3);
+        return Action.done();
+      },
+      { clock: f.clock, logger: false, priority: (key, reason) => (reason.kind === 'requeue' ? 3 : defaultPriority(key, reason)) },
+    );
+    f.factory.start(f.ac.signal);
+    const running = controller.run(f.ac.signal);
+    await f.factory.waitForCacheSync(f.ac.signal);
+    await flushPromises(6);
+    await f.clock.advance(10);
+    await flushPromises(6);
+    await f.clock.advance(10);
+    await flushPromises(6);
+    expect(seen).toEqual([['watch', Priority.low], ['requeue', 3], ['requeue', -3]]);
+    f.ac.abort();
+    await running;
+  });
+
+  it('a request held while the key’s recorded writes settle keeps its priority when it is rescheduled', async () => {
+    const f = fixture();
+    f.source(widgets).add(widget('a'));
+    const seen: Array<[string, number]> = [];
+    const controller = Controller.for(f.factory, widgets).build(
+      async (_key, ctx) => {
+        seen.push([ctx.reason.kind, ctx.priority]);
+        // A write the cache never shows: the next request for the key waits for it, up to observeTimeoutMs.
+        if (seen.length === 1) ctx.wrote(widget('a', { metadata: { name: 'a', namespace: 'ns', resourceVersion: '999' } }));
+        return Action.done();
+      },
+      { clock: f.clock, logger: false, observeTimeoutMs: 1000 },
+    );
+    f.factory.start(f.ac.signal);
+    const running = controller.run(f.ac.signal);
+    await f.factory.waitForCacheSync(f.ac.signal);
+    await flushPromises(6);
+    controller.reconcileAll(); // a resync: low, held outside the scheduler while the write settles
+    await flushPromises(6);
+    expect(seen).toHaveLength(1);
+    await f.clock.advance(1000);
+    await flushPromises(6);
+    expect(seen).toEqual([['watch', Priority.low], ['resync', Priority.low]]);
+    f.ac.abort();
+    await running;
+  });
+
   it('defaultPriority: initial list, unchanged updates, resync, shard and namespace low; changes, deletes, requeue and schedule high', () => {
     const watch = (event: 'add' | 'update' | 'delete', initial = false, unchanged?: boolean): ReconcileReason => ({ kind: 'watch', role: 'for', resource: 'v1/pods', event, initial, unchanged });
     const low: ReconcileReason[] = [watch('add', true), watch('update', false, true), { kind: 'resync' }, { kind: 'shard' }, { kind: 'namespace' }];

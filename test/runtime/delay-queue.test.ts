@@ -76,4 +76,44 @@ describe('DelayQueue', () => {
     expect(last).toBe(4_999);
     expect(queue.size).toBe(0);
   });
+
+  it('hands out due keys by priority, earliest first within one; a key not yet due never blocks a lower one that is; setEarlier merges to the higher priority', () => {
+    const clock = new FakeClock();
+    const queue = new DelayQueue<string>(clock, () => undefined);
+    queue.set('low-a', 0, -100);
+    queue.set('high-later', 50, 0);
+    queue.set('low-b', 0, -100);
+    queue.set('high', 1, 0);
+    expect(queue.setEarlier('low-b', 5, 10)).toBe(true); // raised, its due time kept
+    expect(queue.setEarlier('high', 3, -100)).toBe(false);
+    expect(queue.priorityOf('low-b')).toBe(10);
+    const popped: string[] = [];
+    for (let next = queue.popDue(10); next !== undefined; next = queue.popDue(10)) popped.push(`${next.key}:${next.priority}`);
+    expect(popped).toEqual(['low-b:10', 'high:0', 'low-a:-100']);
+    expect(queue.peek()).toMatchObject({ key: 'high-later', dueAt: 50 });
+  });
+
+  it('fairness: after passOverLimit pops in a row that passed over an older key, the key due the longest goes', () => {
+    const clock = new FakeClock();
+    const queue = new DelayQueue<string>(clock, () => undefined, { passOverLimit: 2 });
+    queue.set('old-low', 0, -100);
+    for (let i = 0; i < 5; i++) queue.set(`high-${i}`, 1, 0);
+    const popped: string[] = [];
+    for (let next = queue.popDue(10); next !== undefined; next = queue.popDue(10)) popped.push(next.key);
+    expect(popped).toEqual(['high-0', 'high-1', 'old-low', 'high-2', 'high-3', 'high-4']);
+  });
+
+  it('a held key keeps its priority; released, it goes back to its level', () => {
+    const clock = new FakeClock();
+    const queue = new DelayQueue<string>(clock, () => undefined);
+    queue.set('a', 0, -100);
+    queue.set('b', 0, 7);
+    queue.hold('b');
+    expect(queue.popDue(0)).toMatchObject({ key: 'a', priority: -100 });
+    queue.set('b', 0, 9);
+    expect(queue.popDue(0)).toBeUndefined();
+    queue.release('b');
+    expect(queue.popDue(0)).toMatchObject({ key: 'b', priority: 9 });
+    expect(queue.size).toBe(0);
+  });
 });
