@@ -36,6 +36,8 @@ export type {
   ControllerStats,
   ControllerMetricsProvider,
   ReconcileResult,
+  RateLimitOptions,
+  RateLimitCause,
   Reconciler,
   ReconcileContext,
   ReconcileClient,

@@ -14,6 +14,7 @@ import type { ShardRing } from '../sharding/ring.js';
 import type { ReconcileContext } from './context.js';
 import type { ControllerMetricsProvider } from './metrics.js';
 import type { Predicate } from './predicates.js';
+import type { RateLimitOptions } from './rate-limit.js';
 import type { Action, ReconcileErrorPolicy } from './scheduler.js';
 import type { WatchSpec } from './sources.js';
 import type { DeclaredUse } from './permissions.js';
@@ -97,6 +98,21 @@ export interface ControllerOptions {
    * that is not an {@link Action} is logged and the default used.
    */
   onError?: ReconcileErrorPolicy;
+  /**
+   * The overall limit on retries after failures, beside the per-key `onError` backoff: a token bucket
+   * of `qps` tokens a second and `burst` tokens (it starts full). Each retry after a failure takes a
+   * token and waits the longest of the `onError` delay and the wait for its token; a failure carrying
+   * `Retry-After` (an `ApiStatusError` with `retryAfterSeconds`, as `ctx.client` throws for a 429) is
+   * retried no sooner than it asks (at most 5 minutes), and a 429 holds back every key's retries until
+   * then. Successes, `requeueAfter` and new events are never limited. Default `{ qps: 10, burst: 100 }`
+   * (client-go's default controller rate limiter, controller-runtime's before its priority queue);
+   * `false`: per-key backoff alone (controller-runtime's default since v0.23), a failure's own
+   * `Retry-After` still honoured. See docs/controllers.md, "Rate limits".
+   *
+   * Warning: with the default, 1 000 keys failing at once retry 100 at once, then 10 a second: the
+   * last one 90 s later. Raise `qps` for a controller whose failures are cheap to retry.
+   */
+  rateLimit?: RateLimitOptions | false;
   /** Reconcile every primary in the cache this often, whatever changed. Default `0` (never). */
   resyncPeriodMs?: number;
   /**
@@ -198,6 +214,7 @@ export const CONTROLLER_OPTION_SCHEMA: OptionSchemaFor<ControllerOptions> = {
   concurrency: 'positiveCount',
   debounceMs: 'duration',
   onError: 'function',
+  rateLimit: 'any',
   resyncPeriodMs: 'duration',
   reconcileTimeoutMs: 'duration',
   observeTimeoutMs: 'duration',

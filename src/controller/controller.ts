@@ -15,7 +15,8 @@ import { cacheOptionsOf, checkResource, checkWatchOptions, CONTROLLER_OPTION_SCH
 import { controllerOwnerKey, refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
-import { ControllerMetrics } from './metrics.js';
+import { ControllerMetrics, rateLimitMetricsOf } from './metrics.js';
+import { checkRateLimit, retryAfterOf } from './rate-limit.js';
 import { ReconcileCtx, ReconcileRun, type ReconcileContext, type ReconcileReason } from './context.js';
 import { ObservedWrites, type SourceInformer } from './writes.js';
 import { ReconcileTimeoutError } from './errors.js';
@@ -107,6 +108,7 @@ export class Controller<T> implements HasPermissions {
   constructor(spec: ControllerSpec<T>) {
     const o = spec.options;
     validateOptions('Controller', o, CONTROLLER_OPTION_SCHEMA);
+    checkRateLimit('Controller', o.rateLimit);
     this.#spec = spec;
     this.#name = o.name ?? gvrKey(spec.primary);
     this.#fieldManager = o.fieldManager ?? this.#name;
@@ -206,6 +208,8 @@ export class Controller<T> implements HasPermissions {
       onError: (key, error, attempt) => this.#onError(key, error, attempt),
       name: this.#name,
       metricsProvider: o.metricsProvider?.workQueue,
+      rateLimit: o.rateLimit,
+      rateLimitMetrics: rateLimitMetricsOf(o.metricsProvider, this.#name),
       concurrencyGroups: this.#priorities.groups(o.concurrencyGroups),
     });
     const metrics = new ControllerMetrics(this.#name, o.concurrency ?? 1, this.#clock, o.metricsProvider);
@@ -447,7 +451,7 @@ export class Controller<T> implements HasPermissions {
       action = this.#defaultPolicy(key, error, attempt);
     }
     if (!(error instanceof ReconcileTimeoutError)) {
-      const next = action.kind === 'requeueAfter' ? `retrying in ${formatDuration(action.ms)}` : 'not retrying until the next change';
+      const next = action.kind === 'requeueAfter' ? `retrying in ${formatDuration(Math.max(action.ms, retryAfterOf(error)))}` : 'not retrying until the next change';
       this.#log.warn(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.message}; ${next}`, fields);
     }
     // The scheduler's retry keeps the failed run's priority.

@@ -12,6 +12,7 @@ export type { ControllerStats } from './outcomes.js';
 export * from './leader.js';
 export * from './finalizer.js';
 export * from './metrics.js';
+export type { RateLimitOptions, RateLimitCause } from './rate-limit.js';
 export { Priority, defaultPriority, type PriorityFunction, type ConcurrencyGroups } from './priority.js';
 export { PermissionNotDeclaredError } from '../core/permissions.js';
 export type { UsesOptions } from './permissions.js';

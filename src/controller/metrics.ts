@@ -2,6 +2,7 @@
 
 import type { Clock } from '../core/clock.js';
 import type { CounterMetric, HistogramMetric, SettableGaugeMetric, WorkQueueMetricsProvider } from '../observability/index.js';
+import type { RateLimitCause, RateLimitMetrics } from './rate-limit.js';
 import type { Action } from './scheduler.js';
 
 /** How a reconcile ended, as controller-runtime's `controller_runtime_reconcile_total` labels it. */
@@ -25,7 +26,8 @@ type ReconcileEnd = Action | 'error' | 'terminal' | 'stopped';
  * - terminalReconcileErrors: reconciles that failed with a `TerminalError` (not retried);
  * - reconcileTime: seconds from the start of a reconcile (after its wait for recorded writes) to its end;
  * - activeWorkers: reconciles running now;
- * - maxConcurrentReconciles: the `concurrency` option.
+ * - maxConcurrentReconciles: the `concurrency` option;
+ * - rateLimitTokens, rateLimitedRetries (optional): the state of the retry limit (`rateLimit`).
  *
  * `workQueue`, when given, receives the controller's scheduler as a work queue named after the
  * controller: depth (keys due and waiting), adds, queue latency (from the request, or from the due
@@ -49,6 +51,16 @@ export interface ControllerMetricsProvider {
   newActiveWorkersMetric(controller: string): SettableGaugeMetric;
   /** The gauge of the concurrency cap of `controller`. */
   newMaxConcurrentReconcilesMetric(controller: string): SettableGaugeMetric;
+  /**
+   * The gauge of the tokens the retry bucket of `controller` holds (`rateLimit`), set after each
+   * retry it paced; below 0, retries are booked ahead of the refill (debt). Optional.
+   */
+  newRateLimitTokensMetric?(controller: string): SettableGaugeMetric;
+  /**
+   * The counter of retries of `controller` held past the error policy's delay, by what decided when
+   * they start: `bucket` (the `rateLimit` bucket) or `retry_after` (the server's `Retry-After`). Optional.
+   */
+  newRateLimitedRetriesMetric?(controller: string, cause: RateLimitCause): CounterMetric;
   /** The work-queue metrics of the controller's scheduler. Default: none. */
   readonly workQueue?: WorkQueueMetricsProvider;
 }
@@ -106,4 +118,16 @@ export class ControllerMetrics {
     this.#running = 0;
     this.#active?.set(0);
   }
+}
+
+/** The {@link RateLimitMetrics} of controller `name` from its provider (undefined without one, or when it has neither metric). */
+export function rateLimitMetricsOf(provider: ControllerMetricsProvider | undefined, name: string): RateLimitMetrics | undefined {
+  if (provider?.newRateLimitTokensMetric === undefined && provider?.newRateLimitedRetriesMetric === undefined) return undefined;
+  return {
+    tokens: provider.newRateLimitTokensMetric?.(name),
+    delayed: {
+      bucket: provider.newRateLimitedRetriesMetric?.(name, 'bucket'),
+      retry_after: provider.newRateLimitedRetriesMetric?.(name, 'retry_after'),
+    },
+  };
 }

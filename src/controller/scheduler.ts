@@ -8,6 +8,7 @@ import { FailureCounts, ItemBackoff } from '../runtime/backoff.js';
 import { DelayQueue } from '../runtime/delay-queue.js';
 import { QueueMetrics, type WorkQueueMetricsProvider } from '../observability/index.js';
 import { misuse, misuseIn } from './outcomes.js';
+import { RetryRateLimiter, type RateLimitMetrics, type RateLimitOptions } from './rate-limit.js';
 import { checkConcurrencyGroups, Priority, type ConcurrencyGroups } from './priority.js';
 import { Groups } from './groups.js';
 
@@ -115,6 +116,14 @@ export interface ReconcileSchedulerOptions {
    * `requeueAfter`, a backoff, a debounce). Default: none (nothing kept per key).
    */
   metricsProvider?: WorkQueueMetricsProvider;
+  /**
+   * The overall limit on retries after failures (see `ControllerOptions.rateLimit`): each waits the
+   * longest of the `onError` delay, a token of the bucket and the failure's `Retry-After`. Default
+   * `{ qps: 10, burst: 100 }`; `false`: no bucket.
+   */
+  rateLimit?: RateLimitOptions | false;
+  /** Where the rate limit's state goes. Default: none. */
+  rateLimitMetrics?: RateLimitMetrics;
 }
 
 /** When a request is due: at clock time `runAt`, or `delayMs` from now. Neither means now. And its priority. */
@@ -182,6 +191,7 @@ export class ReconcileScheduler {
   readonly #debounceMs: number;
   readonly #onError: ReconcileErrorPolicy;
   readonly #clock: Clock;
+  readonly #limiter: RetryRateLimiter;
   /** Requests not started yet; a running key (or one waiting for its group) is held there, so its request waits. */
   readonly #pending: DelayQueue<string>;
   /** The running keys and the priority each started with. */
@@ -210,11 +220,14 @@ export class ReconcileScheduler {
       name: 'string',
       concurrencyGroups: 'any',
       metricsProvider: 'object',
+      rateLimit: 'any',
+      rateLimitMetrics: 'object',
     });
     this.#concurrency = options.concurrency ?? 1;
     this.#debounceMs = options.debounceMs ?? 0;
     this.#onError = options.onError ?? exponentialBackoff();
     this.#clock = options.clock ?? realClock;
+    this.#limiter = new RetryRateLimiter(OWNER, options.rateLimit, this.#clock, options.rateLimitMetrics);
     this.#pending = new DelayQueue<string>(this.#clock, () => this.#pump());
     this.#metrics = new QueueMetrics<string>(options.name ?? '', this.#clock, options.metricsProvider, 500);
     const groups = checkConcurrencyGroups(OWNER, options.concurrencyGroups);
@@ -437,8 +450,10 @@ export class ReconcileScheduler {
     const mistake = misuseIn(thrown);
     if (mistake !== undefined) throw mistake;
     const action = checkAction(this.#onError(key, toError(thrown), attempt));
+    // The queue's limits (rate-limit.ts): the bucket and Retry-After may only lengthen the policy's delay.
+    const ms = this.#limiter.retryDelay(action.kind === 'requeueAfter' ? action.ms : undefined, thrown);
     // A retry keeps the priority the failed run started with.
-    if (action.kind === 'requeueAfter') this.#request(key, this.#clock.now() + action.ms, priority);
+    if (ms !== undefined) this.#request(key, this.#clock.now() + ms, priority);
   }
 
   #apply(key: string, action: Action): void {

@@ -101,3 +101,25 @@ export function isGone(err: unknown): boolean {
 export function isTooManyRequests(err: unknown): boolean {
   return matches(err, 'TooManyRequests', 429);
 }
+
+/**
+ * The wait the server asked for with `Retry-After` (or a Status `details.retryAfterSeconds`), in ms:
+ * the `retryAfterSeconds` of `err` (an `ApiStatusError`), of an error on its `cause` chain, or of one
+ * of an `AggregateError`'s `errors`, at most 3 levels deep. 0 when none asked for a wait.
+ */
+export function retryAfterMs(err: unknown): number {
+  return retryAfterIn(err, 3);
+}
+
+function retryAfterIn(err: unknown, depth: number): number {
+  if (depth <= 0 || err === null || typeof err !== 'object') return 0;
+  const e = err as { retryAfterSeconds?: unknown; errors?: unknown; cause?: unknown };
+  if (typeof e.retryAfterSeconds === 'number' && e.retryAfterSeconds > 0) return e.retryAfterSeconds * 1000;
+  if (Array.isArray(e.errors)) {
+    for (const inner of e.errors) {
+      const ms = retryAfterIn(inner, depth - 1);
+      if (ms > 0) return ms;
+    }
+  }
+  return retryAfterIn(e.cause, depth - 1);
+}

@@ -2,6 +2,7 @@
 
 import { validateOptions } from '../core/options.js';
 import type { ControllerMetricsProvider, ReconcileResult } from '../controller/metrics.js';
+import type { RateLimitCause } from '../controller/rate-limit.js';
 import {
   PROMETHEUS_WORK_QUEUE_METRICS_OPTION_SCHEMA,
   registeredMetric,
@@ -13,7 +14,10 @@ import {
 } from '../observability/index.js';
 import { prometheusWorkQueueMetricsProvider } from '../workqueue/index.js';
 
-/** The metric names {@link prometheusControllerMetricsProvider} registers (before any prefix): controller-runtime's. */
+/**
+ * The metric names {@link prometheusControllerMetricsProvider} registers (before any prefix): controller-runtime's,
+ * and two of this library's own (`kube_informer_controller_*`, the retry limit: controller-runtime has none).
+ */
 export const controllerMetricNames = {
   /** Counter, labels `controller`, `result` (`success`, `requeue_after`, `error`). */
   reconcileTotal: 'controller_runtime_reconcile_total',
@@ -27,6 +31,10 @@ export const controllerMetricNames = {
   activeWorkers: 'controller_runtime_active_workers',
   /** Gauge, label `controller`. */
   maxConcurrentReconciles: 'controller_runtime_max_concurrent_reconciles',
+  /** Gauge, label `controller`: tokens in the retry bucket (`rateLimit`) after the last retry it paced; below 0 = retries booked ahead. */
+  rateLimitTokens: 'kube_informer_controller_rate_limit_tokens',
+  /** Counter, labels `controller`, `cause` (`bucket`, `retry_after`): retries held past the error policy's delay, by what decided when they start. */
+  rateLimitedRetries: 'kube_informer_controller_rate_limited_retries_total',
 } as const;
 
 /** Options of {@link prometheusControllerMetricsProvider}. */
@@ -50,7 +58,8 @@ const RECONCILE_TIME_BUCKETS = [
  * `controller_runtime_reconcile_total{controller,result}`, `controller_runtime_reconcile_errors_total`,
  * `controller_runtime_terminal_reconcile_errors_total`,
  * `controller_runtime_reconcile_time_seconds`, `controller_runtime_active_workers`,
- * `controller_runtime_max_concurrent_reconciles` — and, as its `workQueue`, the `workqueue_*` metrics of
+ * `controller_runtime_max_concurrent_reconciles`; the retry limit's `kube_informer_controller_rate_limit_tokens`
+ * and `kube_informer_controller_rate_limited_retries_total{controller,cause}` — and, as its `workQueue`, the `workqueue_*` metrics of
  * each controller's scheduler (label `name` = the controller's name). Pass your own prom-client module:
  *
  * ```ts
@@ -83,6 +92,12 @@ export function prometheusControllerMetricsProvider(promClient: PromClientLike, 
   );
   const active = make(n.activeWorkers, ['controller'], (c) => new promClient.Gauge({ ...c, help: 'Number of currently used workers per controller.' }));
   const max = make(n.maxConcurrentReconciles, ['controller'], (c) => new promClient.Gauge({ ...c, help: 'Maximum number of concurrent reconciles per controller.' }));
+  const tokens = make(n.rateLimitTokens, ['controller'], (c) => new promClient.Gauge({ ...c, help: 'Tokens in the retry rate-limit bucket after the last retry it paced (below 0: retries booked ahead).' }));
+  const limited = make(
+    n.rateLimitedRetries,
+    ['controller', 'cause'],
+    (c) => new promClient.Counter({ ...c, help: 'Retries held past the error policy delay, by the limit that decided when they start (bucket, retry_after).' }),
+  );
   // As controller-runtime does, a controller's counters exist from its start, at 0 (a rate needs the 0).
   const zeroed = (counter: CounterMetric): CounterMetric => {
     (counter as unknown as { inc(value: number): void }).inc(0);
@@ -95,6 +110,8 @@ export function prometheusControllerMetricsProvider(promClient: PromClientLike, 
     newReconcileTimeMetric: (controller: string): HistogramMetric => time.labels(controller),
     newActiveWorkersMetric: (controller: string): SettableGaugeMetric => active.labels(controller),
     newMaxConcurrentReconcilesMetric: (controller: string): SettableGaugeMetric => max.labels(controller),
+    newRateLimitTokensMetric: (controller: string): SettableGaugeMetric => tokens.labels(controller),
+    newRateLimitedRetriesMetric: (controller: string, cause: RateLimitCause): CounterMetric => zeroed(limited.labels(controller, cause)),
     workQueue: prometheusWorkQueueMetricsProvider(promClient, workQueueOptions),
   };
 }

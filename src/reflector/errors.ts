@@ -194,14 +194,6 @@ export function isExpired(err: unknown): boolean {
   return false;
 }
 
-/** The `Retry-After` the server asked for, in ms (0 when none). */
-export function retryAfterMs(err: unknown): number {
-  for (const e of errorChain(err, 3)) {
-    if (typeof e.retryAfterSeconds === 'number' && e.retryAfterSeconds > 0) return e.retryAfterSeconds * 1000;
-  }
-  return 0;
-}
-
 interface StatusShape {
   code?: unknown;
   message?: unknown;

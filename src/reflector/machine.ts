@@ -51,7 +51,8 @@ import { ErrorCodes, InvalidResourceVersionError, toError } from '../core/errors
 import type { ListOptions } from '../listwatch/types.js';
 import { ListTimeoutError, ResourceVersionRegressionError, UnresumableWatchError, VeryShortWatchError,
   WatchListIncompleteError, WatchStalledError, isConnectionRefused, isExpired, isNetworkError, isTooLargeResourceVersion, isTooManyRequests,
-  isWatchListRefused, retryAfterMs, statusCodeOf } from './errors.js';
+  isWatchListRefused, statusCodeOf } from './errors.js';
+import { retryAfterMs } from '../core/api-errors.js';
 import type { RegressionInfo } from './errors.js';
 import { Effects as EffectsOf, VERY_SHORT_WATCH_MS, chain, chainValues } from './machine-types.js';
 import type { Chain, MachineEnv, Plan, Report, Result, Session, StoreOp } from './machine-types.js';

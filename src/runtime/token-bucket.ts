@@ -38,6 +38,12 @@ export class TokenBucket {
     return this.#tokens >= 0 ? 0 : (-this.#tokens / this.#tokensPer) * this.#perMs;
   }
 
+  /** The tokens the bucket holds at `now`, taking none: below 0 while reservations are in debt. */
+  tokens(now: number): number {
+    this.#refill(now);
+    return this.#tokens;
+  }
+
   #refill(now: number): void {
     const elapsed = Math.max(0, now - this.#at);
     this.#at = Math.max(this.#at, now);

@@ -2,7 +2,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiException } from '@kubernetes/client-node';
-import { ApiStatusError, KubeInformerError, ErrorCodes, AbortedError } from '../../src/core/index.js';
+import { ApiStatusError, KubeInformerError, ErrorCodes, AbortedError, retryAfterMs } from '../../src/core/index.js';
 import { apiStatusOf, isAlreadyExists, isConflict, isForbidden, isGone, isInvalid, isNotFound, isTooManyRequests } from '../../src/objects.js';
 import { ApplyConflictError, NetworkError } from '../../src/listwatch/index.js';
 import { newResourceClient, resources, type ResourceClient } from '../../src/index.js';
@@ -77,5 +77,18 @@ describe('API error tests on the answers of a ResourceClient (fake API server)',
     expect(which(await failed(client.get('c', 'default')))).toEqual(['isTooManyRequests']);
     server.injectFault({ type: 'status', code: 410 });
     expect(which(await failed(client.list({ namespace: 'default', limit: 1, continue: 'stale' })))).toEqual(['isGone']);
+  });
+});
+
+describe('retryAfterMs', () => {
+  it("reads the server's Retry-After off the error, its cause chain or an AggregateError's errors (3 deep), in ms; 0 when none", () => {
+    const asked = new ApiStatusError(429, 'HTTP 429', { retryAfterSeconds: 3 });
+    expect(retryAfterMs(asked)).toBe(3_000);
+    expect(retryAfterMs(new Error('reconcile failed', { cause: asked }))).toBe(3_000);
+    expect(retryAfterMs(new AggregateError([new Error('a'), asked]))).toBe(3_000);
+    expect(retryAfterMs(new Error('1', { cause: new Error('2', { cause: new Error('3', { cause: asked }) }) }))).toBe(0);
+    expect(retryAfterMs(new ApiStatusError(429, 'HTTP 429'))).toBe(0);
+    expect(retryAfterMs(new ApiStatusError(503, 'HTTP 503', { retryAfterSeconds: 0 }))).toBe(0);
+    expect(retryAfterMs('boom')).toBe(0);
   });
 });

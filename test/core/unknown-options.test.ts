@@ -97,6 +97,8 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['ControllerBuilder.uses', () => Controller.for(factory(), resources.pods).uses(resources.configmaps, ['get'], js({ subresorce: 'status' })), 'ControllerBuilder.uses: unknown option subresorce (did you mean subresource?)'],
   ['Controller (build)', () => Controller.for(factory(), resources.pods).build(async () => ({ kind: 'done' }), js({ concurency: 2 })), 'Controller: unknown option concurency (did you mean concurrency?)'],
   ['ReconcileScheduler', () => new ReconcileScheduler(js({ debounce: 5 })), 'ReconcileScheduler: unknown option debounce (did you mean debounceMs?)'],
+  ['Controller (build), rateLimit', () => Controller.for(factory(), resources.pods).build(async () => ({ kind: 'done' }), js({ rateLimit: { qsp: 5 } })), 'Controller: unknown option rateLimit.qsp (did you mean rateLimit.qps?)'],
+  ['ReconcileScheduler, rateLimit', () => new ReconcileScheduler(js({ rateLimit: { brust: 5 } })), 'ReconcileScheduler: unknown option rateLimit.brust (did you mean rateLimit.burst?)'],
   ['Controller concurrencyGroups', () => Controller.for(factory(), resources.pods).build(async () => ({ kind: 'done' }), js({ concurrencyGroups: { keyof: () => '' } })), 'Controller v1/pods.concurrencyGroups: unknown option keyof (did you mean keyOf?)'],
   ['ReconcileScheduler concurrencyGroups', () => new ReconcileScheduler(js({ concurrencyGroups: { keyOf: () => '', concurency: 2 } })), 'ReconcileScheduler.concurrencyGroups: unknown option concurency (did you mean concurrency?)'],
   ['ReconcileScheduler.schedule', () => new ReconcileScheduler().schedule('k', js({ delay: 5 })), 'ReconcileScheduler.schedule: unknown option delay (did you mean delayMs?)'],

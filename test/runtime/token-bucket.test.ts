@@ -19,6 +19,16 @@ describe('TokenBucket', () => {
     expect(bucket.reserve(5_300)).toBe(100);
   });
 
+  it('tokens(now) reads what the bucket holds without taking: below 0 while reservations are in debt, refilled by time', () => {
+    const bucket = new TokenBucket(2, 10, 1_000, 0);
+    expect(bucket.tokens(0)).toBe(2);
+    [0, 0, 0, 0].forEach((t) => bucket.reserve(t));
+    expect(bucket.tokens(0)).toBe(-2);
+    expect(bucket.tokens(0)).toBe(-2);
+    expect(bucket.tokens(300)).toBeCloseTo(1, 9);
+    expect(bucket.tokens(10_000)).toBe(2);
+  });
+
   it('matches a plain model of tokens over 5 000 random takes, reservations and clock moves', () => {
     const seed = Number(process.env.TOKEN_BUCKET_SEED ?? 20261126);
     const rand = seededRandom(seed);
