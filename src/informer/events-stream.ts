@@ -57,6 +57,8 @@ export interface InformerEventStreamOptions {
 export interface InformerEventStream<T> extends AsyncIterableIterator<InformerEvent<T>> {
   /** The handler registration behind the stream: `hasSynced()`, `whenSynced()`, its name. */
   readonly registration: SharedInformerRegistration;
+  /** Ends the stream as `break` does: the registration removed, a held delivery let go, waiting `next()` calls done. */
+  return(): Promise<IteratorResult<InformerEvent<T>>>;
 }
 
 /** What a registration tells of its end, for a stream (both informer kinds' registrations have it). @hidden */

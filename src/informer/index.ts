@@ -22,6 +22,7 @@ export type { SharedIndexInformerOptions, AddEventHandlerOptions } from './optio
 export { SharedIndexInformer, informerIndexer } from './shared-index-informer.js';
 export type { InformerEventListeners, InformerEventName } from './informer-events.js';
 export type { InformerEvent, InformerEventStream, InformerEventStreamOptions } from './events-stream.js';
+export { watch, reflect, type WatcherEvent, type WatcherOptions, type WatcherSource } from './watcher.js';
 // The one implementation of events() (ShardedInformer's too); not in an entry point.
 export { informerEventStream } from './events-stream.js';
 export * from './factory.js';
