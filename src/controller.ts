@@ -38,6 +38,7 @@ export type {
   ReconcileResult,
   Reconciler,
   ReconcileContext,
+  ReconcileRequest,
   ReconcileClient,
   ReconcileReason,
   ReconcileErrorPolicy,

@@ -32,6 +32,7 @@ import { RunGroup } from '../runtime/run-group.js';
 import type { HasPermissions, Permission, Verb } from '../core/permissions.js';
 import { checkUses, ControllerPermissions, type DeclaredUse, type UsesOptions } from './permissions.js';
 import { Deadlines } from '../runtime/deadlines.js';
+import { requestStream, RequestQueue, type ReconcileRequest } from './requests.js';
 
 const DONE_ACTION: Action = Actions.done();
 
@@ -131,6 +132,14 @@ export class Controller<T> implements HasPermissions {
     // The reads of a source cached over a namespace set follow the set as it changes.
     const setReads = (): Permission[] => this.#namespaced.permissions(spec.sources, this.#name);
     this.#permissions = new ControllerPermissions({ name: this.#name, sources: spec.sources.filter((_, i) => !this.#namespaced.caches(i)), uses: spec.uses, namespace: spec.factory.namespace, ring, log: this.#log, setReads });
+  }
+
+  /**
+   * The reconcile requests of a controller built without a reconcile function (`build(options)`), for
+   * your own `for await` loop: see {@link ReconcileRequest}. Throws `INVALID_OPTION` for one built with it.
+   */
+  requests(signal?: AbortSignal): AsyncIterableIterator<ReconcileRequest<T>> {
+    return requestStream(this.#spec.requests, this.#name, signal);
   }
 
   /**
@@ -566,14 +575,20 @@ export class ControllerBuilder<T, M extends ResourceDescriptor<unknown> = never>
   }
 
   /**
-   * Builds the controller running `reconcile` for each key. Throws `INVALID_OPTION` for an option
+   * Builds the controller running `reconcile` for each key — or, given options alone, one whose
+   * requests your own loop takes ({@link Controller.requests}). Throws `INVALID_OPTION` for an option
    * out of range, or when called twice.
    */
-  build(reconcile: Reconciler<T, M>, options: ControllerOptions = {}): Controller<T> {
+  build(reconcile: Reconciler<T, M>, options?: ControllerOptions): Controller<T>;
+  build(options?: ControllerOptions): Controller<T>;
+  build(first?: Reconciler<T, M> | ControllerOptions, second: ControllerOptions = {}): Controller<T> {
+    const queue = typeof first === 'function' ? undefined : new RequestQueue<T>();
+    const reconcile = queue?.reconcile ?? first;
+    const options = queue === undefined ? second : (first as ControllerOptions | undefined) ?? {};
     if (typeof reconcile !== 'function') throw new InvalidOptionError('ControllerBuilder.build: reconcile must be a function');
     if (this.#built) throw new InvalidOptionError('ControllerBuilder.build: this builder has built its controller already');
     this.#built = true;
-    return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, uses: this.#uses, reconcile: reconcile as unknown as Reconciler<T>, options });
+    return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, uses: this.#uses, reconcile: reconcile as unknown as Reconciler<T>, requests: queue, options });
   }
 
   #add<W>(role: SourceRole, resource: ResourceDescriptor<W>, keys: (obj: unknown) => string[], options: WatchOptions<W>): this {

@@ -10,6 +10,7 @@ export * from './builder.js';
 export * from './controller.js';
 export * from './leader.js';
 export * from './finalizer.js';
+export type { ReconcileRequest } from './requests.js';
 export * from './metrics.js';
 export { Priority, defaultPriority, type PriorityFunction, type ConcurrencyGroups } from './priority.js';
 export { PermissionNotDeclaredError } from '../core/permissions.js';
