@@ -580,6 +580,7 @@ export class ControllerBuilder<T, M extends ResourceDescriptor<unknown> = never>
    * out of range, or when called twice.
    */
   build(reconcile: Reconciler<T, M>, options?: ControllerOptions): Controller<T>;
+  /** Builds a controller without a reconcile function: your loop takes its requests ({@link Controller.requests}). */
   build(options?: ControllerOptions): Controller<T>;
   build(first?: Reconciler<T, M> | ControllerOptions, second: ControllerOptions = {}): Controller<T> {
     const queue = typeof first === 'function' ? undefined : new RequestQueue<T>();
