@@ -22,9 +22,28 @@ import type { AddEventHandlerOptions } from './options.js';
  * Objects are the cache's own, typed `DeepReadonly`: copy one (`deepCopy`) to change it.
  */
 export type InformerEvent<T> =
-  | { readonly type: 'add'; readonly object: DeepReadonly<T>; readonly isInInitialList: boolean }
-  | { readonly type: 'update'; readonly oldObject: DeepReadonly<T>; readonly object: DeepReadonly<T> }
-  | { readonly type: 'delete'; readonly object: DeepReadonly<T> | DeletedFinalStateUnknown<DeepReadonly<T>> };
+  | {
+      /** An object appeared (`onAdd`). */
+      readonly type: 'add';
+      /** The object. */
+      readonly object: DeepReadonly<T>;
+      /** Part of the first list, or of the cached objects replayed to a loop joining a running informer. */
+      readonly isInInitialList: boolean;
+    }
+  | {
+      /** An object changed, or was re-delivered by a resync or relist (`onUpdate`). */
+      readonly type: 'update';
+      /** The last cached state. */
+      readonly oldObject: DeepReadonly<T>;
+      /** The new state. */
+      readonly object: DeepReadonly<T>;
+    }
+  | {
+      /** An object was deleted (`onDelete`). */
+      readonly type: 'delete';
+      /** Its final state, or a tombstone when only a relist noticed the deletion. */
+      readonly object: DeepReadonly<T> | DeletedFinalStateUnknown<DeepReadonly<T>>;
+    };
 
 /** Options of `informer.events(signal, options)`. */
 export interface InformerEventStreamOptions {

@@ -24,11 +24,34 @@ import { closeListerWatcher } from './controller.js';
  * - `delete`: an object was deleted, with its final state (a watch event).
  */
 export type WatcherEvent<T> =
-  | { readonly type: 'init' }
-  | { readonly type: 'initApply'; readonly object: T }
-  | { readonly type: 'initDone'; readonly resourceVersion: string }
-  | { readonly type: 'apply'; readonly object: T }
-  | { readonly type: 'delete'; readonly object: T };
+  | {
+      /** A list begins. */
+      readonly type: 'init';
+    }
+  | {
+      /** One object of the list. */
+      readonly type: 'initApply';
+      /** The object. */
+      readonly object: T;
+    }
+  | {
+      /** The list is complete. */
+      readonly type: 'initDone';
+      /** The list's resource version. */
+      readonly resourceVersion: string;
+    }
+  | {
+      /** An object was added or changed. */
+      readonly type: 'apply';
+      /** Its new state. */
+      readonly object: T;
+    }
+  | {
+      /** An object was deleted. */
+      readonly type: 'delete';
+      /** Its final state. */
+      readonly object: T;
+    };
 
 /** What {@link watch} lists and watches when it is given no `ListerWatcher`: `newListWatch`'s arguments. */
 export interface WatcherSource extends NewListWatchOptions {
@@ -71,8 +94,8 @@ const SOURCE_OPTIONS = { kubeConfig: 'object', resource: 'object' } as const;
  * Invalid options throw `INVALID_OPTION` / `INVALID_SELECTOR` into the loop at its first step.
  *
  * Warning: what the loop has not taken yet is buffered without bound (a list is handed over whole): a
- * consumer much slower than the watch grows memory. {@link SharedIndexInformer.events} holds its
- * delivery instead. The `ListerWatcher` given is not closed (whoever made it owns it).
+ * consumer much slower than the watch grows memory. An informer's `events()` holds its delivery
+ * instead. The `ListerWatcher` given is not closed (whoever made it owns it).
  *
  * @example
  * ```ts
