@@ -4,6 +4,7 @@
 import { realClock } from '../core/clock.js';
 import { validateOptions, type OptionSchemaFor } from '../core/options.js';
 import type { GroupVersionResource } from '../core/types.js';
+import type { ResourceDescriptor } from '../core/resources.js';
 import { newListWatch, type KubeConfigLike, type ListerWatcher, type NewListWatchOptions } from '../listwatch/index.js';
 import { Reflector, type ReflectorOptions, type ReflectorStore } from '../reflector/index.js';
 import { RingBuffer } from '../runtime/ring-buffer.js';
@@ -54,11 +55,11 @@ export type WatcherEvent<T> =
     };
 
 /** What {@link watch} lists and watches when it is given no `ListerWatcher`: `newListWatch`'s arguments. */
-export interface WatcherSource extends NewListWatchOptions {
+export interface WatcherSource<T = unknown> extends NewListWatchOptions {
   /** The KubeConfig (or `loadKubeConfig()`'s answer). */
   kubeConfig: KubeConfigLike;
-  /** The resource: a `resources.pods` descriptor or any group, version and plural. */
-  resource: GroupVersionResource;
+  /** The resource: a `resources.pods` descriptor (which types the objects) or any group, version and plural. */
+  resource: ResourceDescriptor<T> | GroupVersionResource;
 }
 
 /** Options of {@link watch}. */
@@ -99,17 +100,17 @@ const SOURCE_OPTIONS = { kubeConfig: 'object', resource: 'object' } as const;
  *
  * @example
  * ```ts
- * for await (const e of watch({ kubeConfig, resource: resources.configMaps, namespace: 'default' }, { signal })) {
- *   if (e.type === 'apply') console.log('changed', e.object.metadata?.name);
+ * for await (const e of watch({ kubeConfig, resource: resources.configmaps, namespace: 'default' }, { signal })) {
+ *   if (e.type === 'apply') console.log('changed', e.object.metadata?.name); // a ConfigMap
  * }
  * ```
  */
-export function watch<T>(source: ListerWatcher<T> | WatcherSource, options: WatcherOptions<T> = {}): AsyncIterableIterator<WatcherEvent<T>> {
+export function watch<T>(source: ListerWatcher<T> | WatcherSource<T>, options: WatcherOptions<T> = {}): AsyncIterableIterator<WatcherEvent<T>> {
   return new WatcherStream<T>(source, options);
 }
 
 class WatcherStream<T> implements AsyncIterableIterator<WatcherEvent<T>> {
-  readonly #source: ListerWatcher<T> | WatcherSource;
+  readonly #source: ListerWatcher<T> | WatcherSource<T>;
   readonly #options: WatcherOptions<T>;
   readonly #queue = new RingBuffer<WatcherEvent<T>>();
   readonly #pulls = new RingBuffer<{ resolve: (r: IteratorResult<WatcherEvent<T>>) => void; reject: (e: unknown) => void }>();
@@ -119,7 +120,7 @@ class WatcherStream<T> implements AsyncIterableIterator<WatcherEvent<T>> {
   #running: Promise<void> = Promise.resolve();
   readonly #onAbort = (): void => void this.return();
 
-  constructor(source: ListerWatcher<T> | WatcherSource, options: WatcherOptions<T>) {
+  constructor(source: ListerWatcher<T> | WatcherSource<T>, options: WatcherOptions<T>) {
     this.#source = source;
     this.#options = options;
   }
@@ -223,7 +224,7 @@ class WatcherStream<T> implements AsyncIterableIterator<WatcherEvent<T>> {
   }
 }
 
-function isListerWatcher<T>(source: ListerWatcher<T> | WatcherSource): source is ListerWatcher<T> {
+function isListerWatcher<T>(source: ListerWatcher<T> | WatcherSource<T>): source is ListerWatcher<T> {
   return typeof (source as { list?: unknown }).list === 'function' && typeof (source as { watch?: unknown }).watch === 'function';
 }
 
