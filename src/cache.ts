@@ -5,7 +5,8 @@
 /**
  * The building blocks of `kube-informer` (client-go's `tools/cache` below the informers): the
  * {@link Reflector}, {@link DeltaFIFO}, stores and indexers, the cache-mutation detector, the
- * controller loop and sync trackers. Most controllers need only the package root.
+ * controller loop and sync trackers, and kube-rs's `watcher()` / `reflector()` as {@link watch} and
+ * {@link reflect}. Most controllers need only the package root.
  *
  * @packageDocumentation
  * @module kube-informer/cache
@@ -62,7 +63,9 @@ export {
   AsyncTracker,
   waitForCacheSyncWithOptions,
   waitForNamedCacheSync,
+  watch,
+  reflect,
 } from './informer/index.js';
-export type { ControllerConfig, DeltaHandler, ReflectorController, WaitForCacheSyncOptions } from './informer/index.js';
+export type { ControllerConfig, DeltaHandler, ReflectorController, WaitForCacheSyncOptions, WatcherEvent, WatcherOptions, WatcherSource } from './informer/index.js';
 export { decodeWatchStream, ResponseDecodeError } from './listwatch/index.js';
 export type { DecodeWatchStreamOptions, DecodeFailure } from './listwatch/index.js';

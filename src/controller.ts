@@ -40,6 +40,7 @@ export type {
   RateLimitCause,
   Reconciler,
   ReconcileContext,
+  ReconcileRequest,
   ReconcileClient,
   ReconcileReason,
   ReconcileErrorPolicy,

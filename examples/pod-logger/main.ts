@@ -58,7 +58,7 @@ export async function runPodLogger(kubeConfig: KubeConfig, signal: AbortSignal, 
 }
 
 /** On the fake cluster, something to log: a pod created, moved to Running, and deleted now and then. */
-function simulatePods(server: FakeApiServer, signal: AbortSignal): void {
+export function simulatePods(server: FakeApiServer, signal: AbortSignal): void {
   for (let i = 0; i < 3; i++) {
     server.create('pods', { metadata: { name: `web-${i}`, namespace: 'default', labels: { app: 'web' } }, status: { phase: 'Running' } });
   }

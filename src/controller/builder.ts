@@ -11,6 +11,7 @@ import { checkCacheOptions, type ResourceCacheOptions } from '../informer/index.
 import type { PartialObjectMetadata } from '../core/types.js';
 import type { KubeConfigLike } from '../listwatch/index.js';
 import type { ShardRing } from '../sharding/ring.js';
+import type { RequestQueue } from './requests.js';
 import type { ReconcileContext } from './context.js';
 import type { ControllerMetricsProvider } from './metrics.js';
 import type { Predicate } from './predicates.js';
@@ -205,6 +206,8 @@ export interface ControllerSpec<T> {
   /** What `uses` declared, in order. */
   readonly uses: readonly DeclaredUse[];
   readonly reconcile: Reconciler<T>;
+  /** The loops' queue of a controller built without a reconcile function (`reconcile` is its bridge). */
+  readonly requests?: RequestQueue<T>;
   readonly options: ControllerOptions;
 }
 

@@ -2,7 +2,7 @@
 
 import { realClock, type Clock, type ClockTimer } from '../core/clock.js';
 import { AbortedError, AlreadyStartedError, toError } from '../core/errors.js';
-import { errorFields, formatDuration, resolveLogger, withFields, type Logger } from '../core/log.js';
+import { errorFields, resolveLogger, withFields, type Logger } from '../core/log.js';
 import { InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ResourceDescriptor } from '../core/resources.js';
 import type { DeepReadonly, PartialObjectMetadata } from '../core/types.js';
@@ -16,7 +16,7 @@ import { controllerOwnerKey, refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
 import { ControllerMetrics, rateLimitMetricsOf } from './metrics.js';
-import { checkRateLimit, retryAfterOf } from './rate-limit.js';
+import { checkRateLimit } from './rate-limit.js';
 import { ReconcileCtx, ReconcileRun, type ReconcileContext, type ReconcileReason } from './context.js';
 import { ObservedWrites, type SourceInformer } from './writes.js';
 import { ReconcileTimeoutError } from './errors.js';
@@ -33,6 +33,8 @@ import type { HasPermissions, Permission, Verb } from '../core/permissions.js';
 import { checkUses, ControllerPermissions, type DeclaredUse, type UsesOptions } from './permissions.js';
 import { Deadlines } from '../runtime/deadlines.js';
 import { ControllerTracing } from './tracing.js';
+import { requestStream, RequestQueue, type ReconcileRequest } from './requests.js';
+import { failureAction } from './failures.js';
 
 const DONE_ACTION: Action = Actions.done();
 
@@ -136,6 +138,14 @@ export class Controller<T> implements HasPermissions {
     // The reads of a source cached over a namespace set follow the set as it changes.
     const setReads = (): Permission[] => this.#namespaced.permissions(spec.sources, this.#name);
     this.#permissions = new ControllerPermissions({ name: this.#name, sources: spec.sources.filter((_, i) => !this.#namespaced.caches(i)), uses: spec.uses, namespace: spec.factory.namespace, ring, log: this.#log, setReads });
+  }
+
+  /**
+   * The reconcile requests of a controller built without a reconcile function (`build(options)`), for
+   * your own `for await` loop: see {@link ReconcileRequest}. Throws `INVALID_OPTION` for one built with it.
+   */
+  requests(signal?: AbortSignal): AsyncIterableIterator<ReconcileRequest<T>> {
+    return requestStream(this.#spec.requests, this.#name, signal);
   }
 
   /**
@@ -435,25 +445,8 @@ export class Controller<T> implements HasPermissions {
     const failed = this.#runs.get(key);
     const fields = { key, reconcileID: failed?.id, ...failed?.trace?.fields, attempt, ...errorFields(error) };
     this.#runs.delete(key);
-    // The stack at debug level, the message (below) at its own: one line each, the stack not repeated at warn.
-    if (!(error instanceof ReconcileTimeoutError)) this.#log.debug(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.stack ?? String(error)}`, fields);
-    if (isTerminal(error)) {
-      this.#counts.terminal++;
-      this.#log.error(`controller ${this.#name}: reconcile of ${key} failed terminally (attempt ${attempt}): ${error.message}; not retrying until the next change`, fields);
-      return Actions.awaitChange();
-    }
-    let action: Action;
-    try {
-      action = checkAction(this.#policy(key, error, attempt));
-    } catch (policyError) {
-      // The one fallback for a broken policy (a bare ReconcileScheduler stops instead).
-      this.#log.error(`controller ${this.#name}: the error policy failed for ${key} (${toError(policyError).message}); using the default backoff`, { ...fields, ...errorFields(policyError) });
-      action = this.#defaultPolicy(key, error, attempt);
-    }
-    if (!(error instanceof ReconcileTimeoutError)) {
-      const next = action.kind === 'requeueAfter' ? `retrying in ${formatDuration(Math.max(action.ms, retryAfterOf(error)))}` : 'not retrying until the next change';
-      this.#log.warn(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.message}; ${next}`, fields);
-    }
+    const { action, terminal } = failureAction({ name: this.#name, log: this.#log, policy: this.#policy, fallback: this.#defaultPolicy }, key, error, attempt, fields);
+    if (terminal) this.#counts.terminal++;
     // The scheduler's retry keeps the failed run's priority.
     if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'retry', error }, this.#clock.now() + action.ms, false, failed?.priority ?? 0);
     return action;
@@ -575,14 +568,21 @@ export class ControllerBuilder<T, M extends ResourceDescriptor<unknown> = never>
   }
 
   /**
-   * Builds the controller running `reconcile` for each key. Throws `INVALID_OPTION` for an option
+   * Builds the controller running `reconcile` for each key — or, given options alone, one whose
+   * requests your own loop takes ({@link Controller.requests}). Throws `INVALID_OPTION` for an option
    * out of range, or when called twice.
    */
-  build(reconcile: Reconciler<T, M>, options: ControllerOptions = {}): Controller<T> {
+  build(reconcile: Reconciler<T, M>, options?: ControllerOptions): Controller<T>;
+  /** Builds a controller without a reconcile function: your loop takes its requests ({@link Controller.requests}). */
+  build(options?: ControllerOptions): Controller<T>;
+  build(first?: Reconciler<T, M> | ControllerOptions, second: ControllerOptions = {}): Controller<T> {
+    const queue = typeof first === 'function' ? undefined : new RequestQueue<T>();
+    const reconcile = queue?.reconcile ?? first;
+    const options = queue === undefined ? second : (first as ControllerOptions | undefined) ?? {};
     if (typeof reconcile !== 'function') throw new InvalidOptionError('ControllerBuilder.build: reconcile must be a function');
     if (this.#built) throw new InvalidOptionError('ControllerBuilder.build: this builder has built its controller already');
     this.#built = true;
-    return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, uses: this.#uses, reconcile: reconcile as unknown as Reconciler<T>, options });
+    return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, uses: this.#uses, reconcile: reconcile as unknown as Reconciler<T>, requests: queue, options });
   }
 
   #add<W>(role: SourceRole, resource: ResourceDescriptor<W>, keys: (obj: unknown) => string[], options: WatchOptions<W>): this {

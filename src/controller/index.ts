@@ -11,6 +11,7 @@ export * from './controller.js';
 export type { ControllerStats } from './outcomes.js';
 export * from './leader.js';
 export * from './finalizer.js';
+export type { ReconcileRequest } from './requests.js';
 export * from './metrics.js';
 export type { RateLimitOptions, RateLimitCause } from './rate-limit.js';
 export { Priority, defaultPriority, type PriorityFunction, type ConcurrencyGroups } from './priority.js';

@@ -356,8 +356,8 @@ export interface HealthInputs {
   lastSyncResourceVersion: string;
   /** What the informer saw of its watch. */
   source: SourceState;
-  /** The reflector's counters (zeros before it exists). */
-  counters: SourceCounters;
+  /** The reflector's counters; `undefined` (zeros) before it exists. */
+  counters: SourceCounters | undefined;
   /** How the reflector lists (`ReflectorStats.listMode`); undefined before it exists. */
   listMode?: 'streaming' | 'paged';
   /** Each handler: its name, whether it synced, and its listener's statistics. */
@@ -394,9 +394,12 @@ export interface HandlerInput {
   stats: ListenerStats;
 }
 
+const NO_COUNTERS: SourceCounters = { lists: 0, relists: 0, watches: 0, errors: 0, events: 0, bookmarks: 0, regressions: 0 };
+
 /** Builds a health snapshot from raw state (pure, for testability). */
 export function computeHealth(input: HealthInputs): InformerHealth {
-  const { now, source: m, counters: c } = input;
+  const { now, source: m } = input;
+  const c = input.counters ?? NO_COUNTERS;
   const stallMs = input.thresholds.watchStallMs ?? DEFAULT_WATCH_STALL_MS;
   const slowMs = input.thresholds.slowHandlerMs ?? DEFAULT_SLOW_HANDLER_MS;
   const disconnectedLimit = input.thresholds.watchDisconnectedMs ?? DEFAULT_WATCH_DISCONNECTED_MS;

@@ -11,6 +11,7 @@ export class SyncCondition {
   readonly #isMet: () => boolean;
   #failure: Error | undefined;
   #waiters = new Set<{ resolve: () => void; reject: (err: Error) => void }>();
+  #failWaiters: Array<(err: Error) => void> = [];
 
   /** `isMet` is evaluated on `check()` and `wait()`. */
   constructor(isMet: () => boolean) {
@@ -37,6 +38,15 @@ export class SyncCondition {
     const waiters = [...this.#waiters];
     this.#waiters.clear();
     for (const w of waiters) w.reject(err);
+    const failWaiters = this.#failWaiters;
+    this.#failWaiters = [];
+    for (const resolve of failWaiters) resolve(err);
+  }
+
+  /** Resolves with the failure once {@link SyncCondition.fail} is called (at once when it was); never rejects. */
+  failed(): Promise<Error> {
+    if (this.#failure !== undefined) return Promise.resolve(this.#failure);
+    return new Promise((resolve) => this.#failWaiters.push(resolve));
   }
 
   /** Rejects the current waiters with `err`, without failing for good (later waits may still succeed). */

@@ -21,6 +21,10 @@ export * from './new-informer.js';
 export type { SharedIndexInformerOptions, AddEventHandlerOptions } from './options.js';
 export { SharedIndexInformer, informerIndexer } from './shared-index-informer.js';
 export type { InformerEventListeners, InformerEventName } from './informer-events.js';
+export type { InformerEvent, InformerEventStream, InformerEventStreamOptions } from './events-stream.js';
+export { watch, reflect, type WatcherEvent, type WatcherOptions, type WatcherSource } from './watcher.js';
+// The one implementation of events() (ShardedInformer's too); not in an entry point.
+export { informerEventStream } from './events-stream.js';
 export * from './factory.js';
 export { type ResourceCacheOptions, type MetadataOnlyCacheOptions, type NamespaceSetCacheOptions } from './cache-options.js';
 // For the Controller's for/owns/watches and its namespaces option; not in an entry point.

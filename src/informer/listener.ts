@@ -105,6 +105,8 @@ export class ProcessorListener<T> {
   #maxBacklog = 0;
   /** Waiters of {@link ProcessorListener.whenIdle}. */
   #idleWaiters: Array<() => void> = [];
+  /** Waiters of {@link ProcessorListener.whenStopped}. */
+  #stopWaiters: Array<() => void> = [];
 
   /** Creates a listener that buffers until `run()` begins delivery. */
   constructor(handler: ResourceEventHandler<T>, options: ProcessorListenerOptions) {
@@ -187,6 +189,19 @@ export class ProcessorListener<T> {
     this.#stopped = true;
     this.#buffer.clear();
     this.#unpark();
+    const waiters = this.#stopWaiters;
+    this.#stopWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /**
+   * Resolves once {@link ProcessorListener.stop} is called (at once when it was): nothing more is
+   * delivered, though a callback running then may still be awaited. What a stream that holds its
+   * handler's delivery (`informer.events()`) lets go on.
+   */
+  whenStopped(): Promise<void> {
+    if (this.#stopped) return RESOLVED;
+    return new Promise((resolve) => this.#stopWaiters.push(resolve));
   }
 
   /** Schedules a parked loop (as the resolved promise it awaited used to): it runs in a microtask. */

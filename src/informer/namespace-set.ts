@@ -14,6 +14,7 @@ import { InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
 import type { AddEventHandlerOptions } from './options.js';
 import { Partitions, type PartitionedIndexer } from './partitioned.js';
+import { informerEventStream, type InformerEventStream, type InformerEventStreamOptions } from './events-stream.js';
 import type { SharedIndexInformer } from './shared-index-informer.js';
 
 /** Options of {@link NamespaceSetInformer}. */
@@ -200,6 +201,14 @@ export class NamespaceSetInformer<T> {
    */
   addEventHandler(handler: ResourceEventHandler<T>, options: AddEventHandlerOptions = {}): SharedInformerRegistration {
     return this.#parts.addEventHandler(handler, options);
+  }
+
+  /**
+   * The notifications of every namespace as an async iterable, each loop a handler registration of its
+   * own: see {@link InformerEventStream}. Throws `INFORMER_STOPPED` when stopped.
+   */
+  events(signal?: AbortSignal, options?: InformerEventStreamOptions): InformerEventStream<T> {
+    return informerEventStream(this, this.#name, signal, options);
   }
 
   /** Removes a handler added with {@link NamespaceSetInformer.addEventHandler} from every namespace. */

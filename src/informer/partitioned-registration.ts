@@ -3,6 +3,7 @@
 import { abortableWait } from '../core/abort.js';
 import { InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
+import type { StreamEnd } from './events-stream.js';
 import type { AddEventHandlerOptions } from './options.js';
 import type { SharedIndexInformer } from './shared-index-informer.js';
 
@@ -31,8 +32,15 @@ interface Part<T> {
 
 const ignore = (): void => {};
 
+/** A promise and its resolve (the first call wins). */
+function deferred<V>(): { promise: Promise<V>; resolve: (value: V) => void } {
+  let resolve!: (value: V) => void;
+  const promise = new Promise<V>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
 /** The registration a partitioned informer hands out (`ShardedInformer`, `NamespaceSetInformer`). @hidden */
-export class PartitionedRegistration<K, T> implements SharedInformerRegistration {
+export class PartitionedRegistration<K, T> implements SharedInformerRegistration, StreamEnd {
   readonly #owner: PartSet<K>;
   readonly #handler: ResourceEventHandler<T>;
   readonly #options: AddEventHandlerOptions & { name: string };
@@ -40,6 +48,9 @@ export class PartitionedRegistration<K, T> implements SharedInformerRegistration
   /** Parts removed from the set whose informers still deliver (their deletes) until they stop. */
   readonly #leaving = new Set<Part<T>>();
   #removed = false;
+  /** Settled by {@link PartitionedRegistration.stop} and {@link PartitionedRegistration.end} (or a removal). */
+  readonly #stopping = deferred<undefined>();
+  readonly #ended = deferred<Error>();
 
   constructor(owner: PartSet<K>, handler: ResourceEventHandler<T>, options: AddEventHandlerOptions & { name: string }) {
     this.#owner = owner;
@@ -81,8 +92,30 @@ export class PartitionedRegistration<K, T> implements SharedInformerRegistration
     for (const part of this.#leaving) if (part.informer === informer) this.#leaving.delete(part);
   }
 
+  /** Resolves once nothing more is delivered: removed, or the partitioned informer is stopping. */
+  stopping(): Promise<void> {
+    return this.#stopping.promise;
+  }
+
+  /** Resolves with why delivery ended: `INFORMER_STOPPED` for a removal or a stop, the failure otherwise. */
+  ended(): Promise<Error> {
+    return this.#ended.promise;
+  }
+
+  /** The partitioned informer is stopping: its parts deliver no more. */
+  stop(): void {
+    this.#stopping.resolve(undefined);
+  }
+
+  /** The partitioned informer's run ended, for `reason` (its failure, or `INFORMER_STOPPED`). */
+  end(reason: Error): void {
+    this.#stopping.resolve(undefined);
+    this.#ended.resolve(reason);
+  }
+
   /** Removes the handler from every part, leaving ones too; the registration never syncs again. */
   detachAll(): void {
+    this.end(new InformerStoppedError(`handler ${this.name} was removed from ${this.#owner.label}`));
     this.#removed = true;
     for (const key of [...this.#parts.keys()]) this.detach(key);
     for (const part of this.#leaving) part.informer.removeEventHandler(part.registration);

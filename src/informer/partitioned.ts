@@ -222,12 +222,17 @@ export class Partitions<K, T> {
     this.#scope = scope;
     // One listener stops every part's informer when the run ends (a per-part `AbortSignal.any` would pile
     // one listener per part on the scope's signal).
-    scope.signal.addEventListener('abort', () => this.#parts.forEach((p) => p.stop.abort()), { once: true });
+    scope.signal.addEventListener('abort', () => {
+      this.#parts.forEach((p) => p.stop.abort());
+      for (const r of this.#registrations) r.stop();
+    }, { once: true });
     try {
       started();
       await scope.closed();
     } finally {
       this.#state = 'stopped';
+      const reason = scope.failure ?? new InformerStoppedError(`${this.#options.label} has stopped`);
+      for (const r of this.#registrations) r.end(reason);
       for (const p of this.#parts.values()) p.synced.resolve();
       this.#parts.clear();
       this.#failed.clear();

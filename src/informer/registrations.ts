@@ -2,11 +2,12 @@
 // and the informer's resync check period, which handlers added before `run()` may lower.
 
 import type { SharedInformerRegistration, ResourceEventHandler } from './handler.js';
+import type { StreamEnd } from './events-stream.js';
 import { ProcessorListener, type ProcessorListenerOptions } from './listener.js';
 import { determineResyncPeriod, MINIMUM_RESYNC_PERIOD_MS, type SharedProcessor } from './processor.js';
 
 /** What `addEventHandler` returns: a handle on one handler's listener. */
-export class Registration<T> implements SharedInformerRegistration {
+export class Registration<T> implements SharedInformerRegistration, StreamEnd {
   readonly listener: ProcessorListener<T>;
   constructor(listener: ProcessorListener<T>) {
     this.listener = listener;
@@ -22,6 +23,14 @@ export class Registration<T> implements SharedInformerRegistration {
   }
   whenSynced(signal?: AbortSignal): Promise<void> {
     return this.listener.synced.wait(signal);
+  }
+  /** Resolves once nothing more is delivered to the handler (see {@link StreamEnd}). */
+  stopping(): Promise<void> {
+    return this.listener.whenStopped();
+  }
+  /** Resolves with why delivery ended: the informer's failure, or `INFORMER_STOPPED` (see {@link StreamEnd}). */
+  ended(): Promise<Error> {
+    return this.listener.synced.failed();
   }
 }
 

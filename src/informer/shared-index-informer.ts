@@ -17,13 +17,14 @@ import { newIndexer } from '../store/store.js';
 import type { Indexer, Indexers } from '../store/types.js';
 import { readonlyIndexer, type ReadonlyIndexer, type ReadonlyStore } from '../store/index.js';
 import { CacheMutationDetector } from '../mutation/detector.js';
-import { computeHealth, SourceHealth, SyncCondition, SyncFailureTracker, type InformerHealth, type InformerState, type SourceCounters } from '../health/index.js';
+import { computeHealth, SourceHealth, SyncCondition, SyncFailureTracker, type InformerHealth, type InformerState } from '../health/index.js';
 import { CatchUpWaiters, checkDeleted, checkWritten, ObservedWaiters, type Observed } from '../observed/index.js';
 import { CacheWrites } from './cache-writes.js';
 import { closeListerWatcher, newController, type ReflectorController } from './controller.js';
 import { InformerStoppedError } from './errors.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from './handler.js';
 import { InformerEvents, type InformerEventListeners, type InformerEventName } from './informer-events.js';
+import { informerEventStream, type InformerEventStream, type InformerEventStreamOptions } from './events-stream.js';
 import { mutationDetectionFromEnv, validateInformerOptions, ADD_EVENT_HANDLER_OPTION_SCHEMA, type AddEventHandlerOptions, type SharedIndexInformerOptions } from './options.js';
 import { SharedProcessor } from './processor.js';
 import { ReflectorFollower } from './reflector-follower.js';
@@ -205,6 +206,14 @@ export class SharedIndexInformer<T> {
     return this;
   }
 
+  /**
+   * The notifications as an async iterable, each loop a handler registration of its own: see
+   * {@link InformerEventStream} (ends, failures, back-pressure). Throws `INFORMER_STOPPED` when stopped.
+   */
+  events(signal?: AbortSignal, options?: InformerEventStreamOptions): InformerEventStream<T> {
+    return informerEventStream(this, this.#name, signal, options);
+  }
+
   /** Removes a listener added with {@link SharedIndexInformer.on} (its most recent registration for `event`). */
   off<E extends InformerEventName>(event: E, listener: InformerEventListeners<T>[E]): this {
     this.#events.off(event, listener);
@@ -279,11 +288,7 @@ export class SharedIndexInformer<T> {
    * `INDEXER_CONFLICT` for an existing name and `INFORMER_STOPPED` on a stopped informer.
    */
   addIndexers(indexers: Indexers<T>): void {
-    if (this.isStopped()) {
-      throw new InformerStoppedError(`informer ${this.#name} has stopped; indexers can no longer be added`, {
-        cause: this.#scope?.failure,
-      });
-    }
+    if (this.isStopped()) throw this.#stoppedError('indexers', 'can no longer be added');
     this.#indexer.addIndexers(indexers);
   }
 
@@ -335,9 +340,7 @@ export class SharedIndexInformer<T> {
    */
   awaitObserved(written: unknown, signal?: AbortSignal): Promise<Observed> {
     const checked = checkWritten(`informer ${this.#name}`, written);
-    if (this.isStopped()) {
-      return Promise.reject(new InformerStoppedError(`informer ${this.#name} has stopped: awaitObserved cannot be answered`, { cause: this.#scope?.failure }));
-    }
+    if (this.isStopped()) return Promise.reject(this.#stoppedError('awaitObserved'));
     return this.#hurry.track(this.#observed.wait(keyOf(written) ?? '', checked, this.#cached, signal));
   }
 
@@ -359,9 +362,7 @@ export class SharedIndexInformer<T> {
    */
   awaitDeleted(deleted: unknown, signal?: AbortSignal): Promise<Observed> {
     const checked = checkDeleted(`informer ${this.#name}`, deleted);
-    if (this.isStopped()) {
-      return Promise.reject(new InformerStoppedError(`informer ${this.#name} has stopped: awaitDeleted cannot be answered`, { cause: this.#scope?.failure }));
-    }
+    if (this.isStopped()) return Promise.reject(this.#stoppedError('awaitDeleted'));
     return this.#hurry.track(this.#observed.waitDeleted(keyOf(deleted) ?? '', checked, this.#cached, signal));
   }
 
@@ -404,9 +405,9 @@ export class SharedIndexInformer<T> {
     return done;
   }
 
-  #stoppedError(what: string): InformerStoppedError {
+  #stoppedError(what: string, outcome = 'cannot be answered'): InformerStoppedError {
     const state = this.isStarted() ? 'has stopped' : 'is not running';
-    return new InformerStoppedError(`informer ${this.#name} ${state}: ${what} cannot be answered`, { cause: this.#scope?.failure });
+    return new InformerStoppedError(`informer ${this.#name} ${state}: ${what} ${outcome}`, { cause: this.#scope?.failure });
   }
 
   /**
@@ -464,7 +465,7 @@ export class SharedIndexInformer<T> {
       synced: this.hasSynced(),
       lastSyncResourceVersion: this.lastSyncResourceVersion(),
       source: this.#source.snapshot(),
-      counters: stats ?? NO_COUNTERS,
+      counters: stats,
       listMode: stats?.listMode,
       handlers: [...this.#registrations].map((r) => ({ name: r.name, synced: r.hasSynced(), stats: r.listener.stats() })),
       thresholds: this.#options.health ?? {},
@@ -596,5 +597,3 @@ export class SharedIndexInformer<T> {
     for (const reg of this.#registrations) reg.listener.synced.rejectWaiters(err);
   }
 }
-
-const NO_COUNTERS: SourceCounters = { lists: 0, relists: 0, watches: 0, errors: 0, events: 0, bookmarks: 0, regressions: 0 };

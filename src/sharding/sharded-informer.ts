@@ -7,7 +7,7 @@ import { validateOptions } from '../core/options.js';
 import type { ShardSelector } from '../core/shard-selector.js';
 import type { ResourceEventHandler, SharedInformerRegistration } from '../informer/handler.js';
 import type { InformerHealth, Observed } from '../informer/index.js';
-import { Partitions, type AddEventHandlerOptions, type PartitionedIndexer } from '../informer/index.js';
+import { Partitions, informerEventStream, type AddEventHandlerOptions, type PartitionedIndexer, type InformerEventStream, type InformerEventStreamOptions } from '../informer/index.js';
 import type { SharedIndexInformer } from '../informer/shared-index-informer.js';
 import type { ShardRing } from './ring.js';
 
@@ -78,6 +78,14 @@ export class ShardedInformer<T> {
    */
   addEventHandler(handler: ResourceEventHandler<T>, options: AddEventHandlerOptions = {}): SharedInformerRegistration {
     return this.#parts.addEventHandler(handler, options);
+  }
+
+  /**
+   * The notifications of every slot held as an async iterable, each loop a handler registration of its
+   * own: see {@link InformerEventStream}. Throws `INFORMER_STOPPED` when stopped.
+   */
+  events(signal?: AbortSignal, options?: InformerEventStreamOptions): InformerEventStream<T> {
+    return informerEventStream(this, this.#name, signal, options);
   }
 
   /** Removes a handler added with {@link ShardedInformer.addEventHandler} from every slot. */

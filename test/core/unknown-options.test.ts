@@ -11,6 +11,7 @@ import { newController } from '../../src/informer/controller.js';
 import { newIndexerInformer, newInformer } from '../../src/informer/new-informer.js';
 import { SharedIndexInformer } from '../../src/informer/shared-index-informer.js';
 import { NamespaceSetInformer } from '../../src/informer/namespace-set.js';
+import { watch } from '../../src/informer/watcher.js';
 import { waitForCacheSyncWithOptions, waitForNamedCacheSync } from '../../src/health/wait-for-cache-sync.js';
 import { decodeWatchStream } from '../../src/listwatch/decoder.js';
 import { newListWatch } from '../../src/listwatch/list-watch.js';
@@ -137,6 +138,10 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['NamespaceSetInformer', () => new NamespaceSetInformer(js({ namespaces: ['a'], informerFor: () => informer(), nme: 's' })), 'NamespaceSetInformer: unknown option nme (did you mean name?)'],
   ['NamespaceSetInformer.addEventHandler', () => new NamespaceSetInformer({ namespaces: ['a'], informerFor: () => informer() }).addEventHandler({}, js({ nam: 'h' })), 'namespaces.addEventHandler: unknown option nam (did you mean name?)'],
   ['ShardedInformer.addEventHandler', () => new ShardedInformer({ ring: ring(), informerFor: () => informer() }).addEventHandler({}, js({ nam: 'h' })), 'sharded.addEventHandler: unknown option nam (did you mean name?)'],
+  ['SharedIndexInformer.events', () => informer().events(undefined, js({ highWatermark: 4 })), 'informer.events: unknown option highWatermark (did you mean highWaterMark?)'],
+  ['NamespaceSetInformer.events', () => new NamespaceSetInformer({ namespaces: ['a'], informerFor: () => informer() }).events(undefined, js({ nam: 'h' })), 'namespaces.events: unknown option nam (did you mean name?)'],
+  ['ShardedInformer.events', () => new ShardedInformer({ ring: ring(), informerFor: () => informer() }).events(undefined, js({ nam: 'h' })), 'sharded.events: unknown option nam (did you mean name?)'],
+  ['watch', () => watch(source(), js({ syncFailureTreshold: 2 })).next(), 'watch: unknown option syncFailureTreshold (did you mean syncFailureThreshold?)'],
   // the command
   ['initProject', () => initProject('/nonexistent/never-written', js({ name: 'x', kinds: 'X' })), 'initProject: unknown option kinds (did you mean kind?)'],
   // the test kit

@@ -64,3 +64,29 @@ describe('ShardedInformer on a ShardRing', () => {
     expect(a.informer.get(keys(c)[0])).toBeUndefined();
   }, 60_000);
 });
+
+describe('ShardedInformer.events()', () => {
+  it("streams every owned slot's objects through the informers' one events() function; a failure-free stop ends the loop", async () => {
+    const fake = await startFakeApiServer();
+    cleanups.push(() => fake.close());
+    for (let i = 0; i < 20; i++) fake.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'default' } });
+    const clock = new FakeClock();
+    const ring = new ShardRing({ store: new InMemoryRingStore(), name: 'cms', identity: 'a', slots: SLOTS, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, logger: false });
+    const informer = new ShardedInformer<KubeObject>({
+      ring,
+      informerFor: (shard) => new SharedIndexInformer(newListWatch<KubeObject>(fake.kubeConfig, CONFIGMAPS, { shard, logger: false }), { logger: false, clock }),
+    });
+    const stop = new AbortController();
+    const stream = informer.events(undefined, { name: 'stream' });
+    const running = Promise.all([informer.run(stop.signal), ring.run(stop.signal)]);
+    const names = new Set<string>();
+    const loop = (async () => {
+      for await (const e of stream) if (e.type === 'add') names.add((e.object as KubeObject).metadata?.name ?? '');
+    })();
+    await settle(clock, 'every object streamed', () => names.size === 20);
+    stop.abort();
+    await clock.advance(10_000);
+    await running;
+    await loop; // the stop ended it
+  }, 60_000);
+});
