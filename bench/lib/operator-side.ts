@@ -2,9 +2,11 @@
 //
 // A side module calls `runOperatorSide(start)` with the config as its one argument (JSON). It prints
 //   {"type":"start","t":…}                           at once (epoch ms)
+//   {"type":"first","t":…}                           when the first reconcile starts (epoch ms; the storm phase times its creation from it)
 //   {"type":"reconciled","count":…,"firstStartMs":…,"atMs":…,"cpuAtFirstMs":…,"cpuMs":…}   when `expect` reconciles completed
 //   {"type":"final","reconciles":…,"errors":…,"writes":…,"cpuMs":…,"maxRssKiB":…,"memoryAtPeak":{…},"starts":[[key,gen,ms],…],"windowGc":{…}}   at stdin EOF, then exits
-// `starts`: the reconciles that began on a BenchSet of generation ≥ 2 (the writer's spec changes).
+// `starts`: the reconciles that began on a BenchSet of generation ≥ 2 (the writer's spec changes) or one
+// carrying the {@link STORM_ANNOTATION} (the storm phase's new primaries).
 // `windowGc` (Node sides only, once `expect` reconciles completed): the collector's pauses that began
 // between the first reconcile's start and the `expect`-th one's end, by kind (`WindowGc`).
 
@@ -29,6 +31,13 @@ export const BENCH_VERSION = 'v1';
 /** The plural of the bench CRD. */
 export const BENCH_PLURAL = 'benchsets';
 
+/**
+ * The annotation the storm phase (bench/lib/storm-phase.ts) puts on each primary it creates during a
+ * restart storm (its value: the client's send time, epoch ms): every side reports the reconcile starts of
+ * such a set in `starts`, whatever its generation.
+ */
+export const STORM_ANNOTATION = 'bench.kube-informer.io/storm';
+
 /** The primary: `spec.children` ConfigMaps `<name>-<i>`, each holding `spec.data`. */
 export interface BenchSet {
   apiVersion?: string;
@@ -46,12 +55,19 @@ export interface OperatorSideConfig {
   concurrency: number;
   /** Print a `reconciled` line once this many reconciles completed (0: never). */
   expect: number;
+  /** Milliseconds each reconcile waits before its work, standing for an outside call (the storm phase; default 0: none). */
+  workMs?: number;
+  /** The kube-informer side: the Controller's FIFO order (`priority: false`) instead of its priority scheduler. */
+  fifo?: boolean;
 }
 
 /** What a side tells the harness. */
 export interface OperatorProbe {
-  /** A reconcile of `key` began on a BenchSet of `generation`; returns its end, told whether it failed. */
-  start(key: string, generation: number): (failed: boolean) => void;
+  /**
+   * A reconcile of `key` began on a BenchSet of `generation` (`tracked`: it carries the
+   * {@link STORM_ANNOTATION}); returns its end, told whether it failed.
+   */
+  start(key: string, generation: number, tracked?: boolean): (failed: boolean) => void;
   /** One write request is about to be sent. */
   write(): void;
 }
@@ -175,13 +191,14 @@ export function runOperatorSide(start: (cfg: OperatorSideConfig, probe: Operator
   }).observe({ entryTypes: ['gc'] });
   const memory = memorySampler();
   const probe: OperatorProbe = {
-    start(key, generation) {
+    start(key, generation, tracked = false) {
       const t = epochMs();
       if (firstStartMs === 0) {
         firstStartMs = t;
         cpuAtFirstMs = cpuMs();
+        print({ type: 'first', t });
       }
-      if (generation > 1) starts.push([key, generation, t]);
+      if (generation > 1 || tracked) starts.push([key, generation, t]);
       return (failed) => {
         if (failed) errors++;
         if (++reconciles === cfg.expect) {
