@@ -17,6 +17,7 @@ import type { Predicate } from './predicates.js';
 import type { Action, ReconcileErrorPolicy } from './scheduler.js';
 import type { WatchSpec } from './sources.js';
 import type { DeclaredUse } from './permissions.js';
+import type { ConcurrencyGroups, PriorityFunction } from './priority.js';
 
 /**
  * Options of one watched resource (`for`, `owns`, `watches`): its predicates, and how it is cached
@@ -147,6 +148,25 @@ export interface ControllerOptions {
    * controller is built (`INVALID_OPTION`). Default the controller's `name`.
    */
   fieldManager?: string;
+  /**
+   * The priority of each request (docs/controllers.md, "Priority"): among due keys the higher starts
+   * first — with a fairness rule, so low work still drains: after 9 starts in a row that passed over a
+   * key of a lower priority due earlier, the 10th goes to the key due the longest. A key's priority is
+   * the highest of its merged requests, and its retries keep it. Default {@link defaultPriority}: the
+   * initial list, resyncs, relists, gained shards and namespaces low; changes, requeues and
+   * `schedule` high. `false`: every request `0` — first due, first started (the order before priorities).
+   * A function that throws or returns a non-number is logged and counted (`stats().hookFailures`), and
+   * the request kept at {@link defaultPriority}'s priority.
+   */
+  priority?: PriorityFunction | false;
+  /**
+   * Caps the reconciles of each group of keys at `concurrency` (default `1`) at once, within the
+   * controller's `concurrency` — `{ keyOf: (key) => key.split('/')[0] }`: one reconcile per namespace at
+   * a time. A key whose group is full waits, keeping its due time and priority. A `keyOf` that throws or
+   * returns a non-string is logged and counted (`stats().hookFailures`), and the key runs in no group.
+   * Default: none.
+   */
+  concurrencyGroups?: ConcurrencyGroups;
 }
 
 /** What a {@link ControllerBuilder} hands to the controller it builds. */
@@ -177,5 +197,7 @@ export const CONTROLLER_OPTION_SCHEMA: OptionSchemaFor<ControllerOptions> = {
   namespaces: 'any',
   kubeConfig: 'object',
   fieldManager: 'string',
+  priority: 'any',
+  concurrencyGroups: 'any',
 };
 

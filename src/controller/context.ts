@@ -16,7 +16,8 @@ import type { ObservedWrites } from './writes.js';
  * - `watch`: an informer event of a watched resource — `role` `for` (the primary itself), `owns` (a
  *   child it controls) or `watches` (a mapped resource), `resource` its key (`apps/v1/deployments`),
  *   `event` the event kind; `initial` is true for an add of the informer's initial list or of the
- *   replay of its cache when the controller started (every primary is reconciled at the start so).
+ *   replay of its cache when the controller started (every primary is reconciled at the start so);
+ *   `unchanged` is true for an update that changed nothing (same `resourceVersion`: a resync, a relist).
  * - `requeue`: the key's previous reconcile returned `Action.requeueAfter(afterMs)`.
  * - `retry`: the key's previous reconcile failed with `error`; the error policy asked for a retry
  *   (`ctx.attempt` counts the failures in a row).
@@ -36,6 +37,11 @@ export type ReconcileReason =
       readonly event: 'add' | 'update' | 'delete';
       /** True for an add of the informer's initial list, or of the cache replayed when the controller started. */
       readonly initial: boolean;
+      /**
+       * True for an update whose old and new objects have the same `resourceVersion`: nothing changed
+       * (an informer resync, or a relist that found the object as the cache had it). Absent otherwise.
+       */
+      readonly unchanged?: boolean;
     }
   | {
       /** The previous reconcile returned `Action.requeueAfter`. */
@@ -99,6 +105,11 @@ export interface ReconcileContext<T, M extends ResourceDescriptor<unknown> = nev
   readonly attempt: number;
   /** Why this reconcile runs: which watch and event, a requeue, a retry, a resync (see {@link ReconcileReason}). */
   readonly reason: ReconcileReason;
+  /**
+   * The priority this reconcile was started with: the highest of the key's merged requests (see
+   * `ControllerOptions.priority`; a retry keeps its failed run's). `0` when the controller's priorities are off.
+   */
+  readonly priority: number;
   /**
    * This reconcile's id (a random UUID, controller-runtime's `reconcileID`): in every line the
    * controller logs about it, so one reconcile's lines can be found together.
@@ -171,12 +182,15 @@ export class LazySignal {
  */
 export class ReconcileRun extends LazySignal {
   readonly key: string;
+  /** The priority it started with. */
+  readonly priority: number;
   timedOut: Error | undefined;
   #id: string | undefined;
 
-  constructor(key: string) {
+  constructor(key: string, priority: number) {
     super();
     this.key = key;
+    this.priority = priority;
   }
 
   get id(): string {
@@ -190,6 +204,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
   readonly object: DeepReadonly<T> | undefined;
   readonly attempt: number;
   readonly reason: ReconcileReason;
+  readonly priority: number;
   readonly #log: Logger;
   #logger: Logger | undefined;
   readonly #lazy: ReconcileRun;
@@ -206,6 +221,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     lazy: ReconcileRun,
     attempt: number,
     reason: ReconcileReason,
+    priority: number,
     logger: Logger,
     children: <C>(resource: ResourceDescriptor<C>, key: string, namespace: string) => Array<DeepReadonly<C>>,
     writes: ObservedWrites,
@@ -217,6 +233,7 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     this.#lazy = lazy;
     this.attempt = attempt;
     this.reason = reason;
+    this.priority = priority;
     this.#log = logger;
     this.#children = children;
     this.#writes = writes;

@@ -16,11 +16,12 @@ import { cacheOptionsOf, checkResource, checkWatchOptions, CONTROLLER_OPTION_SCH
 import { controllerOwnerKey, refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
-import { ControllerMetrics } from './metrics.js';
+import { ControllerMetrics, type ControllerStats } from './metrics.js';
 import { ReconcileCtx, ReconcileRun, type ReconcileContext, type ReconcileReason } from './context.js';
 import { ObservedWrites, type SourceInformer } from './writes.js';
 import { ReconcileTimeoutError } from './errors.js';
 import { codeOf, isTerminal, misuse, misuseIn } from './outcomes.js';
+import { RequestPriorities } from './priority.js';
 import { ADDED_NAMESPACE_REASON, ReconcileReasons, RESYNC_REASON, SCHEDULE_REASON, SHARD_REASON } from './reasons.js';
 import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
 import { followsShard, ShardedSources, ShardGate } from './sharded.js';
@@ -33,31 +34,6 @@ import { checkUses, ControllerPermissions, type DeclaredUse, type UsesOptions } 
 import { Deadlines } from '../runtime/deadlines.js';
 
 const DONE_ACTION: Action = Actions.done();
-
-/** A snapshot of a {@link Controller}'s work. Counters add up over every run. */
-export interface ControllerStats {
-  /** Whether `run` is in progress. */
-  readonly active: boolean;
-  /** Keys waiting for a reconcile. */
-  readonly queued: number;
-  /** Reconciles running now. */
-  readonly running: number;
-  /** Keys whose last reconcile failed. */
-  readonly failing: number;
-  /** Reconciles that returned an action. */
-  readonly succeeded: number;
-  /** Reconciles that threw, rejected or timed out (not those the stop interrupted). */
-  readonly failed: number;
-  /** Reconciles that ran past `reconcileTimeoutMs` (counted in `failed` too). */
-  readonly timedOut: number;
-  /** Reconciles that failed with a `TerminalError`, not retried (counted in `failed` too). */
-  readonly terminal: number;
-  /**
-   * Reconciles that the controller's stop (or, sharded, the loss of their slot) interrupted — they
-   * rejected after `ctx.signal` aborted: not failures, not retried.
-   */
-  readonly stopped: number;
-}
 
 /**
  * A reconcile runtime over one primary resource (controller-runtime's controller, kube-rs's
@@ -102,6 +78,8 @@ export class Controller<T> implements HasPermissions {
   #counts = { succeeded: 0, failed: 0, timedOut: 0, terminal: 0, stopped: 0 };
   /** Why each requested key is due (`ctx.reason`). */
   readonly #reasons: ReconcileReasons;
+  /** The priority of each request (option `priority`) and the key groups (option `concurrencyGroups`). */
+  readonly #priorities: RequestPriorities;
   /** Each key's running (or just failed) reconcile, for the id in the lines `#onError` logs. */
   readonly #runs = new Map<string, ReconcileRun>();
   readonly #fieldManager: string;
@@ -138,6 +116,7 @@ export class Controller<T> implements HasPermissions {
     this.#resyncMs = o.resyncPeriodMs ?? 0;
     this.#policy = o.onError ?? this.#defaultPolicy;
     this.#reasons = new ReconcileReasons(o.debounceMs ?? 0);
+    this.#priorities = new RequestPriorities(this.#name, o.priority, o.concurrencyGroups, this.#log, this.#clock);
     const ring = o.sharded;
     if (ring !== undefined && !(ring instanceof ShardRing)) throw new InvalidOptionError(`Controller: option sharded must be a ShardRing, got ${String(ring)}`);
     const cacheOf = sourceCaches(this.#name, o.namespaces, ring, spec.factory.namespace);
@@ -223,6 +202,7 @@ export class Controller<T> implements HasPermissions {
       onError: (key, error, attempt) => this.#onError(key, error, attempt),
       name: this.#name,
       metricsProvider: o.metricsProvider?.workQueue,
+      concurrencyGroups: this.#priorities.groups(o.concurrencyGroups),
     });
     const metrics = new ControllerMetrics(this.#name, o.concurrency ?? 1, this.#clock, o.metricsProvider);
     this.#scheduler = scheduler;
@@ -291,9 +271,10 @@ export class Controller<T> implements HasPermissions {
   schedule(key: string, request?: ScheduleRequest): void {
     const scheduler = this.#scheduler;
     if (scheduler === undefined) return;
-    scheduler.schedule(key, request);
+    const priority = request?.priority ?? this.#priorities.of(key, SCHEDULE_REASON);
+    scheduler.schedule(key, { ...request, priority });
     const now = this.#clock.now();
-    this.#reasons.note(key, SCHEDULE_REASON, request?.runAt ?? now + (request?.delayMs ?? 0), true);
+    this.#reasons.note(key, SCHEDULE_REASON, request?.runAt ?? now + (request?.delayMs ?? 0), true, priority);
   }
 
   /** Requests a reconcile of every primary in the cache (what `resyncPeriodMs` does on a timer). */
@@ -306,15 +287,16 @@ export class Controller<T> implements HasPermissions {
   /** Counts of queued, running and failing keys, and of reconcile outcomes. */
   stats(): ControllerStats {
     const s = this.#scheduler?.stats() ?? { queued: 0, running: 0, failing: 0 };
-    return { active: this.#scheduler !== undefined, ...s, ...this.#counts };
+    return { active: this.#scheduler !== undefined, ...s, ...this.#counts, hookFailures: this.#priorities.failures };
   }
 
-  /** Requests a reconcile of `key` now, for `reason`. */
+  /** Requests a reconcile of `key` now, for `reason`, at the priority the reason has (option `priority`). */
   #request(scheduler: ReconcileScheduler, key: string, reason: ReconcileReason): void {
     if (!this.#namespaced.covers(key) || this.#namespaced.hold(key)) return; // outside the set (the deletes of one removed), or held until an added namespace synced
+    const priority = this.#priorities.of(key, reason);
     // A key whose last reconcile wrote waits for its writes outside the scheduler: no worker slot is held.
-    if (this.#writes.size === 0 || !this.#writes.hold(key)) scheduler.schedule(key);
-    this.#reasons.note(key, reason, this.#clock.now(), true);
+    if (this.#writes.size === 0 || !this.#writes.hold(key)) scheduler.scheduleNow(key, priority);
+    this.#reasons.note(key, reason, this.#clock.now(), true, priority);
   }
 
   /** The sources with the factory's informers, and `shards`' for the sources cached per slot. */
@@ -328,10 +310,10 @@ export class Controller<T> implements HasPermissions {
    * — when the scheduler's signal aborts. Measured with `bench/controller.bench.ts`: per-reconcile
    * signals were a third of the runtime's cost per key with a no-op reconcile.
    */
-  #reconciler(scheduler: ReconcileScheduler, metrics: ControllerMetrics, deadlines: Deadlines<ReconcileRun> | undefined, gate?: ShardGate): (key: string, signal: AbortSignal) => Promise<Action> {
+  #reconciler(scheduler: ReconcileScheduler, metrics: ControllerMetrics, deadlines: Deadlines<ReconcileRun> | undefined, gate?: ShardGate): (key: string, signal: AbortSignal, priority: number) => Promise<Action> {
     const live = new Set<ReconcileRun>();
     let watched: AbortSignal | undefined;
-    return async (key, runSignal) => {
+    return async (key, runSignal, priority) => {
       if (watched !== runSignal) {
         watched = runSignal;
         runSignal.addEventListener('abort', () => live.forEach((l) => l.abort(runSignal.reason)), { once: true });
@@ -342,7 +324,7 @@ export class Controller<T> implements HasPermissions {
       // Sharded: a key of a slot this replica does not own is skipped (its owner reconciles it).
       const slot = gate?.ownedSlot(key);
       if (gate !== undefined && slot === undefined) return DONE_ACTION;
-      const run = new ReconcileRun(key);
+      const run = new ReconcileRun(key, priority);
       this.#runs.set(key, run);
       if (this.#writes.size > 0) await this.#writes.settle(key, runSignal, this.#observeTimeoutMs, this.#clock, this.#log);
       if (runSignal.aborted) run.abort(runSignal.reason);
@@ -350,14 +332,18 @@ export class Controller<T> implements HasPermissions {
       deadlines?.add(run);
       const startedAt = metrics.started();
       try {
-        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(run, scheduler.attempts(key), reason));
+        const reconcile = (): Promise<Action> => this.#spec.reconcile(key, this.#context(run, scheduler.attempts(key), reason, priority));
         const action = checkAction(await (slot === undefined ? reconcile() : gate!.run(slot, run, reconcile)));
         if (run.timedOut !== undefined) throw run.timedOut;
         this.#counts.succeeded++;
         this.#runs.delete(key);
         metrics.ended(startedAt, action);
-        if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'requeue', afterMs: action.ms }, this.#clock.now() + action.ms, false);
-        return action;
+        if (action.kind !== 'requeueAfter') return action;
+        // A requeue's priority: the action's, else the option's for a requeue (default high).
+        const requeue: ReconcileReason = { kind: 'requeue', afterMs: action.ms };
+        const requeuePriority = action.priority ?? this.#priorities.of(key, requeue);
+        this.#reasons.note(key, requeue, this.#clock.now() + action.ms, false, requeuePriority);
+        return action.priority === requeuePriority ? action : { ...action, priority: requeuePriority };
       } catch (err) {
         const slotLost = slot !== undefined && this.#spec.options.sharded?.owns(slot) === false;
         if (runSignal.aborted || slotLost) {
@@ -386,7 +372,7 @@ export class Controller<T> implements HasPermissions {
         live.delete(run);
         deadlines?.delete(run);
         // Its writes are waited for after it, in the background; a request held meanwhile runs then.
-        if (this.#writes.size > 0) this.#writes.settleLater(key, runSignal, this.#observeTimeoutMs, this.#clock, this.#log, (k) => scheduler.schedule(k));
+        if (this.#writes.size > 0) this.#writes.settleLater(key, runSignal, this.#observeTimeoutMs, this.#clock, this.#log, (k) => scheduler.scheduleNow(k, this.#reasons.priorityOf(k) ?? 0));
       }
     };
   }
@@ -398,9 +384,9 @@ export class Controller<T> implements HasPermissions {
     return error;
   }
 
-  #context(run: ReconcileRun, attempt: number, reason: ReconcileReason): ReconcileContext<T> {
+  #context(run: ReconcileRun, attempt: number, reason: ReconcileReason, priority: number): ReconcileContext<T> {
     const object = this.#sources[0].informer.getIndexer().getByKey(run.key) as DeepReadonly<T> | undefined;
-    return new ReconcileCtx<T>(run.key, object, run, attempt, reason, this.#log, this.#childrenOf, this.#writes, this.#clientOf, this.#check);
+    return new ReconcileCtx<T>(run.key, object, run, attempt, reason, priority, this.#log, this.#childrenOf, this.#writes, this.#clientOf, this.#check);
   }
 
   readonly #clientOf = <C>(resource: ResourceDescriptor<C>): ResourceClient<C> => {
@@ -437,7 +423,8 @@ export class Controller<T> implements HasPermissions {
   /** What follows a failed reconcile (the scheduler's `onError`; a stop and a programming error never reach it). */
   #onError(key: string, error: Error, attempt: number): Action {
     this.#counts.failed++;
-    const fields = { key, reconcileID: this.#runs.get(key)?.id, attempt, ...errorFields(error) };
+    const failed = this.#runs.get(key);
+    const fields = { key, reconcileID: failed?.id, attempt, ...errorFields(error) };
     this.#runs.delete(key);
     // The stack at debug level, the message (below) at its own: one line each, the stack not repeated at warn.
     if (!(error instanceof ReconcileTimeoutError)) this.#log.debug(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.stack ?? String(error)}`, fields);
@@ -458,7 +445,8 @@ export class Controller<T> implements HasPermissions {
       const next = action.kind === 'requeueAfter' ? `retrying in ${formatDuration(action.ms)}` : 'not retrying until the next change';
       this.#log.warn(`controller ${this.#name}: reconcile of ${key} failed (attempt ${attempt}): ${error.message}; ${next}`, fields);
     }
-    if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'retry', error }, this.#clock.now() + action.ms, false);
+    // The scheduler's retry keeps the failed run's priority.
+    if (action.kind === 'requeueAfter') this.#reasons.note(key, { kind: 'retry', error }, this.#clock.now() + action.ms, false, failed?.priority ?? 0);
     return action;
   }
 

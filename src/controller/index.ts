@@ -11,5 +11,6 @@ export * from './controller.js';
 export * from './leader.js';
 export * from './finalizer.js';
 export * from './metrics.js';
+export { Priority, defaultPriority, type PriorityFunction, type ConcurrencyGroups } from './priority.js';
 export { PermissionNotDeclaredError } from '../core/permissions.js';
 export type { UsesOptions } from './permissions.js';

@@ -8,6 +8,7 @@ import { FailureCounts, ItemBackoff } from '../runtime/backoff.js';
 import { DelayQueue } from '../runtime/delay-queue.js';
 import { QueueMetrics, type WorkQueueMetricsProvider } from '../observability/index.js';
 import { misuse, misuseIn } from './outcomes.js';
+import { checkConcurrencyGroups, Priority, type ConcurrencyGroups } from './priority.js';
 
 /**
  * What a reconcile asks for next: `done` (nothing until the key is scheduled again), `requeueAfter`
@@ -24,6 +25,8 @@ export type Action =
       readonly kind: 'requeueAfter';
       /** The delay, in ms (≥ 0). */
       readonly ms: number;
+      /** The priority of the requeue (a finite number). Default {@link Priority}`.high`: work the reconcile itself asked for. */
+      readonly priority?: number;
     }
   | {
       /** Wait for the next change. */
@@ -37,8 +40,8 @@ const AWAIT: Action = Object.freeze({ kind: 'await' });
 export const Action = Object.freeze({
   /** Nothing more until the key is requested again. */
   done: (): Action => DONE,
-  /** Reconcile again `ms` from now (merged with other requests: the earliest wins). */
-  requeueAfter: (ms: number): Action => ({ kind: 'requeueAfter', ms }),
+  /** Reconcile again `ms` from now (merged with other requests: the earliest wins), at `priority` (default {@link Priority}`.high`). */
+  requeueAfter: (ms: number, priority?: number): Action => (priority === undefined ? { kind: 'requeueAfter', ms } : { kind: 'requeueAfter', ms, priority }),
   /** Wait for the next change of something the controller watches. */
   awaitChange: (): Action => AWAIT,
 });
@@ -97,6 +100,14 @@ export interface ReconcileSchedulerOptions {
   /** The name its queue metrics and work-queue diagnostics events carry. Default `''`. */
   name?: string;
   /**
+   * Caps the reconciles of each group of keys (`keyOf`) at `concurrency` (default `1`) at once, within
+   * `concurrency`. A key whose group is full waits, keeping its due time and priority, and a free slot
+   * of its group starts it — the keys of other groups start meanwhile. A `keyOf` that throws or returns
+   * a non-string stops the scheduler (`run` rejects with it; a `Controller` logs it instead and runs
+   * the key in no group). Default: none (only `concurrency`).
+   */
+  concurrencyGroups?: ConcurrencyGroups;
+  /**
    * Work-queue metrics of the scheduler, as a work queue of keys: depth (keys due and waiting), adds,
    * queue latency (from a due-now request, or from the due time of a delayed one, to the start), work
    * duration, unfinished work, longest running reconcile, and retries (each delayed request: a
@@ -105,12 +116,18 @@ export interface ReconcileSchedulerOptions {
   metricsProvider?: WorkQueueMetricsProvider;
 }
 
-/** When a request is due: at clock time `runAt`, or `delayMs` from now. Neither means now. */
+/** When a request is due: at clock time `runAt`, or `delayMs` from now. Neither means now. And its priority. */
 export interface ScheduleRequest {
   /** Clock time (ms, on the scheduler's clock) at which the reconcile is due. */
   runAt?: number;
   /** Delay from now, in ms (≥ 0). */
   delayMs?: number;
+  /**
+   * The request's priority, a finite number: among due keys the higher goes first (see
+   * {@link ReconcileScheduler} for the fairness rule). A key's priority is the highest of its merged
+   * requests, and its retries keep it. Default {@link Priority}`.high` (`0`).
+   */
+  priority?: number;
 }
 
 /** A snapshot of a {@link ReconcileScheduler}. */
@@ -123,8 +140,8 @@ export interface ReconcileSchedulerStats {
   readonly failing: number;
 }
 
-/** The function a scheduler runs for each due key; its signal aborts when the scheduler stops. */
-export type Reconcile = (key: string, signal: AbortSignal) => Promise<Action>;
+/** The function a scheduler runs for each due key; its signal aborts when the scheduler stops; `priority` is the key's when it started. */
+export type Reconcile = (key: string, signal: AbortSignal, priority: number) => Promise<Action>;
 
 const OWNER = 'ReconcileScheduler';
 
@@ -133,17 +150,24 @@ const RESOLVED = Promise.resolve();
 
 /**
  * Runs reconciles of string keys when they are due (kube-rs's `Scheduler` and `Runner`, controller-runtime's
- * worker loop). Requests for one key merge, the earliest due time winning; a key never has two reconciles
- * running at once — a request made during a run is kept and runs after it ends, at its due time; at most
- * `concurrency` reconciles run at once, the key due first going first (ties: the earlier request). A
- * reconcile's {@link Action} may requeue its key; a failure goes to the `onError` policy and never stops
- * the scheduler — except a programming error the runtime raised (a result that is not an `Action`, a
+ * worker loop and priority queue). Requests for one key merge — the earliest due time and the highest
+ * priority winning; a key never has two reconciles running at once — a request made during a run is
+ * kept and runs after it ends, at its due time; at most `concurrency` reconciles run at once (and at
+ * most `concurrencyGroups.concurrency` of one group). Among due keys the highest priority starts first,
+ * the key due first within a priority (ties: the earlier request) — with one fairness rule, so neither
+ * side starves: a start that passes over a key of a lower priority due earlier counts, and after 9 such
+ * starts in a row the 10th goes to the key due the longest, whatever its priority. Without priorities
+ * (every request `0`) the order is first due, first started. A reconcile's {@link Action} may requeue
+ * its key (at {@link Priority}`.high` unless the action says otherwise); a failure goes to the
+ * `onError` policy, whose retry keeps the priority the failed run started with, and never stops the
+ * scheduler — except a programming error the runtime raised (a result that is not an `Action`, a
  * misuse of the reconcile context) and a policy that throws: those stop it, and `run` rejects with them.
  *
  * Recovery: a reconcile interrupted by the stop (it rejects with its signal's abort) is kept as a request
- * due now, with no failure counted; requests left when `run` resolves stay in `stats().queued`.
+ * due now at its priority, with no failure counted; requests left when `run` resolves stay in `stats().queued`.
  *
  * Warning: `run` waits for every running reconcile to end; one that ignores its signal holds the stop.
+ * A key of a low priority waits while higher ones are due, up to the fairness rule's 1 start in 10.
  *
  * @example
  * ```ts
@@ -157,13 +181,15 @@ export class ReconcileScheduler {
   readonly #debounceMs: number;
   readonly #onError: ReconcileErrorPolicy;
   readonly #clock: Clock;
-  /** Requests not started yet; a running key is held there, so its request waits for the run's end. */
+  /** Requests not started yet; a running key (or one waiting for its group) is held there, so its request waits. */
   readonly #pending: DelayQueue<string>;
-  readonly #running = new Set<string>();
+  /** The running keys and the priority each started with. */
+  readonly #running = new Map<string, number>();
   readonly #attempts = new FailureCounts<string>();
   readonly #metrics: QueueMetrics<string>;
   /** Keys counted in the metrics' depth (due and waiting); kept only while metrics are on. */
   readonly #counted = new Set<string>();
+  readonly #groups: Groups | undefined;
   #pumpQueued = false;
   #scope: TaskScope | undefined;
   /** The run's scope is live (cheaper to read than its signal's `aborted`, on every request). */
@@ -175,41 +201,56 @@ export class ReconcileScheduler {
 
   /** Throws `INVALID_OPTION` for an option outside its documented range. */
   constructor(options: ReconcileSchedulerOptions = {}) {
-    validateOptions(OWNER, options, { concurrency: 'positiveCount', debounceMs: 'duration', onError: 'function', clock: 'clock', name: 'string', metricsProvider: 'object' });
+    validateOptions(OWNER, options, {
+      concurrency: 'positiveCount',
+      debounceMs: 'duration',
+      onError: 'function',
+      clock: 'clock',
+      name: 'string',
+      concurrencyGroups: 'any',
+      metricsProvider: 'object',
+    });
     this.#concurrency = options.concurrency ?? 1;
     this.#debounceMs = options.debounceMs ?? 0;
     this.#onError = options.onError ?? exponentialBackoff();
     this.#clock = options.clock ?? realClock;
     this.#pending = new DelayQueue<string>(this.#clock, () => this.#pump());
     this.#metrics = new QueueMetrics<string>(options.name ?? '', this.#clock, options.metricsProvider, 500);
+    const groups = checkConcurrencyGroups(OWNER, options.concurrencyGroups);
+    this.#groups = groups === undefined ? undefined : new Groups(groups.keyOf, groups.concurrency ?? 1, this.#clock);
   }
 
   /**
-   * Requests a reconcile of `key`, now or at the time `request` gives; merges with a request already
-   * pending for the key (the earlier due time wins; with `debounceMs`, see that option). Works before
-   * `run` and after it resolved too (the request is kept). Throws `INVALID_OPTION` for a bad request.
+   * Requests a reconcile of `key`, now or at the time `request` gives, at its priority; merges with a
+   * request already pending for the key (the earlier due time and the higher priority win; with
+   * `debounceMs`, see that option). Works before `run` and after it resolved too (the request is kept).
+   * Throws `INVALID_OPTION` for a bad request.
    */
   schedule(key: string, request?: ScheduleRequest): void {
-    if (request === undefined && this.#debounceMs === 0) {
-      // The hot path (every informer event): due now, nothing to check.
-      this.#request(key, this.#clock.now());
+    if (request === undefined) {
+      this.scheduleNow(key, Priority.high);
       return;
     }
-    validateOptions(`${OWNER}.schedule`, request, { runAt: 'any', delayMs: 'duration' });
-    const { runAt, delayMs } = request ?? {};
+    validateOptions(`${OWNER}.schedule`, request, { runAt: 'any', delayMs: 'duration', priority: 'any' });
+    const { runAt, delayMs, priority = Priority.high } = request;
     if (runAt !== undefined && (typeof runAt !== 'number' || Number.isNaN(runAt))) {
       throw new InvalidOptionError(`${OWNER}.schedule: option runAt must be a clock time in ms, got ${String(runAt)}`);
     }
     if (runAt !== undefined && delayMs !== undefined) {
       throw new InvalidOptionError(`${OWNER}.schedule: give runAt or delayMs, not both`);
     }
+    checkPriority(`${OWNER}.schedule: option priority`, priority);
     const now = this.#clock.now();
-    const dueAt = runAt ?? now + (delayMs ?? 0);
-    if (this.#debounceMs === 0) this.#request(key, dueAt);
-    else {
-      const old = this.#pending.dueAt(key);
-      if (old === undefined || old >= dueAt) this.#set(key, dueAt + this.#debounceMs);
-    }
+    this.#schedule(key, runAt ?? now + (delayMs ?? 0), priority);
+  }
+
+  /**
+   * `schedule(key, { priority })` without the request object: a request due now at `priority` (a
+   * finite number; `INVALID_OPTION` otherwise) — the hot path of a controller, one call per event.
+   */
+  scheduleNow(key: string, priority: number): void {
+    if (!Number.isFinite(priority)) checkPriority(`${OWNER}.scheduleNow: priority`, priority);
+    this.#schedule(key, this.#clock.now(), priority);
   }
 
   /** How many failures in a row `key` has had (0 after a success or when it never failed). */
@@ -257,16 +298,29 @@ export class ReconcileScheduler {
     }
   }
 
-  /** Merges a request due at `dueAt` (the earlier time wins). */
-  #request(key: string, dueAt: number): void {
+  /** A request of `schedule`: merged as a request (see {@link ReconcileSchedulerOptions.debounceMs} for the debounce). */
+  #schedule(key: string, dueAt: number, priority: number): void {
+    if (this.#debounceMs === 0) {
+      this.#request(key, dueAt, priority);
+      return;
+    }
     const old = this.#pending.dueAt(key);
-    if (old === undefined || dueAt < old) this.#set(key, dueAt);
+    const merged = Math.max(priority, this.#pending.priorityOf(key) ?? priority);
+    if (old === undefined || old >= dueAt) this.#set(key, dueAt + this.#debounceMs, merged);
+    else if (merged > (this.#pending.priorityOf(key) as number)) this.#set(key, old, merged);
   }
 
-  /** Makes `dueAt` the key's pending due time and wakes the loop. */
-  #set(key: string, dueAt: number): void {
+  /** Merges a request due at `dueAt` at `priority` (the earlier time and the higher priority win). */
+  #request(key: string, dueAt: number, priority: number): void {
+    if (!this.#pending.setEarlier(key, dueAt, priority)) return;
+    if (this.#metrics.enabled) this.#count(key, this.#pending.dueAt(key) as number);
+    this.#queuePump();
+  }
+
+  /** Makes `dueAt` and `priority` the key's pending request and wakes the loop. */
+  #set(key: string, dueAt: number, priority: number): void {
     if (this.#metrics.enabled) this.#count(key, dueAt);
-    this.#pending.set(key, dueAt);
+    this.#pending.set(key, dueAt, priority);
     this.#queuePump();
   }
 
@@ -285,7 +339,7 @@ export class ReconcileScheduler {
    * runs once per reconcile.
    */
   #queuePump(): void {
-    if (this.#pumpQueued || !this.#live()) return;
+    if (this.#pumpQueued || !this.#alive) return;
     this.#pumpQueued = true;
     void RESOLVED.then(this.#pumpTask);
   }
@@ -295,46 +349,61 @@ export class ReconcileScheduler {
     this.#pump();
   };
 
-  #live(): boolean {
-    return this.#alive;
-  }
-
-  /** Starts every due key the cap allows, then arms one timer for the next due key. */
+  /** Starts every due key the caps allow, then arms one timer for the next due key. */
   #pump(): void {
-    if (!this.#live()) {
+    if (!this.#alive) {
       this.#pending.disarm();
       return;
     }
     const now = this.#clock.now();
+    const groups = this.#groups;
     while (this.#running.size < this.#concurrency) {
       const top = this.#pending.popDue(now);
       if (top === undefined) {
         this.#pending.arm(); // one timer, for the next key due (none when nothing waits)
         return;
       }
+      let group: string | undefined;
+      if (groups !== undefined) {
+        try {
+          group = groups.groupOf(top.key);
+        } catch (err) {
+          this.#pending.set(top.key, top.dueAt, top.priority);
+          this.#scope!.fail(err, `concurrencyGroups.keyOf(${top.key})`);
+          return;
+        }
+        if (groups.full(group)) {
+          // Its group is at its cap: the key waits (held, its request kept) for a slot of its group.
+          this.#pending.hold(top.key);
+          this.#pending.set(top.key, top.dueAt, top.priority);
+          groups.park(group, top);
+          continue;
+        }
+        groups.started(top.key, group);
+      }
       if (this.#metrics.enabled) {
         // A delayed request is added when it starts: its latency counts from its due time.
         if (!this.#counted.delete(top.key)) this.#metrics.add(top.key, top.dueAt);
         this.#metrics.get(top.key);
       }
-      this.#start(top.key);
+      this.#start(top.key, top.priority);
     }
     this.#pending.disarm(); // at the cap: the end of a run pumps again
   }
 
-  #start(key: string): void {
-    this.#running.add(key);
+  #start(key: string, priority: number): void {
+    this.#running.set(key, priority);
     this.#pending.hold(key);
-    void this.#runOne(key, this.#scope!, this.#reconcile!);
+    void this.#runOne(key, priority, this.#scope!, this.#reconcile!);
   }
 
   /** Runs one reconcile of `key` and what follows from it; never rejects (a bug here fails the scope). */
-  async #runOne(key: string, scope: TaskScope, reconcile: Reconcile): Promise<void> {
+  async #runOne(key: string, priority: number, scope: TaskScope, reconcile: Reconcile): Promise<void> {
     const signal = scope.signal;
     let action: Action | undefined;
     let error: unknown;
     try {
-      action = checkAction(await reconcile(key, signal));
+      action = checkAction(await reconcile(key, signal, priority));
     } catch (err) {
       error = err;
     }
@@ -344,38 +413,106 @@ export class ReconcileScheduler {
       if (action !== undefined) {
         this.#attempts.forget(key);
         this.#apply(key, action);
-      } else this.#failed(key, signal, error);
+      } else this.#failed(key, priority, signal, error);
     } catch (err) {
       scope.fail(err, `reconcile ${key}`);
     } finally {
       this.#pending.release(key);
+      const waiting = this.#groups?.ended(key);
+      if (waiting !== undefined) this.#pending.release(waiting);
       this.#queuePump();
       if (this.#running.size === 0) this.#onIdle?.();
     }
   }
 
-  #failed(key: string, signal: AbortSignal, thrown: unknown): void {
+  #failed(key: string, priority: number, signal: AbortSignal, thrown: unknown): void {
     if (isAbortOf(thrown, signal)) {
       // Interrupted by the stop: not a failure; the key is reconciled again by whoever runs next.
-      this.#request(key, this.#clock.now());
+      this.#request(key, this.#clock.now(), priority);
       return;
     }
     const attempt = this.#attempts.add(key);
     // A programming error is not retried: it fails the run (the caller's catch), as a throwing policy does.
     const mistake = misuseIn(thrown);
     if (mistake !== undefined) throw mistake;
-    this.#apply(key, checkAction(this.#onError(key, toError(thrown), attempt)));
+    const action = checkAction(this.#onError(key, toError(thrown), attempt));
+    // A retry keeps the priority the failed run started with.
+    if (action.kind === 'requeueAfter') this.#request(key, this.#clock.now() + action.ms, priority);
   }
 
   #apply(key: string, action: Action): void {
-    if (action.kind === 'requeueAfter') this.#request(key, this.#clock.now() + action.ms);
+    if (action.kind === 'requeueAfter') this.#request(key, this.#clock.now() + action.ms, action.priority ?? Priority.high);
   }
+}
+
+/**
+ * The concurrency groups of a scheduler: how many reconciles of each group run, and per group the keys
+ * that wait for a slot (held in the scheduler's queue), best first — one is released per run that ends.
+ */
+class Groups {
+  readonly #keyOf: (key: string) => string;
+  readonly #cap: number;
+  readonly #clock: Clock;
+  /** The group of each running key. */
+  readonly #of = new Map<string, string>();
+  readonly #running = new Map<string, number>();
+  readonly #waiting = new Map<string, DelayQueue<string>>();
+
+  constructor(keyOf: (key: string) => string, cap: number, clock: Clock) {
+    this.#keyOf = keyOf;
+    this.#cap = cap;
+    this.#clock = clock;
+  }
+
+  /** The key's group; throws a `TypeError` for a `keyOf` that returns a non-string (and what it throws). */
+  groupOf(key: string): string {
+    const group: unknown = this.#keyOf(key);
+    if (typeof group !== 'string') throw misuse(new TypeError(`${OWNER}: option concurrencyGroups.keyOf must return a string, got ${typeof group} for ${key}`));
+    return group;
+  }
+
+  /** Whether `group` is at its cap. */
+  full(group: string): boolean {
+    return (this.#running.get(group) ?? 0) >= this.#cap;
+  }
+
+  /** `top` waits for a slot of its `group`. */
+  park(group: string, top: { key: string; dueAt: number; priority: number }): void {
+    let waiting = this.#waiting.get(group);
+    if (waiting === undefined) this.#waiting.set(group, (waiting = new DelayQueue<string>(this.#clock, () => undefined)));
+    waiting.set(top.key, top.dueAt, top.priority);
+  }
+
+  /** `key` of `group` starts. */
+  started(key: string, group: string): void {
+    this.#of.set(key, group);
+    this.#running.set(group, (this.#running.get(group) ?? 0) + 1);
+  }
+
+  /** A run of `key` ended; returns the key of its group to release (the best waiting), if any. */
+  ended(key: string): string | undefined {
+    const group = this.#of.get(key);
+    if (group === undefined) return undefined;
+    this.#of.delete(key);
+    const n = (this.#running.get(group) ?? 1) - 1;
+    if (n === 0) this.#running.delete(group);
+    else this.#running.set(group, n);
+    const waiting = this.#waiting.get(group);
+    const next = waiting?.popDue(Infinity);
+    if (waiting !== undefined && waiting.size === 0) this.#waiting.delete(group);
+    return next?.key;
+  }
+}
+
+/** Throws `INVALID_OPTION` unless `value` is a finite number. */
+function checkPriority(what: string, value: unknown): void {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new InvalidOptionError(`${what} must be a finite number (Priority.high, Priority.low, …), got ${String(value)}`);
 }
 
 /** Returns `value` when it is an {@link Action}; throws a `TypeError` naming it otherwise (a programming error: see `misuse`). */
 export function checkAction(value: unknown): Action {
-  const a = value as Partial<{ kind: unknown; ms: unknown }> | null | undefined;
+  const a = value as Partial<{ kind: unknown; ms: unknown; priority: unknown }> | null | undefined;
   if (a?.kind === 'done' || a?.kind === 'await') return a as Action;
-  if (a?.kind === 'requeueAfter' && typeof a.ms === 'number' && a.ms >= 0 && !Number.isNaN(a.ms)) return a as Action;
-  throw misuse(new TypeError(`${OWNER}: a reconcile must return { kind: 'done' | 'await' } or { kind: 'requeueAfter', ms ≥ 0 }, got ${JSON.stringify(value)}`));
+  if (a?.kind === 'requeueAfter' && typeof a.ms === 'number' && a.ms >= 0 && !Number.isNaN(a.ms) && (a.priority === undefined || (typeof a.priority === 'number' && Number.isFinite(a.priority)))) return a as Action;
+  throw misuse(new TypeError(`${OWNER}: a reconcile must return { kind: 'done' | 'await' } or { kind: 'requeueAfter', ms ≥ 0, priority?: a finite number }, got ${JSON.stringify(value)}`));
 }

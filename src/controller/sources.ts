@@ -31,10 +31,20 @@ export interface WatchSpec {
 export interface WatchSource extends WatchSpec, Source {}
 
 /** The {@link ReconcileReason}s of one source's events, made once (an event allocates none). */
-function watchReasons(source: WatchSpec): Record<'listed' | 'add' | 'update' | 'delete', ReconcileReason> {
+function watchReasons(source: WatchSpec): Record<'listed' | 'add' | 'update' | 'unchanged' | 'delete', ReconcileReason> {
   const resource = gvrKey(source.resource);
   const reason = (event: 'add' | 'update' | 'delete', initial = false): ReconcileReason => Object.freeze({ kind: 'watch', role: source.role, resource, event, initial });
-  return { listed: reason('add', true), add: reason('add'), update: reason('update'), delete: reason('delete') };
+  const unchanged: ReconcileReason = Object.freeze({ kind: 'watch', role: source.role, resource, event: 'update', initial: false, unchanged: true });
+  return { listed: reason('add', true), add: reason('add'), update: reason('update'), unchanged, delete: reason('delete') };
+}
+
+/** The `resourceVersion` of an object from a cache (undefined when it has none). */
+const versionOf = (obj: unknown): unknown => (obj as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+
+/** True when an update changed nothing: both states have one `resourceVersion` (a resync, a relist that found it so). */
+function unchangedUpdate(oldObject: unknown, object: unknown): boolean {
+  const version = versionOf(object);
+  return version !== undefined && version === versionOf(oldObject);
 }
 
 interface LifecycleMeta {
@@ -81,15 +91,16 @@ export function sourceHandler(source: WatchSource, schedule: (key: string, reaso
     return {
       onAdd: (obj, initial) => scheduleKeys(obj, initial ? reasons.listed : reasons.add),
       onUpdate: (oldObject, object) => {
-        scheduleKeys(object, reasons.update);
-        scheduleKeys(oldObject, reasons.update);
+        const reason = oldObject === object || unchangedUpdate(oldObject, object) ? reasons.unchanged : reasons.update;
+        scheduleKeys(object, reason);
+        scheduleKeys(oldObject, reason);
       },
       onDelete: (obj) => scheduleKeys(unwrapTombstone(obj), reasons.delete),
     };
   }
   return {
     onAdd: (object, initial) => enqueue({ type: 'add', object }, initial ? reasons.listed : reasons.add),
-    onUpdate: (oldObject, object) => enqueue({ type: 'update', object, oldObject }, reasons.update),
+    onUpdate: (oldObject, object) => enqueue({ type: 'update', object, oldObject }, oldObject === object || unchangedUpdate(oldObject, object) ? reasons.unchanged : reasons.update),
     onDelete: (obj) => enqueue({ type: 'delete', object: unwrapTombstone(obj) }, reasons.delete),
   };
 }
