@@ -21,7 +21,7 @@ export function stormMarkdown(s: StormSection): string {
     `Measured on ${s.date.slice(0, 10)} with \`${s.command}\` (${fmt(s.durationMinutes, 0)} min; kube-apiserver ${s.serverVersion} and its etcd on the same machine, \`scripts/apiserver/start.sh\`; Node ${s.node}, ${s.cpus}). ` +
       `The operator of the head to head above (a BenchSet owning ${a.children} ConfigMaps; bench/controller-runtime/main.go and bench/operator/kube-informer.ts), concurrency ${a.concurrency} on every side. ` +
       `${fmt(a.primaries)} BenchSets are created and converged once${s.resetSeconds === undefined ? '' : ` (created in ${fmt(s.resetSeconds, 0)} s, converged in ${fmt(s.convergeSeconds ?? Number.NaN, 0)} s)`}. ` +
-      `Then each side is restarted ${a.creations} times (order rotated per round; one process at a time): the fresh process lists the world and reconciles every set again — the storm; each reconcile waits ${fmt(a.workMs, 1)} ms first on every side (an outside call: without one a converged reconcile takes microseconds and the storm is over before anything can wait in it), and writes nothing. ` +
+      `Then each side is restarted ${a.creations} time${a.creations === 1 ? '' : 's'} (order rotated per round; one process at a time): the fresh process lists the world and reconciles every set again — the storm; each reconcile waits ${fmt(a.workMs, 1)} ms first on every side (an outside call: without one a converged reconcile takes microseconds and the storm is over before anything can wait in it), and writes nothing. ` +
       `${fmt(a.delayMs)} ms after the side's first reconcile began (its own report), the harness creates one new BenchSet, annotated so the side reports its reconcile starts; ` +
       'the latency is from the create\'s send (the client\'s clock: creationTimestamp has whole seconds) to the start of that set\'s first reconcile, both epoch milliseconds on one machine. ' +
       'The storm is from the first reconcile\'s start to the end of as many reconciles as there were sets before the create. One creation per restart, so each is a restart of its own (new sets stay: each restart has one more set).',
@@ -43,7 +43,7 @@ export function stormMarkdown(s: StormSection): string {
     const lowest = (pick: (f: ReturnType<typeof stormFigures>) => number): string => {
       const v = pick(ki);
       const rest = others.map(pick);
-      if (!Number.isFinite(v) || rest.some((x) => !Number.isFinite(x))) return 'not measured';
+      if (!s.kiPriority || !Number.isFinite(v) || rest.some((x) => !Number.isFinite(x))) return 'not measured';
       return rest.every((x) => v < x) ? 'met' : `**missed** (${fmt(v, 1)} ms against ${fmt(Math.min(...rest), 1)} ms)`;
     };
     out.push('| target (issue 50, same run, same server, equal concurrency) | verdict |', '| --- | ---: |');

@@ -3,15 +3,14 @@
 // The reconcile is the one of bench/controller-runtime/main.go (create/update each ConfigMap from the
 // cache, then PUT the status when it changed); see bench/lib/operator-phase.ts for the method. The
 // kubeconfig is read by `loadKubeConfig({ lean: true })`: nothing in this process loads @kubernetes/client-node.
+// The storm phase (bench/lib/storm-phase.ts) adds `workMs` (a wait at each reconcile's start) and `fifo`
+// (the Controller's `priority: false`).
 
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { loadKubeConfig, type ResourceDescriptor, resources, SharedInformerFactory } from '../../src/index.js';
 import { Action, Controller, predicates } from '../../src/controller.js';
 import { KI_OWNS_OPTIONS } from '../lib/operator-args.js';
 import { BENCH_GROUP, BENCH_PLURAL, BENCH_VERSION, controlledBy, ownerReference, runOperatorSide, sameData, STORM_ANNOTATION, type BenchSet } from '../lib/operator-side.js';
-
-/** The Controller's options for the storm phase's FIFO side: today's order (TODO(E): `{ priority: false }` once wp-prio is merged). */
-const FIFO = {};
 
 const benchSets: ResourceDescriptor<BenchSet> = { group: BENCH_GROUP, version: BENCH_VERSION, resource: BENCH_PLURAL, kind: 'BenchSet', namespaced: true };
 
@@ -54,7 +53,7 @@ runOperatorSide(async (cfg, probe) => {
           throw err;
         }
       },
-      { name: 'benchsets', concurrency: cfg.concurrency, logger: false, ...(cfg.fifo === true ? FIFO : {}) },
+      { name: 'benchsets', concurrency: cfg.concurrency, logger: false, ...(cfg.fifo === true ? { priority: false as const } : {}) },
     );
   const ac = new AbortController();
   factory.start(ac.signal);
