@@ -44,6 +44,8 @@ export interface FinalLine {
   starts: Array<[string, number, number]>;
   /** Node sides: the collector's pauses in the saturation window (bench/lib/operator-side.ts). */
   windowGc?: WindowGc;
+  /** Node sides, storm phase: per start of an annotated set, [key, start ms, the collector's pause ms, pauses] since its create. */
+  stormGc?: Array<[string, number, number, number]>;
 }
 
 /** One side at one size and repetition. */
@@ -230,7 +232,7 @@ async function runSide(world: OperatorWorld, kubeconfig: string, side: OperatorS
     await watch.allReady(60_000, writes).catch((err: unknown) => run.errors.push(`after the steady writes: ${message(err)}`));
     const final = await proc.stop();
     if (final === undefined) throw new Error('the side exited without its final line');
-    const { starts, windowGc: _gc, ...rest } = final;
+    const { starts, windowGc: _gc, stormGc: _storm, ...rest } = final;
     run.run = rest;
     const lat = latencies(writes, starts);
     Object.assign(run, { writes: writes.length, seen: lat.length, p50Ms: quantile(lat, 0.5), p99Ms: quantile(lat, 0.99), maxMs: lat.at(-1) });

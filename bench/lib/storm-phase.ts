@@ -42,6 +42,9 @@ export interface StormRun {
   createdAtMs?: number;
   /** ms from the create's send to the start of the new primary's first reconcile. */
   latencyMs?: number;
+  /** Node sides: the collector's pauses (ms, count) between the create's send and the new set's first reconcile. */
+  gcMs?: number;
+  gcPauses?: number;
   /** ms from the first reconcile's start to the end of the `existing`-th. */
   stormMs?: number;
   /** Reconciles and writes of the whole restart. */
@@ -116,7 +119,7 @@ export async function runStormPhase(kubeconfig: string, args: StormArgs, command
         const run = await restart(world, kubeconfig, side, rep, n + created, `storm-${created}`, args, timeoutMs);
         created++;
         section.runs.push(run);
-        log(`storm ${side} rep=${rep}: first reconcile ${fmt(run.spawnToFirstMs ?? Number.NaN)} ms after spawn; created ${fmt(run.createdAtMs ?? Number.NaN)} ms into the storm; reconciled ${fmt(run.latencyMs ?? Number.NaN, 1)} ms later; storm ${fmt(run.stormMs ?? Number.NaN)} ms${run.errors.length > 0 ? `; ERRORS ${run.errors.join('; ')}` : ''}`);
+        log(`storm ${side} rep=${rep}: first reconcile ${fmt(run.spawnToFirstMs ?? Number.NaN)} ms after spawn; created ${fmt(run.createdAtMs ?? Number.NaN)} ms into the storm; reconciled ${fmt(run.latencyMs ?? Number.NaN, 1)} ms later${run.gcMs === undefined ? '' : ` (the collector paused ${fmt(run.gcMs, 1)} ms in ${run.gcPauses} pauses between)`}; storm ${fmt(run.stormMs ?? Number.NaN)} ms${run.errors.length > 0 ? `; ERRORS ${run.errors.join('; ')}` : ''}`);
       }
     }
   } catch (err) {
@@ -182,7 +185,12 @@ async function restart(world: OperatorWorld, kubeconfig: string, side: StormSide
     const key = `${world.namespace}/${name}`;
     const starts = final.starts.filter(([k]) => k === key).map(([, , t]) => t);
     if (starts.length === 0) run.errors.push(`no reconcile of ${name} reported`);
-    else run.latencyMs = Math.min(...starts) - sentAt;
+    else {
+      const at = Math.min(...starts);
+      run.latencyMs = at - sentAt;
+      const gc = final.stormGc?.find(([k, t]) => k === key && t === at);
+      if (gc !== undefined) [run.gcMs, run.gcPauses] = [gc[2], gc[3]];
+    }
   } catch (err) {
     run.errors.push(message(err));
     await proc.stop();

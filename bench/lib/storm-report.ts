@@ -11,6 +11,8 @@ function label(id: StormSideId, kiPriority: boolean): string {
   return kiPriority ? 'kube-informer `Controller`, its priority scheduler (the default)' : 'kube-informer `Controller` (a build without the priority scheduler: FIFO)';
 }
 
+const SHORT: Record<StormSideId, string> = { 'kube-informer': 'kube-informer (priority)', 'kube-informer-fifo': 'kube-informer (FIFO)', 'controller-runtime': 'controller-runtime' };
+
 /** The "Restart storm" section of docs/benchmarks.md. */
 export function stormMarkdown(s: StormSection): string {
   const a = s.args;
@@ -36,7 +38,12 @@ export function stormMarkdown(s: StormSection): string {
     return [label(id, s.kiPriority), fmt(f.runs), fmt(f.p50, 1), fmt(f.p99, 1), fmt(f.max, 1), fmt(f.stormMedian), fmt(f.createdAtMedian)];
   });
   out.push(`| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`), '');
-  out.push(`p99 of ${a.creations} creations is the largest but one at most: quantiles index the sorted latencies at ⌊p·n⌋.`, '');
+  out.push(`Quantiles index the sorted latencies at ⌊p·n⌋: of ${a.creations} creations per side, p99 is the ${Math.floor(0.99 * a.creations) + 1 === a.creations ? 'largest' : `${Math.floor(0.99 * a.creations) + 1}th`}.`, '');
+  const slow = sides.flatMap((id) => {
+    const runs = s.runs.filter((r) => r.side === id && r.latencyMs !== undefined && r.gcMs !== undefined).sort((x, y) => y.latencyMs! - x.latencyMs!).slice(0, 3);
+    return runs.length === 0 ? [] : [`${SHORT[id]}: ${runs.map((r) => `${fmt(r.latencyMs!, 1)} ms (${fmt(r.gcMs!, 1)} ms in ${r.gcPauses} pause${r.gcPauses === 1 ? '' : 's'})`).join(', ')}`];
+  });
+  if (slow.length > 0) out.push(`The three slowest creations of each Node side, with the collector's pauses that began between the create's send and the reconcile's start (Node's \`gc\` performance entries): ${slow.join('; ')}.`, '');
   const ki = figs.get('kube-informer');
   const others = sides.filter((id) => id !== 'kube-informer').map((id) => figs.get(id)!);
   if (ki !== undefined && others.length > 0) {

@@ -23,7 +23,8 @@ runOperatorSide(async (cfg, probe) => {
     .build(
       async (key, ctx) => {
         const cached = ctx.object as BenchSet | undefined;
-        const end = probe.start(key, cached?.metadata.generation ?? 0, (cached?.metadata.annotations as Record<string, string> | undefined)?.[STORM_ANNOTATION] !== undefined);
+        const created = (cached?.metadata.annotations as Record<string, string> | undefined)?.[STORM_ANNOTATION];
+        const end = probe.start(key, cached?.metadata.generation ?? 0, created === undefined ? undefined : Number(created));
         try {
           if (workMs > 0) await new Promise((resolve) => setTimeout(resolve, workMs));
           if (cached === undefined) return (end(false), Action.done());
