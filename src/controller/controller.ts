@@ -16,11 +16,11 @@ import { cacheOptionsOf, checkResource, checkWatchOptions, CONTROLLER_OPTION_SCH
 import { controllerOwnerKey, refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
-import { ControllerMetrics, type ControllerStats } from './metrics.js';
+import { ControllerMetrics } from './metrics.js';
 import { ReconcileCtx, ReconcileRun, type ReconcileContext, type ReconcileReason } from './context.js';
 import { ObservedWrites, type SourceInformer } from './writes.js';
 import { ReconcileTimeoutError } from './errors.js';
-import { codeOf, isTerminal, misuse, misuseIn } from './outcomes.js';
+import { codeOf, isTerminal, misuse, misuseIn, type ControllerStats } from './outcomes.js';
 import { RequestPriorities } from './priority.js';
 import { ADDED_NAMESPACE_REASON, ReconcileReasons, RESYNC_REASON, SCHEDULE_REASON, SHARD_REASON } from './reasons.js';
 import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';

@@ -8,6 +8,7 @@ export * from './writes.js';
 export { ReconcileClient } from './client.js';
 export * from './builder.js';
 export * from './controller.js';
+export type { ControllerStats } from './outcomes.js';
 export * from './leader.js';
 export * from './finalizer.js';
 export * from './metrics.js';

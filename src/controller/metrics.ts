@@ -14,36 +14,6 @@ export type ReconcileResult = 'success' | 'requeue_after' | 'error';
  */
 type ReconcileEnd = Action | 'error' | 'terminal' | 'stopped';
 
-/** A snapshot of a {@link Controller}'s work. Counters add up over every run. */
-export interface ControllerStats {
-  /** Whether `run` is in progress. */
-  readonly active: boolean;
-  /** Keys waiting for a reconcile. */
-  readonly queued: number;
-  /** Reconciles running now. */
-  readonly running: number;
-  /** Keys whose last reconcile failed. */
-  readonly failing: number;
-  /** Reconciles that returned an action. */
-  readonly succeeded: number;
-  /** Reconciles that threw, rejected or timed out (not those the stop interrupted). */
-  readonly failed: number;
-  /** Reconciles that ran past `reconcileTimeoutMs` (counted in `failed` too). */
-  readonly timedOut: number;
-  /** Reconciles that failed with a `TerminalError`, not retried (counted in `failed` too). */
-  readonly terminal: number;
-  /**
-   * Reconciles that the controller's stop (or, sharded, the loss of their slot) interrupted — they
-   * rejected after `ctx.signal` aborted: not failures, not retried.
-   */
-  readonly stopped: number;
-  /**
-   * Calls of the `priority` or `concurrencyGroups.keyOf` option that threw or returned a bad value
-   * (each logged; the request kept at the default priority, or the key run in no group).
-   */
-  readonly hookFailures: number;
-}
-
 /**
  * Creates the metrics of one controller (its `name`); each method is called once per run of the
  * controller. Mirrors controller-runtime's metrics so existing dashboards work:

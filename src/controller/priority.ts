@@ -77,7 +77,7 @@ const ungrouped = (key: string): string => `\u0000${key}`;
 /**
  * A controller's priorities (its `priority` and `concurrencyGroups` options): the priority of each
  * request, and the group of each key, so that a bad function never drops a request — a throw or a value
- * of the wrong type is logged (rate-limited: one line per function per 30 s, with a count), counted
+ * of the wrong type is logged (rate-limited: one line per function and kind of failure per 30 s, with a count), counted
  * (`failures`), and replaced: the priority by {@link defaultPriority}'s, the group by a group of the
  * key's own ({@link ungrouped}).
  */
@@ -112,10 +112,10 @@ export class RequestPriorities {
     try {
       value = fn(key, reason);
     } catch (err) {
-      return this.#priorityFailed(key, reason, `threw: ${err instanceof Error ? err.message : String(err)}`, errorFields(err));
+      return this.#priorityFailed('priority threw', key, reason, `threw: ${err instanceof Error ? err.message : String(err)}`, errorFields(err));
     }
     if (typeof value === 'number' && Number.isFinite(value)) return value;
-    return this.#priorityFailed(key, reason, `returned ${describe(value)}, not a finite number`, {});
+    return this.#priorityFailed('priority value', key, reason, `returned ${describe(value)}, not a finite number`, {});
   }
 
   /** The `concurrencyGroups` option with a `keyOf` that never throws: the key's own group when it throws or returns a non-string. */
@@ -127,23 +127,23 @@ export class RequestPriorities {
       try {
         value = keyOf(key);
       } catch (err) {
-        return this.#groupFailed(key, `threw: ${err instanceof Error ? err.message : String(err)}`, errorFields(err));
+        return this.#groupFailed('group threw', key, `threw: ${err instanceof Error ? err.message : String(err)}`, errorFields(err));
       }
-      return typeof value === 'string' ? value : this.#groupFailed(key, `returned ${describe(value)}, not a string`, {});
+      return typeof value === 'string' ? value : this.#groupFailed('group value', key, `returned ${describe(value)}, not a string`, {});
     };
     return { keyOf: groupOf, concurrency: option.concurrency };
   }
 
-  #priorityFailed(key: string, reason: ReconcileReason, what: string, fields: object): number {
+  #priorityFailed(kind: string, key: string, reason: ReconcileReason, what: string, fields: object): number {
     this.failures++;
     const priority = defaultPriority(key, reason);
-    this.#log.log('error', 'priority', `controller ${this.#name}: option priority ${what} for ${key}; the request keeps the default priority ${priority}`, { key, ...fields });
+    this.#log.log('error', kind, `controller ${this.#name}: option priority ${what} for ${key}; the request keeps the default priority ${priority}`, { key, ...fields });
     return priority;
   }
 
-  #groupFailed(key: string, what: string, fields: object): string {
+  #groupFailed(kind: string, key: string, what: string, fields: object): string {
     this.failures++;
-    this.#log.log('error', 'group', `controller ${this.#name}: option concurrencyGroups.keyOf ${what} for ${key}; the key runs in no group`, { key, ...fields });
+    this.#log.log('error', kind, `controller ${this.#name}: option concurrencyGroups.keyOf ${what} for ${key}; the key runs in no group`, { key, ...fields });
     return ungrouped(key);
   }
 }

@@ -97,6 +97,8 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['ControllerBuilder.uses', () => Controller.for(factory(), resources.pods).uses(resources.configmaps, ['get'], js({ subresorce: 'status' })), 'ControllerBuilder.uses: unknown option subresorce (did you mean subresource?)'],
   ['Controller (build)', () => Controller.for(factory(), resources.pods).build(async () => ({ kind: 'done' }), js({ concurency: 2 })), 'Controller: unknown option concurency (did you mean concurrency?)'],
   ['ReconcileScheduler', () => new ReconcileScheduler(js({ debounce: 5 })), 'ReconcileScheduler: unknown option debounce (did you mean debounceMs?)'],
+  ['Controller concurrencyGroups', () => Controller.for(factory(), resources.pods).build(async () => ({ kind: 'done' }), js({ concurrencyGroups: { keyof: () => '' } })), 'Controller v1/pods.concurrencyGroups: unknown option keyof (did you mean keyOf?)'],
+  ['ReconcileScheduler concurrencyGroups', () => new ReconcileScheduler(js({ concurrencyGroups: { keyOf: () => '', concurency: 2 } })), 'ReconcileScheduler.concurrencyGroups: unknown option concurency (did you mean concurrency?)'],
   ['ReconcileScheduler.schedule', () => new ReconcileScheduler().schedule('k', js({ delay: 5 })), 'ReconcileScheduler.schedule: unknown option delay (did you mean delayMs?)'],
   ['exponentialBackoff', () => exponentialBackoff(js({ base: 5 })), /^exponentialBackoff: unknown option base \(/],
   ['prometheusControllerMetricsProvider', () => prometheusControllerMetricsProvider(promClient, js({ reconcileTimeBucket: [1] })), 'prometheusControllerMetricsProvider: unknown option reconcileTimeBucket (did you mean reconcileTimeBuckets?)'],
