@@ -18,6 +18,8 @@
 //    the storm, counts: off by one reconcile of some thousands). The side is stopped once the
 //    harness's watch sees the new set ready and the storm is over. New sets stay: later restarts have one
 //    more primary each.
+//
+// The deterministic guard of the same order (no wall clock): test/controller/priority.test.ts, "restart storm".
 
 import { cpus } from 'node:os';
 import { quantile } from './controller-sides.js';
