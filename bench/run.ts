@@ -13,9 +13,11 @@
 //               Controller and a hand-written client-node loop (bench/lib/operator-phase.ts)
 //   stream      with --kubeconfig FILE only: streaming lists against paged lists, 8 informers at once, and the
 //               relist after a 410 (bench/lib/stream-phase.ts)
+//   storm       with --kubeconfig FILE only: issue 50's restart storm — a new primary created 1 s into a
+//               restarted operator's storm, time to its first reconcile (bench/lib/storm-phase.ts)
 //   controller  the controller runtime vs a hand-written loop (bench/controller.bench.ts, compiled, plain node)
 // `--phases` picks phases; `--merge FILE` keeps the other sections of an earlier results file (sync, big
-// and steady share one section: running any of them replaces all three; indep, real, operator, stream and controller are one each).
+// and steady share one section: running any of them replaces all three; indep, real, operator, stream, storm and controller are one each).
 // Every contender is its own child process (heap isolated, measured after GC); the server is another.
 // Results: bench/results/<time>.json, then (unless --no-docs) latest.json, docs/benchmarks.md and docs/benchmarks-*.svg.
 
@@ -28,6 +30,7 @@ import { runControllerPhase } from './lib/controller-phase.js';
 import { runIndepPhase } from './lib/indep-phase.js';
 import { runOperatorPhase } from './lib/operator-phase.js';
 import { runRealPhase } from './lib/real-phase.js';
+import { runStormPhase } from './lib/storm-phase.js';
 import { runStreamPhase } from './lib/stream-phase.js';
 import { benchDir, CONTENDERS, startContender, startServer } from './lib/processes.js';
 import type { ContenderConfig, ContenderId, ContenderLine, ContenderMode, LoadResult } from './lib/protocol.js';
@@ -87,6 +90,7 @@ async function main(): Promise<void> {
     real: merged?.real,
     operator: merged?.operator,
     stream: merged?.stream,
+    storm: merged?.storm,
   };
   const server = fakePhases ? startServer() : undefined;
   const record = (phase: RunRecord['phase'], id: ContenderId, pods: number, rep: number, lines: ContenderLine[]): void => {
@@ -172,6 +176,11 @@ async function main(): Promise<void> {
     if (args.phases.includes('stream')) {
       await server?.close();
       results.stream = await runStreamPhase(args.kubeconfig!, args.stream, command, log, merged?.stream);
+    }
+    // Phase 5d: issue 50's restart storm (--kubeconfig), one side process at a time.
+    if (args.phases.includes('storm')) {
+      await server?.close();
+      results.storm = await runStormPhase(args.kubeconfig!, args.storm, command, log, merged?.storm);
     }
     // Phase 6: the controller runtime vs the hand-written loop, in a process of its own.
     if (args.phases.includes('controller')) {

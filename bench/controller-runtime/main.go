@@ -11,10 +11,16 @@
 // Protocol (stdout, one JSON object a line; see bench/lib/operator-side.ts):
 //
 //	{"type":"start","t":…}                                          once the process runs (epoch ms)
+//	{"type":"first","t":…}                                          when the first reconcile starts (epoch ms)
 //	{"type":"reconciled","count":…,"firstStartMs":…,"atMs":…,"cpuAtFirstMs":…,"cpuMs":…}   when --expect reconciles completed
 //	{"type":"final","reconciles":…,"errors":…,"writes":…,"cpuMs":…,"maxRssKiB":…,"starts":[[key,gen,ms],…]}   at stdin EOF, then exit
 //
-// `starts` lists the reconciles that began on a BenchSet of generation ≥ 2 (the writer's spec changes).
+// `starts` lists the reconciles that began on a BenchSet of generation ≥ 2 (the writer's spec changes) or
+// carrying the storm annotation (the storm phase's new primaries, bench/lib/storm-phase.ts). --work-ms makes
+// each reconcile wait that long first, standing for an outside call (the storm phase).
+//
+// The controller's queue is controller-runtime's default: the priority queue (UsePriorityQueue defaults to
+// true since v0.23), where the initial list's adds and unchanged updates enter at LowPriority (-100).
 package main
 
 import (
@@ -50,6 +56,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
+
+// stormAnnotation marks the storm phase's new primaries (bench/lib/operator-side.ts STORM_ANNOTATION).
+const stormAnnotation = "bench.kube-informer.io/storm"
 
 // GroupVersion of the bench CRD (bench/lib/operator-world.ts installs it).
 var GroupVersion = schema.GroupVersion{Group: "bench.kube-informer.io", Version: "v1"}
@@ -156,6 +165,7 @@ type reconciler struct {
 	client.Client
 	children int
 	expect   int64
+	work     time.Duration
 
 	reconciles, errors, writes atomic.Int64
 	firstOnce                  sync.Once
@@ -166,7 +176,10 @@ type reconciler struct {
 
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	start := nowMs()
-	r.firstOnce.Do(func() { r.firstStartMs, r.cpuAtFirst = start, cpuMs() })
+	r.firstOnce.Do(func() {
+		r.firstStartMs, r.cpuAtFirst = start, cpuMs()
+		emit(map[string]any{"type": "first", "t": start})
+	})
 	defer func() {
 		if err != nil {
 			r.errors.Add(1)
@@ -176,13 +189,17 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 	}()
 	var set BenchSet
-	if err := r.Get(ctx, req.NamespacedName, &set); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if set.Generation > 1 {
+	err = r.Get(ctx, req.NamespacedName, &set)
+	if err == nil && (set.Generation > 1 || set.Annotations[stormAnnotation] != "") {
 		r.startsMu.Lock()
 		r.starts = append(r.starts, [3]any{req.Namespace + "/" + req.Name, set.Generation, start})
 		r.startsMu.Unlock()
+	}
+	if r.work > 0 {
+		time.Sleep(r.work)
+	}
+	if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ready := 0
 	for i := 0; i < set.Spec.Children; i++ {
@@ -228,6 +245,7 @@ func main() {
 	namespace := flag.String("namespace", "", "the namespace of the BenchSets and ConfigMaps")
 	concurrency := flag.Int("concurrency", 1, "MaxConcurrentReconciles")
 	expect := flag.Int64("expect", 0, "print a reconciled line when this many reconciles completed (0: never)")
+	workMs := flag.Float64("work-ms", 0, "milliseconds each reconcile waits first, standing for an outside call (0: none)")
 	flag.Parse()
 	emit(map[string]any{"type": "start", "t": nowMs()})
 	log.SetLogger(logr.Discard())
@@ -258,7 +276,7 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	r := &reconciler{Client: mgr.GetClient(), expect: *expect}
+	r := &reconciler{Client: mgr.GetClient(), expect: *expect, work: time.Duration(*workMs * float64(time.Millisecond))}
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(&BenchSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.ConfigMap{}).

@@ -1,6 +1,7 @@
 // Command-line flags of bench/run.ts, with the defaults of a full run and of --quick.
 
 import { KI_NODE_FLAGS, OPERATOR_SIDES, type OperatorArgs, type OperatorSideId } from './operator-args.js';
+import { STORM_SIDES, type StormArgs, type StormSideId } from './storm-args.js';
 import { DEFAULT_SHAPE, type ContenderId, type IndepShape } from './protocol.js';
 
 /** The stream phase's flags (bench/lib/stream-phase.ts). */
@@ -62,6 +63,8 @@ export interface BenchArgs {
   operator: OperatorArgs;
   /** The stream phase (with --kubeconfig): streaming against paged lists, and the relist (bench/lib/stream-phase.ts). */
   stream: StreamArgs;
+  /** The storm phase (with --kubeconfig): issue 50's restart storm (bench/lib/storm-phase.ts). */
+  storm: StormArgs;
   /** Don't write docs/, only bench/results/. */
   noDocs: boolean;
   /** Reuse `.cache/bench-build` and `dist/` as they are (development: a run after an unchanged build). */
@@ -70,10 +73,10 @@ export interface BenchArgs {
 }
 
 /** The phases of a run, in order; `real` and `operator` need `--kubeconfig`. */
-export type Phase = 'sync' | 'big' | 'steady' | 'indep' | 'real' | 'operator' | 'stream' | 'controller';
+export type Phase = 'sync' | 'big' | 'steady' | 'indep' | 'real' | 'operator' | 'stream' | 'storm' | 'controller';
 /** The phases a run without `--phases` runs (with `--kubeconfig`: only `real`). */
 const DEFAULT_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'controller'];
-const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'real', 'operator', 'stream', 'controller'];
+const ALL_PHASES: Phase[] = ['sync', 'big', 'steady', 'indep', 'real', 'operator', 'stream', 'storm', 'controller'];
 
 /** Every contender, in the order tables list them. */
 export const ALL_CONTENDERS: ContenderId[] = ['raw', 'raw-meta', 'client-node', 'ki-reflector', 'ki-controller', 'ki-1', 'ki-noshare', 'ki-coalesce', 'ki-3', 'ki-strip', 'ki-meta', 'ki-watchlist', 'ki-dist', 'client-go', 'client-go-meta'];
@@ -148,6 +151,16 @@ const USAGE = `Usage: npm run bench -- [flags]
                               (comma-separated; '' for none)
   --operator-profile kube-informer   operator phase: run these Node sides' saturation restarts with node
                               --cpu-prof (bench/results/profiles/operator-*; npx tsx bench/profile-summary.ts DIR)
+  --phases storm              with --kubeconfig: the restart storm — --storm-primaries BenchSets converged,
+                              then each side restarted --storm-creations times, a new BenchSet created
+                              --storm-delay-ms into each storm; its create → first reconcile (bench/lib/storm-phase.ts)
+  --storm-primaries 10000     storm phase: BenchSets in place (--quick: 1000)
+  --storm-creations 20        storm phase: restarts per side, one new BenchSet each (--quick: 3)
+  --storm-delay-ms 1000       storm phase: from the side's first reconcile to the create
+  --storm-work-ms 1           storm phase: ms each reconcile waits first (an outside call), every side
+  --storm-concurrency 4       storm phase: reconciles at once, every side
+  --storm-only kube-informer,kube-informer-fifo,controller-runtime   storm phase: sides (with --merge of a
+                              storm run of the same shape, the other sides' runs are kept)
   --merge FILE                start from this results file: the phases run replace their sections
   --controller-keys 50000     controller phase: keys in the keys/s burst
   --controller-reps 5         controller phase: repetitions (the two sides alternate)
@@ -162,8 +175,8 @@ const USAGE = `Usage: npm run bench -- [flags]
 export function parseArgs(argv: string[]): BenchArgs {
   const quick = argv.includes('--quick');
   const a: BenchArgs = quick
-    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [200], children: 2, concurrency: 4, rate: 50, seconds: 5, reps: 1, repsLarge: 1, sides: [...OPERATOR_SIDES], kiNodeFlags: [...KI_NODE_FLAGS], profile: [] }, stream: { pods: 2000, informers: 8, reps: 1, writers: 32 }, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
-    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [1000, 10000], children: 2, concurrency: 4, rate: 50, seconds: 20, reps: 3, repsLarge: 1, sides: [...OPERATOR_SIDES], kiNodeFlags: [...KI_NODE_FLAGS], profile: [] }, stream: { pods: 50000, informers: 8, reps: 2, writers: 32 }, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 5, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
+    ? { pods: [2000, 5000], events: 10000, reps: 1, big: 0, steadyMinutes: 0.25, steadyRate: 50, steadyPods: 2000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [200], children: 2, concurrency: 4, rate: 50, seconds: 5, reps: 1, repsLarge: 1, sides: [...OPERATOR_SIDES], kiNodeFlags: [...KI_NODE_FLAGS], profile: [] }, stream: { pods: 2000, informers: 8, reps: 1, writers: 32 }, storm: { primaries: 1000, children: 2, concurrency: 4, creations: 3, delayMs: 1000, workMs: 1, sides: [...STORM_SIDES], kiNodeFlags: [...KI_NODE_FLAGS] }, controller: { keys: 10000, reps: 1, rate: 200, seconds: 2 }, indep: { pods: [2000], events: 20000, reps: 1, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } }
+    : { pods: [10000, 50000, 100000], events: 200000, reps: 5, big: 200000, steadyMinutes: 10, steadyRate: 50, steadyPods: 10000, contenders: [...FAKE_CONTENDERS], profile: [], noDocs: false, noBuild: false, quick, phases: [...DEFAULT_PHASES], writers: 32, realRate: 0, operator: { primaries: [1000, 10000], children: 2, concurrency: 4, rate: 50, seconds: 20, reps: 3, repsLarge: 1, sides: [...OPERATOR_SIDES], kiNodeFlags: [...KI_NODE_FLAGS], profile: [] }, stream: { pods: 50000, informers: 8, reps: 2, writers: 32 }, storm: { primaries: 10000, children: 2, concurrency: 4, creations: 20, delayMs: 1000, workMs: 1, sides: [...STORM_SIDES], kiNodeFlags: [...KI_NODE_FLAGS] }, controller: { keys: 50000, reps: 5, rate: 500, seconds: 10 }, indep: { pods: [10000, 50000], events: 200000, reps: 5, contenders: [...INDEP_CONTENDERS], shape: { ...DEFAULT_SHAPE } } };
   const given = new Set<string>();
   const num = (v: string | undefined, flag: string): number => {
     const n = Number(v);
@@ -239,6 +252,17 @@ export function parseArgs(argv: string[]): BenchArgs {
       case '--stream-label': a.stream.label = v; break;
       case '--stream-first': if (v !== 'streaming' && v !== 'paged') throw new Error(`${flag}: streaming or paged\n${USAGE}`); a.stream.first = v; break;
       case '--stream-parts': a.stream.parts = (v ?? '').split(',').filter((p): p is 'sync' | 'relist' => p === 'sync' || p === 'relist'); break;
+      case '--storm-primaries': a.storm.primaries = Math.max(1, num(v, flag)); break;
+      case '--storm-creations': a.storm.creations = Math.max(1, num(v, flag)); break;
+      case '--storm-delay-ms': a.storm.delayMs = num(v, flag); break;
+      case '--storm-work-ms': a.storm.workMs = num(v, flag); break;
+      case '--storm-concurrency': a.storm.concurrency = Math.max(1, num(v, flag)); break;
+      case '--storm-only': {
+        const list = (v ?? '').split(',').filter(Boolean) as StormSideId[];
+        for (const id of list) if (!STORM_SIDES.includes(id)) throw new Error(`${flag}: not one of ${STORM_SIDES.join(', ')}: ${id}\n${USAGE}`);
+        a.storm.sides = list;
+        break;
+      }
       case '--controller-keys': a.controller.keys = Math.max(1, num(v, flag)); break;
       case '--controller-reps': a.controller.reps = Math.max(1, num(v, flag)); break;
       case '--controller-rate': a.controller.rate = Math.max(1, num(v, flag)); break;
@@ -254,8 +278,8 @@ export function parseArgs(argv: string[]): BenchArgs {
     if (!given.has('--events')) a.events = quick ? 5000 : 20000;
     if (!given.has('--reps')) a.reps = quick ? 1 : 3;
     if (!given.has('--only')) a.contenders = [...REAL_CONTENDERS];
-  } else if (a.phases.includes('real') || a.phases.includes('operator') || a.phases.includes('stream')) {
-    throw new Error(`--phases real, operator and stream need --kubeconfig FILE\n${USAGE}`);
+  } else if (a.phases.includes('real') || a.phases.includes('operator') || a.phases.includes('stream') || a.phases.includes('storm')) {
+    throw new Error(`--phases real, operator, stream and storm need --kubeconfig FILE\n${USAGE}`);
   }
   return a;
 }

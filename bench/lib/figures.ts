@@ -4,6 +4,7 @@ import type { ControllerSection } from './controller-phase.js';
 import type { IndepSection } from './indep-phase.js';
 import type { OperatorSection } from './operator-phase.js';
 import type { RealSection } from './real-phase.js';
+import type { StormSection } from './storm-phase.js';
 import type { StreamSection } from './stream-phase.js';
 import { CONTENDERS } from './processes.js';
 import type { ContenderId, ContenderLine, DoneLine, SampleLine, SyncedLine } from './protocol.js';
@@ -42,6 +43,8 @@ export interface BenchResults {
   operator?: OperatorSection;
   /** The stream phase (`--kubeconfig --phases stream`: streaming against paged lists, the relist), when it ran (or was kept by `--merge`). */
   stream?: StreamSection;
+  /** The storm phase (`--kubeconfig --phases storm`: issue 50's restart storm), when it ran (or was kept by `--merge`). */
+  storm?: StormSection;
 }
 
 /** The figures of one contender. */

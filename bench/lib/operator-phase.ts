@@ -33,7 +33,7 @@ import type { ServerRunMeta } from './real-phase.js';
 import { fmt, fmtSummary, summarize, type Summary } from './stats.js';
 
 /** What one side's `final` line says. */
-interface FinalLine {
+export interface FinalLine {
   reconciles: number;
   errors: number;
   writes: number;
@@ -44,6 +44,8 @@ interface FinalLine {
   starts: Array<[string, number, number]>;
   /** Node sides: the collector's pauses in the saturation window (bench/lib/operator-side.ts). */
   windowGc?: WindowGc;
+  /** Node sides, storm phase: per start of an annotated set, [key, start ms, the collector's pause ms, pauses] since its create. */
+  stormGc?: Array<[string, number, number, number]>;
 }
 
 /** One side at one size and repetition. */
@@ -88,13 +90,13 @@ export interface OperatorSection extends ServerRunMeta {
 
 let crBin: string | undefined;
 /** Builds (once per machine, cached: a minute the first time) and returns the controller-runtime side's binary. */
-function controllerRuntimeBinary(): string {
+export function controllerRuntimeBinary(): string {
   crBin ??= execFileSync('bash', [join(benchDir, 'controller-runtime', 'build.sh')], { stdio: ['ignore', 'pipe', 'inherit'] }).toString().trim().split('\n').at(-1)!;
   return crBin;
 }
 
 /** A running side: its JSON lines as they come. */
-interface SideProcess {
+export interface SideProcess {
   child: ChildProcess;
   spawnedAt: number;
   /** Resolves with the first line of `type` (undefined if the process exits first). */
@@ -103,8 +105,8 @@ interface SideProcess {
   stop(): Promise<FinalLine | undefined>;
 }
 
-/** `profile`: run a Node side under `--cpu-prof`, its profiles in a directory of their own under bench/results/profiles/. */
-function startSide(side: OperatorSideId, cfg: OperatorSideConfig, kiNodeFlags: readonly string[], profile = false): SideProcess {
+/** Spawns a side (the storm phase's too); `profile`: run a Node side under `--cpu-prof`, its profiles in a directory of their own under bench/results/profiles/. */
+export function startSide(side: OperatorSideId, cfg: OperatorSideConfig, kiNodeFlags: readonly string[], profile = false): SideProcess {
   const spawnedAt = epochMs();
   const node = ['--max-old-space-size=8192', ...(side === 'kube-informer' ? kiNodeFlags : [])];
   if (profile) {
@@ -115,7 +117,7 @@ function startSide(side: OperatorSideId, cfg: OperatorSideConfig, kiNodeFlags: r
   }
   const child =
     side === 'controller-runtime'
-      ? spawn(controllerRuntimeBinary(), [`--kubeconfig-file=${cfg.kubeconfig}`, `--namespace=${cfg.namespace}`, `--concurrency=${cfg.concurrency}`, `--expect=${cfg.expect}`], { stdio: ['pipe', 'pipe', 'inherit'] })
+      ? spawn(controllerRuntimeBinary(), [`--kubeconfig-file=${cfg.kubeconfig}`, `--namespace=${cfg.namespace}`, `--concurrency=${cfg.concurrency}`, `--expect=${cfg.expect}`, ...(cfg.workMs === undefined ? [] : [`--work-ms=${cfg.workMs}`])], { stdio: ['pipe', 'pipe', 'inherit'] })
       : spawn(process.execPath, [...node, compiled(`operator/${side}.ts`), JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines: Array<{ type: string }> = [];
   const waiters: Array<() => void> = [];
@@ -230,7 +232,7 @@ async function runSide(world: OperatorWorld, kubeconfig: string, side: OperatorS
     await watch.allReady(60_000, writes).catch((err: unknown) => run.errors.push(`after the steady writes: ${message(err)}`));
     const final = await proc.stop();
     if (final === undefined) throw new Error('the side exited without its final line');
-    const { starts, windowGc: _gc, ...rest } = final;
+    const { starts, windowGc: _gc, stormGc: _storm, ...rest } = final;
     run.run = rest;
     const lat = latencies(writes, starts);
     Object.assign(run, { writes: writes.length, seen: lat.length, p50Ms: quantile(lat, 0.5), p99Ms: quantile(lat, 0.99), maxMs: lat.at(-1) });

@@ -2,11 +2,14 @@
 //
 // A side module calls `runOperatorSide(start)` with the config as its one argument (JSON). It prints
 //   {"type":"start","t":…}                           at once (epoch ms)
+//   {"type":"first","t":…}                           when the first reconcile starts (epoch ms; the storm phase times its creation from it)
 //   {"type":"reconciled","count":…,"firstStartMs":…,"atMs":…,"cpuAtFirstMs":…,"cpuMs":…}   when `expect` reconciles completed
 //   {"type":"final","reconciles":…,"errors":…,"writes":…,"cpuMs":…,"maxRssKiB":…,"memoryAtPeak":{…},"starts":[[key,gen,ms],…],"windowGc":{…}}   at stdin EOF, then exits
-// `starts`: the reconciles that began on a BenchSet of generation ≥ 2 (the writer's spec changes).
+// `starts`: the reconciles that began on a BenchSet of generation ≥ 2 (the writer's spec changes) or one
+// carrying the {@link STORM_ANNOTATION} (the storm phase's new primaries).
 // `windowGc` (Node sides only, once `expect` reconciles completed): the collector's pauses that began
-// between the first reconcile's start and the `expect`-th one's end, by kind (`WindowGc`).
+// between the first reconcile's start and the `expect`-th one's end, by kind (`WindowGc`). `stormGc` (Node
+// sides): per start of an annotated set, [key, start ms, the collector's pause ms, pauses] since the create's send.
 
 import { readFileSync } from 'node:fs';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
@@ -29,6 +32,13 @@ export const BENCH_VERSION = 'v1';
 /** The plural of the bench CRD. */
 export const BENCH_PLURAL = 'benchsets';
 
+/**
+ * The annotation the storm phase (bench/lib/storm-phase.ts) puts on each primary it creates during a
+ * restart storm (its value: the client's send time, epoch ms): every side reports the reconcile starts of
+ * such a set in `starts`, whatever its generation.
+ */
+export const STORM_ANNOTATION = 'bench.kube-informer.io/storm';
+
 /** The primary: `spec.children` ConfigMaps `<name>-<i>`, each holding `spec.data`. */
 export interface BenchSet {
   apiVersion?: string;
@@ -46,12 +56,19 @@ export interface OperatorSideConfig {
   concurrency: number;
   /** Print a `reconciled` line once this many reconciles completed (0: never). */
   expect: number;
+  /** Milliseconds each reconcile waits before its work, standing for an outside call (the storm phase; default 0: none). */
+  workMs?: number;
+  /** The kube-informer side: the Controller's FIFO order (`priority: false`) instead of its priority scheduler. */
+  fifo?: boolean;
 }
 
 /** What a side tells the harness. */
 export interface OperatorProbe {
-  /** A reconcile of `key` began on a BenchSet of `generation`; returns its end, told whether it failed. */
-  start(key: string, generation: number): (failed: boolean) => void;
+  /**
+   * A reconcile of `key` began on a BenchSet of `generation` (`createdAt`: the value of its
+   * {@link STORM_ANNOTATION}, when it has one); returns its end, told whether it failed.
+   */
+  start(key: string, generation: number, createdAt?: number): (failed: boolean) => void;
   /** One write request is about to be sent. */
   write(): void;
 }
@@ -169,19 +186,23 @@ export function runOperatorSide(start: (cfg: OperatorSideConfig, probe: Operator
   let cpuAtFirstMs = 0;
   let reconciledAtMs = 0;
   const starts: Array<[string, number, number]> = [];
+  /** The storm phase's annotated sets: key, the create's send time, a reconcile's start (epoch ms). */
+  const stormWindows: Array<[string, number, number]> = [];
   const gcs: Array<[number, number, number]> = [];
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) gcs.push([((e as { detail?: unknown }).detail as { kind: number }).kind, performance.timeOrigin + e.startTime, e.duration]);
   }).observe({ entryTypes: ['gc'] });
   const memory = memorySampler();
   const probe: OperatorProbe = {
-    start(key, generation) {
+    start(key, generation, createdAt) {
       const t = epochMs();
       if (firstStartMs === 0) {
         firstStartMs = t;
         cpuAtFirstMs = cpuMs();
+        print({ type: 'first', t });
       }
-      if (generation > 1) starts.push([key, generation, t]);
+      if (generation > 1 || createdAt !== undefined) starts.push([key, generation, t]);
+      if (createdAt !== undefined) stormWindows.push([key, createdAt, t]);
       return (failed) => {
         if (failed) errors++;
         if (++reconciles === cfg.expect) {
@@ -195,7 +216,12 @@ export function runOperatorSide(start: (cfg: OperatorSideConfig, probe: Operator
   process.stdin.resume();
   process.stdin.on('end', () => {
     const gc = reconciledAtMs === 0 ? undefined : windowGc(gcs, firstStartMs, reconciledAtMs);
-    print({ type: 'final', reconciles, errors, writes, cpuMs: cpuMs(), maxRssKiB: maxRssKiB(), memoryAtPeak: memory(), starts, windowGc: gc });
+    // Per annotated start: the collector's pauses (ms, count) that began between the create's send and it.
+    const stormGc = stormWindows.map(([key, from, to]) => {
+      const w = windowGc(gcs, from, to);
+      return [key, to, w.minorMs + w.majorMs + w.otherMs, w.minor + w.major + w.other];
+    });
+    print({ type: 'final', reconciles, errors, writes, cpuMs: cpuMs(), maxRssKiB: maxRssKiB(), memoryAtPeak: memory(), starts, windowGc: gc, stormGc });
     process.exit(0);
   });
   start(cfg, probe).catch((err: unknown) => {

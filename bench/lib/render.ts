@@ -7,6 +7,7 @@ import { controllerMarkdown } from './controller-phase.js';
 import { indepMarkdown } from './indep-phase.js';
 import { operatorMarkdown } from './operator-phase.js';
 import { realMarkdown } from './real-phase.js';
+import { stormMarkdown } from './storm-report.js';
 import { streamMarkdown } from './stream-phase.js';
 import { computeFigures, syncSizes, type BenchResults, type ContenderFigures } from './figures.js';
 import { benchDir } from './processes.js';
@@ -129,6 +130,7 @@ function markdown(results: BenchResults, figs: ContenderFigures[]): string {
   if (results.real !== undefined) out.push(realMarkdown(results.real));
   if (results.operator !== undefined) out.push(operatorMarkdown(results.operator));
   if (results.stream !== undefined) out.push(streamMarkdown(results.stream));
+  if (results.storm !== undefined) out.push(stormMarkdown(results.storm));
   if (results.controller !== undefined) out.push(controllerMarkdown(results.controller));
 
   // Measured by hand, not by `npm run bench` (bench/webhook.ts): kept in its own file so a regenerated page keeps it.

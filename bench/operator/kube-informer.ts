@@ -3,16 +3,19 @@
 // The reconcile is the one of bench/controller-runtime/main.go (create/update each ConfigMap from the
 // cache, then PUT the status when it changed); see bench/lib/operator-phase.ts for the method. The
 // kubeconfig is read by `loadKubeConfig({ lean: true })`: nothing in this process loads @kubernetes/client-node.
+// The storm phase (bench/lib/storm-phase.ts) adds `workMs` (a wait at each reconcile's start) and `fifo`
+// (the Controller's `priority: false`).
 
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { loadKubeConfig, type ResourceDescriptor, resources, SharedInformerFactory } from '../../src/index.js';
 import { Action, Controller, predicates } from '../../src/controller.js';
 import { KI_OWNS_OPTIONS } from '../lib/operator-args.js';
-import { BENCH_GROUP, BENCH_PLURAL, BENCH_VERSION, controlledBy, ownerReference, runOperatorSide, sameData, type BenchSet } from '../lib/operator-side.js';
+import { BENCH_GROUP, BENCH_PLURAL, BENCH_VERSION, controlledBy, ownerReference, runOperatorSide, sameData, STORM_ANNOTATION, type BenchSet } from '../lib/operator-side.js';
 
 const benchSets: ResourceDescriptor<BenchSet> = { group: BENCH_GROUP, version: BENCH_VERSION, resource: BENCH_PLURAL, kind: 'BenchSet', namespaced: true };
 
 runOperatorSide(async (cfg, probe) => {
+  const workMs = cfg.workMs ?? 0;
   const factory = new SharedInformerFactory(loadKubeConfig({ kubeconfig: cfg.kubeconfig, lean: true }), { namespace: cfg.namespace, logger: false });
   const configMaps = factory.forResource(resources.configmaps, KI_OWNS_OPTIONS).getIndexer();
   const controller = Controller.for(factory, benchSets, { predicates: [predicates.generationChanged] })
@@ -20,8 +23,10 @@ runOperatorSide(async (cfg, probe) => {
     .build(
       async (key, ctx) => {
         const cached = ctx.object as BenchSet | undefined;
-        const end = probe.start(key, cached?.metadata.generation ?? 0);
+        const created = (cached?.metadata.annotations as Record<string, string> | undefined)?.[STORM_ANNOTATION];
+        const end = probe.start(key, cached?.metadata.generation ?? 0, created === undefined ? undefined : Number(created));
         try {
+          if (workMs > 0) await new Promise((resolve) => setTimeout(resolve, workMs));
           if (cached === undefined) return (end(false), Action.done());
           const set = cached;
           let ready = 0;
@@ -49,7 +54,7 @@ runOperatorSide(async (cfg, probe) => {
           throw err;
         }
       },
-      { name: 'benchsets', concurrency: cfg.concurrency, logger: false },
+      { name: 'benchsets', concurrency: cfg.concurrency, logger: false, ...(cfg.fifo === true ? { priority: false as const } : {}) },
     );
   const ac = new AbortController();
   factory.start(ac.signal);
