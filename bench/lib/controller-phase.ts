@@ -53,7 +53,7 @@ export function controllerMarkdown(section: ControllerSection): string {
     '| --- | ---: | ---: | ---: | ---: | ---: |',
     ...sides.map((s) => `| ${s} | ${span(r.keysPerSecond[s])} | ${span(lat(s, 'p50'), 3)} | ${span(lat(s, 'p99'), 3)} | ${span(lat(s, 'max'), 2)} | ${seen(s)} |`),
     '',
-    `Target: keys/s through the runtime ≥ 0.9× the hand-written loop — measured ${ratio(keys('runtime'), keys('hand-written'))}: ${k >= 0.9 ? 'met' : '**missed**'}.`,
+    `Target: keys/s through the runtime ≥ 0.95× the hand-written loop (issue 50; 0.9× before it) — measured ${ratio(keys('runtime'), keys('hand-written'))}: ${k >= 0.95 ? 'met' : '**missed**'}.`,
     '',
     ...tracedLines(r),
   ];
