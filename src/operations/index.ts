@@ -32,3 +32,4 @@ export type { PermissionReport } from './permissions.js';
 export { mergePermissions, VERBS } from '../core/index.js';
 export type { HasPermissions, Permission, PermissionUse, Verb } from '../core/index.js';
 export type { UnsyncedInformer } from './cache-sync.js';
+export type { ClusterProvider, ClusterSink } from './multicluster/index.js';
