@@ -34,6 +34,8 @@ export type { HasPermissions, Permission, PermissionUse, Verb } from '../core/in
 export type { UnsyncedInformer } from './cache-sync.js';
 export { MultiClusterController, MultiClusterManager, staticClusters } from './multicluster/index.js';
 export type {
+  ClusterAware,
+  ClusterHandle,
   ClusterProvider,
   ClusterSink,
   ClusterVerdict,

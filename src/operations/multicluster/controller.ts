@@ -72,13 +72,33 @@ export interface MultiClusterControllerStats {
   readonly clusters: readonly string[];
 }
 
-/** What the manager hands a controller for one cluster. @hidden */
+/** What the manager hands a {@link ClusterAware} component for one engaged cluster. */
 export interface ClusterHandle {
+  /** The cluster's name. */
   readonly name: string;
+  /** This engagement's number, unique in the process: a re-engaged cluster gets a new one. */
+  readonly epoch: number;
+  /** How to reach its API server. */
   readonly kubeConfig: KubeConfigLike;
+  /** Its factory (its own caches), started by the manager right after the engage. */
   readonly factory: SharedInformerFactory;
   /** Aborted when the cluster is disengaged. */
   readonly signal: AbortSignal;
+}
+
+/**
+ * A component the manager engages on every cluster (multicluster-runtime's `Aware`): a
+ * {@link MultiClusterController}, or your own.
+ */
+export interface ClusterAware {
+  /** Its name, for logs. */
+  readonly name: string;
+  /** Starts work on `cluster` (non-blocking; the cluster's factory starts right after). */
+  engage(cluster: ClusterHandle): void;
+  /** Stops work on the cluster `name`; its queued work is dropped. */
+  disengage(name: string): void;
+  /** Runs until `signal` aborts. */
+  run(signal: AbortSignal): Promise<void>;
 }
 
 interface Engaged<T> {
@@ -92,19 +112,25 @@ interface Engaged<T> {
 }
 
 const OWNER = 'MultiClusterController';
-/** Between the cluster's name and the object's key in a scheduler key (object keys never hold it). */
+/** Between the engagement's epoch, the cluster's name and the object's key in a scheduler key (object keys never hold it). */
 const SEP = '|';
+
+/** The scheduler key of `key` in one engagement of a cluster: `epoch|cluster|namespace/name`. */
+function schedulerKeyOf(cluster: ClusterHandle, key: string): string {
+  return `${cluster.epoch}${SEP}${cluster.name}${SEP}${key}`;
+}
 
 /**
  * A controller of one resource engaged on every cluster a `MultiClusterManager` engages
  * (multicluster-runtime's uniform reconciler): events of each cluster's informer are requests keyed
- * `cluster|namespace/name` in ONE scheduler (one `concurrency` for all clusters; one key of one
+ * `epoch|cluster|namespace/name` in ONE scheduler (one `concurrency` for all clusters; one key of one
  * cluster never runs twice at once, keys of two clusters are independent). `ctx.cluster`,
  * `ctx.object` and `ctx.client` address the request's cluster. A key that comes due after its cluster
- * was disengaged is dropped — never reconciled, least of all against another cluster — and a running
- * reconcile's signal aborts at the disengage.
+ * was disengaged is dropped — never reconciled, least of all against another cluster; a re-engage
+ * (same name, new epoch) drops the old engagement's keys too, its initial list requests every object
+ * again — and a running reconcile's signal aborts at the disengage.
  */
-export class MultiClusterController<T> {
+export class MultiClusterController<T> implements ClusterAware {
   readonly name: string;
   readonly #resource: ResourceDescriptor<T>;
   readonly #reconcile: MultiClusterReconcile<T>;
@@ -138,11 +164,11 @@ export class MultiClusterController<T> {
     return { queued, running, dropped: this.#dropped, clusters: [...this.#clusters.keys()] };
   }
 
-  /** Starts taking `cluster`'s events (its informer starts with its factory). The manager calls it. @hidden */
+  /** Starts taking `cluster`'s events (its informer starts with its factory). The manager calls it. */
   engage(cluster: ClusterHandle): void {
     this.disengage(cluster.name);
     const informer = cluster.factory.forResource(this.#resource);
-    const request = (obj: unknown): void => this.#scheduler.scheduleNow(cluster.name + SEP + deletionHandlingMetaNamespaceKeyFunc(obj), 0);
+    const request = (obj: unknown): void => this.#scheduler.scheduleNow(schedulerKeyOf(cluster, deletionHandlingMetaNamespaceKeyFunc(obj)), 0);
     const registration = informer.addEventHandler({ onAdd: request, onUpdate: (_old, obj) => request(obj), onDelete: request });
     const engaged: Engaged<T> = { handle: cluster, informer, registration, writes: new ObservedWrites(this.name, [{ resource: this.#resource, informer: informer as unknown as SourceInformer }]), clients: new Map(), parked: new Set() };
     this.#clusters.set(cluster.name, engaged);
@@ -152,7 +178,7 @@ export class MultiClusterController<T> {
     );
   }
 
-  /** Stops taking `name`'s events; its queued keys are dropped when due. The manager calls it. @hidden */
+  /** Stops taking `name`'s events; its queued keys are dropped when due. The manager calls it. */
   disengage(name: string): void {
     const engaged = this.#clusters.get(name);
     if (engaged === undefined) return;
@@ -175,11 +201,13 @@ export class MultiClusterController<T> {
   }
 
   async #run(schedulerKey: string, stop: AbortSignal): Promise<Action> {
-    const at = schedulerKey.lastIndexOf(SEP);
-    const cluster = schedulerKey.slice(0, at);
-    const key = schedulerKey.slice(at + 1);
+    const first = schedulerKey.indexOf(SEP);
+    const last = schedulerKey.lastIndexOf(SEP);
+    const epoch = Number(schedulerKey.slice(0, first));
+    const cluster = schedulerKey.slice(first + 1, last);
+    const key = schedulerKey.slice(last + 1);
     const engaged = this.#clusters.get(cluster);
-    if (engaged === undefined || engaged.handle.signal.aborted) {
+    if (engaged === undefined || engaged.handle.epoch !== epoch || engaged.handle.signal.aborted) {
       this.#dropped++;
       return Action.done();
     }

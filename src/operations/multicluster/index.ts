@@ -2,6 +2,6 @@
 export type { ClusterProvider, ClusterSink } from './provider.js';
 export { staticClusters } from './static.js';
 export { MultiClusterController } from './controller.js';
-export type { MultiClusterControllerOptions, MultiClusterControllerStats, MultiClusterReconcile, MultiClusterReconcileContext } from './controller.js';
+export type { ClusterAware, ClusterHandle, MultiClusterControllerOptions, MultiClusterControllerStats, MultiClusterReconcile, MultiClusterReconcileContext } from './controller.js';
 export { MultiClusterManager } from './manager.js';
 export type { ClusterVerdict, MultiClusterManagerOptions, MultiClusterManagerStats, MultiClusterReport } from './manager.js';

@@ -5,16 +5,18 @@ import { AlreadyStartedError } from '../../core/errors.js';
 import { errorFields, resolveLogger, type Logger, type LoggerOption } from '../../core/log.js';
 import { InvalidOptionError, validateOptions } from '../../core/options.js';
 import { SharedInformerFactory, type SharedInformerFactoryOptions } from '../../informer/index.js';
+import type { InformerHealth } from '../../informer/index.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
-import type { ClusterHandle, MultiClusterController } from './controller.js';
+import type { HasFactoryHealth } from '../informer-metrics.js';
+import type { ClusterAware, ClusterHandle } from './controller.js';
 import type { ClusterProvider, ClusterSink } from './provider.js';
 
 /** Options of a {@link MultiClusterManager}. */
 export interface MultiClusterManagerOptions {
   /** Where clusters come from (`staticClusters`, `kubeconfigSecrets`, ...). Required, at least one. */
   providers: readonly ClusterProvider[];
-  /** The controllers engaged on every cluster. Default: none. */
-  controllers?: ReadonlyArray<MultiClusterController<never>>;
+  /** The controllers (`MultiClusterController`, or any {@link ClusterAware}) engaged on every cluster. Default: none. */
+  controllers?: readonly ClusterAware[];
   /** The options of each cluster's factory (`logger`, `namespace`, `informerOptions`, ...). Default: the factory's. */
   factoryOptions?: SharedInformerFactoryOptions;
   /** Where the manager logs engages, disengages and refusals. Default: the library's default logger. */
@@ -75,11 +77,14 @@ const OWNER = 'MultiClusterManager';
  */
 export class MultiClusterManager implements ClusterSink {
   readonly #providers: readonly ClusterProvider[];
-  readonly #controllers: ReadonlyArray<MultiClusterController<never>>;
+  readonly #controllers: readonly ClusterAware[];
   readonly #factoryOptions: SharedInformerFactoryOptions;
   readonly #logger: Logger;
   readonly #clusters = new Map<string, Cluster>();
+  /** The stops of disengaged clusters' factories not finished yet: `run` waits for them. */
+  readonly #stopping = new Set<Promise<void>>();
   #signal: AbortSignal | undefined;
+  #epoch = 0;
   #running = false;
   #engages = 0;
   #disengages = 0;
@@ -120,6 +125,7 @@ export class MultiClusterManager implements ClusterSink {
       this.#running = false;
       signal.removeEventListener('abort', onAbort);
       for (const name of [...this.#clusters.keys()]) this.disengage(name, 'manager stopped');
+      await Promise.all([...this.#stopping]);
     }
   }
 
@@ -134,7 +140,7 @@ export class MultiClusterManager implements ClusterSink {
     if (old !== undefined) this.disengage(name, `re-engaged from ${from}`);
     const stop = new AbortController();
     const factory = new SharedInformerFactory(kubeConfig, this.#factoryOptions);
-    const handle: ClusterHandle = { name, kubeConfig, factory, signal: stop.signal };
+    const handle: ClusterHandle = { name, epoch: ++this.#epoch, kubeConfig, factory, signal: stop.signal };
     this.#clusters.set(name, { handle, source: from, stop });
     this.#engages++;
     for (const controller of this.#controllers) controller.engage(handle);
@@ -149,6 +155,9 @@ export class MultiClusterManager implements ClusterSink {
     this.#disengages++;
     for (const controller of this.#controllers) controller.disengage(name);
     cluster.stop.abort();
+    const stopped = cluster.handle.factory.shutdown().catch((err: unknown) => this.#logger.warn('cluster caches stopped with a failure', { cluster: name, ...errorFields(err) }));
+    this.#stopping.add(stopped);
+    void stopped.finally(() => this.#stopping.delete(stopped));
     this.#logger.info('cluster disengaged', { cluster: name, source: cluster.source, reason: reason ?? 'unknown' });
   }
 
@@ -180,6 +189,40 @@ export class MultiClusterManager implements ClusterSink {
       return { name, source: c.source, ready: health.length > 0 && health.every(([, h]) => h.ready), problems };
     });
     return { ok: this.ready(), clusters, refused: this.#refused };
+  }
+
+  /**
+   * Every informer of every engaged cluster, named `cluster/resource` (`east/v1/configmaps`): a
+   * `HasFactoryHealth` for `registerInformerMetrics`, so each cluster's caches have metrics of their own.
+   */
+  health(): Record<string, InformerHealth> {
+    const all: Record<string, InformerHealth> = {};
+    for (const [name, c] of this.#clusters) {
+      for (const [resource, h] of Object.entries(c.handle.factory.health())) all[`${name}/${resource}`] = { ...h, name: `${name}/${h.name}` };
+    }
+    return all;
+  }
+
+  /**
+   * What `/readyz` and `/livez` read (`probeHandler({ informers: manager.probeInformers() })`): the
+   * informers of {@link MultiClusterManager.health}, except that one of a cluster that is not ready is
+   * reported live and ready with a `detail` naming the cluster, its source and its problems — one
+   * unreachable cluster neither restarts the process nor takes the others out of service.
+   */
+  probeInformers(): HasFactoryHealth {
+    return {
+      health: () => {
+        const all = this.health();
+        for (const verdict of this.readiness().clusters) {
+          if (verdict.ready) continue;
+          const why = verdict.problems.length > 0 ? verdict.problems.join('; ') : 'its caches have not synced yet';
+          for (const [key, h] of Object.entries(all)) {
+            if (key.startsWith(`${verdict.name}/`)) all[key] = { ...h, live: true, ready: true, detail: `cluster ${verdict.name} (${verdict.source}) is not ready: ${why}` };
+          }
+        }
+        return all;
+      },
+    };
   }
 
   /** Counts for metrics. */

@@ -7,7 +7,7 @@ import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { flushPromises, resources } from '../../../src/core/index.js';
 import { Action } from '../../../src/controller/index.js';
 import type { KubeConfigLike } from '../../../src/listwatch/index.js';
-import { MultiClusterController, MultiClusterManager, staticClusters, type ClusterProvider, type ClusterSink } from '../../../src/operations/index.js';
+import { MultiClusterController, MultiClusterManager, probeReport, staticClusters, type ClusterProvider, type ClusterSink } from '../../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
 
 let east: FakeApiServer;
@@ -129,6 +129,12 @@ describe('MultiClusterManager on two fake API servers', () => {
     expect(report.ok).toBe(true);
     expect(report.clusters.find((c) => c.name === 'gone')).toMatchObject({ ready: false, source: 'static gone' });
     expect(manager.stats()).toMatchObject({ engaged: 2, unready: 1 });
+    expect(manager.health()['gone/v1/configmaps']).toMatchObject({ name: 'gone/v1/configmaps', ready: false });
+    const readyz = probeReport('readyz', { informers: manager.probeInformers() });
+    expect(readyz.ok).toBe(true);
+    expect(readyz.informers.find((i) => i.name === 'gone/v1/configmaps')?.detail).toMatch(/^cluster gone \(static gone\) is not ready: /);
+    expect(readyz.informers.find((i) => i.name === 'east/v1/configmaps')).toMatchObject({ ready: true });
+    expect(probeReport('livez', { informers: manager.probeInformers() }).ok).toBe(true);
     stop.abort();
     await running;
   });
@@ -164,6 +170,36 @@ describe('MultiClusterManager on two fake API servers', () => {
     await until(() => started.includes('east ns/a'), 'east reconciled');
     await until(() => controller.stats().queued === 0 && controller.stats().running === 0, 'the queue drained');
     expect(started.filter((s) => s.startsWith('west'))).toHaveLength(1);
+    expect(controller.stats().dropped).toBeGreaterThanOrEqual(2);
+    expect(manager.stats()).toMatchObject({ engaged: 1, engages: 2, disengages: 1 });
+    release!();
+    stop.abort();
+    await running;
+  });
+
+  it('a re-engage drops the old engagement’s queued keys; the new one reconciles every object once', async () => {
+    for (const name of ['a', 'b', 'c']) west.create(resources.configmaps, cm(name, {}));
+    const provider = handProvider();
+    let release: (() => void) | undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const started: string[] = [];
+    const controller = new MultiClusterController(
+      resources.configmaps,
+      async (ctx) => {
+        started.push(ctx.key);
+        if (started.length === 1) await Promise.race([gate, new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }))]);
+        return Action.done();
+      },
+      { name: 'again', logger: false, concurrency: 1 },
+    );
+    const manager = new MultiClusterManager({ providers: [provider], controllers: [controller], factoryOptions: quiet, ...quiet });
+    const running = manager.run(stop.signal);
+    await until(() => provider.sink !== undefined, 'the provider ran');
+    provider.sink!.engage('west', west.kubeConfig, 'hand west');
+    await until(() => started.length === 1 && controller.stats().queued === 2, 'one reconcile running, two queued');
+    provider.sink!.engage('west', west.kubeConfig, 'hand west');
+    await until(() => started.length === 4 && controller.stats().queued === 0 && controller.stats().running === 0, 'the new engagement reconciled');
+    expect(started.slice(1).sort()).toEqual(['ns/a', 'ns/b', 'ns/c']);
     expect(controller.stats().dropped).toBeGreaterThanOrEqual(2);
     expect(manager.stats()).toMatchObject({ engaged: 1, engages: 2, disengages: 1 });
     release!();
