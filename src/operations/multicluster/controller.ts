@@ -50,7 +50,10 @@ export interface MultiClusterControllerOptions {
   name: string;
   /** Reconciles at once, over all clusters. Default `1`. */
   concurrency?: number;
-  /** What follows a failed reconcile. Default: the scheduler's exponential backoff. */
+  /**
+   * What follows a failed reconcile; the key it is given is the scheduler's (`epoch|cluster|namespace/name`).
+   * Default: the scheduler's exponential backoff.
+   */
   onError?: ReconcileErrorPolicy;
   /** How long a reconcile waits for the cache to observe the key's previous writes, in ms. Default `10_000`. */
   observeTimeoutMs?: number;

@@ -103,9 +103,10 @@ export class MultiClusterManager implements ClusterSink {
   }
 
   /**
-   * Runs the providers and the controllers until `signal` aborts; then stops every cluster. Rejects
-   * with the first provider or controller failure (after stopping the rest), `ALREADY_STARTED` when
-   * called twice.
+   * Runs the providers and the controllers until `signal` aborts; then, once they all ended (the
+   * running reconciles drained), disengages every cluster and waits for its caches to stop. A provider
+   * or controller that rejects stops the manager the same way, and `run` rejects with that first
+   * failure. Rejects with `ALREADY_STARTED` when called twice.
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.#signal !== undefined) throw new AlreadyStartedError(OWNER);
@@ -115,20 +116,29 @@ export class MultiClusterManager implements ClusterSink {
     else signal.addEventListener('abort', onAbort, { once: true });
     this.#signal = stop.signal;
     this.#running = true;
-    const failed = (err: unknown): never => {
+    const failed = (what: string) => (err: unknown): never => {
+      if (!stop.signal.aborted) this.#logger.error(`${what} failed: stopping the manager`, errorFields(err));
       stop.abort(err);
       throw err;
     };
-    try {
-      await Promise.all([...this.#controllers.map((c) => c.run(stop.signal).catch(failed)), ...this.#providers.map((p) => p.run(stop.signal, this).catch(failed))]);
-    } finally {
-      this.#running = false;
-      signal.removeEventListener('abort', onAbort);
-      for (const name of [...this.#clusters.keys()]) this.disengage(name, 'manager stopped');
-      await Promise.all([...this.#stopping]);
-    }
+    // Every controller and provider ends before the clusters stop, even after a failure (the first one is rethrown).
+    const results = await Promise.allSettled([
+      ...this.#controllers.map((c) => c.run(stop.signal).catch(failed(`controller ${c.name}`))),
+      ...this.#providers.map((p) => p.run(stop.signal, this).catch(failed(`cluster provider ${p.name}`))),
+    ]);
+    this.#running = false;
+    signal.removeEventListener('abort', onAbort);
+    for (const name of [...this.#clusters.keys()]) this.disengage(name, 'manager stopped');
+    await Promise.all([...this.#stopping]);
+    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure !== undefined) throw failure.reason;
   }
 
+  /**
+   * {@link ClusterSink.engage}: a factory of the cluster's own, every controller engaged on it. Throws
+   * `INVALID_OPTION` for an empty name, a name engaged from another source (naming both), or a call
+   * before `run`; after the stop it engages nothing (a debug line).
+   */
   engage(name: string, kubeConfig: KubeConfigLike, source?: string): void {
     if (typeof name !== 'string' || name === '') throw new InvalidOptionError(`${OWNER}.engage: a cluster's name must be a non-empty string, got ${String(name)}`);
     const from = source ?? 'unnamed source';
@@ -136,7 +146,11 @@ export class MultiClusterManager implements ClusterSink {
     if (old !== undefined && old.source !== from) {
       throw new InvalidOptionError(`${OWNER}.engage: cluster ${name} is engaged from ${old.source}; ${from} names it too (one source per cluster name)`);
     }
-    if (this.#signal === undefined || this.#signal.aborted) throw new InvalidOptionError(`${OWNER}.engage: cluster ${name} (${from}): the manager is not running`);
+    if (this.#signal === undefined) throw new InvalidOptionError(`${OWNER}.engage: cluster ${name} (${from}): the manager has not started (a provider engages from its run)`);
+    if (this.#signal.aborted) {
+      this.#logger.debug('cluster not engaged: the manager is stopping', { cluster: name, source: from });
+      return;
+    }
     if (old !== undefined) this.disengage(name, `re-engaged from ${from}`);
     const stop = new AbortController();
     const factory = new SharedInformerFactory(kubeConfig, this.#factoryOptions);
@@ -148,6 +162,7 @@ export class MultiClusterManager implements ClusterSink {
     this.#logger.info('cluster engaged', { cluster: name, source: from });
   }
 
+  /** {@link ClusterSink.disengage}: the controllers drop the cluster's keys, its factory stops. */
   disengage(name: string, reason?: string): void {
     const cluster = this.#clusters.get(name);
     if (cluster === undefined) return;
@@ -161,6 +176,7 @@ export class MultiClusterManager implements ClusterSink {
     this.#logger.info('cluster disengaged', { cluster: name, source: cluster.source, reason: reason ?? 'unknown' });
   }
 
+  /** {@link ClusterSink.refuse}: a warning naming the cluster, the source and the error; counted in `stats().refused`. */
   refuse(name: string | undefined, error: Error, source?: string): void {
     this.#refused++;
     this.#logger.warn('cluster refused', { cluster: name ?? '(unknown)', source: source ?? 'unnamed source', ...errorFields(error) });

@@ -2,13 +2,15 @@
 // cluster; ctx.client writes to the request's cluster; read-your-writes per cluster; an unreachable
 // cluster reported without making the others unready; a disengage drops the cluster's queued keys.
 
+import * as promClient from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { flushPromises, resources } from '../../../src/core/index.js';
 import { Action } from '../../../src/controller/index.js';
 import type { KubeConfigLike } from '../../../src/listwatch/index.js';
-import { MultiClusterController, MultiClusterManager, probeReport, staticClusters, type ClusterProvider, type ClusterSink } from '../../../src/operations/index.js';
+import { MultiClusterController, MultiClusterManager, probeReport, registerInformerMetrics, staticClusters, type ClusterProvider, type ClusterSink } from '../../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
+import { metricValue } from '../prom.js';
 
 let east: FakeApiServer;
 let west: FakeApiServer;
@@ -135,6 +137,11 @@ describe('MultiClusterManager on two fake API servers', () => {
     expect(readyz.informers.find((i) => i.name === 'gone/v1/configmaps')?.detail).toMatch(/^cluster gone \(static gone\) is not ready: /);
     expect(readyz.informers.find((i) => i.name === 'east/v1/configmaps')).toMatchObject({ ready: true });
     expect(probeReport('livez', { informers: manager.probeInformers() }).ok).toBe(true);
+    const registry = new promClient.Registry();
+    const metrics = registerInformerMetrics(promClient, manager, { registry });
+    expect(await metricValue(registry, 'kube_informer_ready', { informer: 'east/v1/configmaps' })).toBe(1);
+    expect(await metricValue(registry, 'kube_informer_ready', { informer: 'gone/v1/configmaps' })).toBe(0);
+    metrics.close();
     stop.abort();
     await running;
   });
@@ -219,6 +226,23 @@ describe('MultiClusterManager on two fake API servers', () => {
     expect(manager.readiness().refused).toBe(1);
     stop.abort();
     await running;
+  });
+
+  it('a provider that rejects stops the manager: run rejects with its error once every cluster stopped', async () => {
+    const failing: ClusterProvider = {
+      name: 'failing',
+      run: async (_signal, sink) => {
+        sink.engage('east', east.kubeConfig, 'failing east');
+        await flushPromises(5);
+        throw new Error('the registry went away');
+      },
+    };
+    const manager = new MultiClusterManager({ providers: [failing, staticClusters({ west: west.kubeConfig })], factoryOptions: quiet, ...quiet });
+    expect(() => manager.engage('early', east.kubeConfig, 'test')).toThrow(/has not started/);
+    await expect(manager.run(stop.signal)).rejects.toThrow('the registry went away');
+    expect(manager.clusters()).toEqual([]);
+    expect(manager.stats()).toMatchObject({ engaged: 0, engages: 2, disengages: 2 });
+    expect(manager.ready()).toBe(false);
   });
 
   it('staticClusters refuses an empty set and a value that is not a KubeConfig', () => {
