@@ -220,9 +220,7 @@ export class MultiClusterController<T> implements ClusterAware {
     }
     const signal = AbortSignal.any([stop, engaged.handle.signal]);
     const logger = withFields(this.#logger, { cluster, key });
-    await engaged.writes.settle(key, signal, this.#observeTimeoutMs, this.#clock, logger);
     const { namespace, name } = splitMetaNamespaceKey(key);
-    const object = engaged.informer.getIndexer().getByKey(key);
     const recorder = {
       wrote: (resource: ResourceDescriptor<unknown>, answer: unknown) => {
         if (resource === this.#resource) engaged.writes.recordFor(key, resource, answer);
@@ -231,7 +229,7 @@ export class MultiClusterController<T> implements ClusterAware {
         if (resource === this.#resource) engaged.writes.recordDeletionFor(key, resource, n, ns, uid);
       },
     };
-    const ctx: MultiClusterReconcileContext<T> = {
+    const ctxOf = (object: DeepReadonly<T> | undefined): MultiClusterReconcileContext<T> => ({
       cluster,
       key,
       namespace: namespace ?? '',
@@ -242,9 +240,11 @@ export class MultiClusterController<T> implements ClusterAware {
       logger,
       client: <R>(resource: ResourceDescriptor<R>): ReconcileClient<R> => new ReconcileClient(this.#clientOf(engaged, resource), resource, signal, recorder),
       wrote: (result) => engaged.writes.record(key, result),
-    };
+    });
     try {
-      return (await this.#reconcile(ctx)) ?? Action.done();
+      // The key's previous writes in this cluster first (a disengage during the wait ends it as below).
+      await engaged.writes.settle(key, signal, this.#observeTimeoutMs, this.#clock, logger);
+      return (await this.#reconcile(ctxOf(engaged.informer.getIndexer().getByKey(key)))) ?? Action.done();
     } catch (err) {
       if (engaged.handle.signal.aborted && !stop.aborted) {
         // Disengaged while it ran: its failure is not retried against a cluster that is gone.
