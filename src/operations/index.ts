@@ -33,3 +33,7 @@ export { mergePermissions, VERBS } from '../core/index.js';
 export type { HasPermissions, Permission, PermissionUse, Verb } from '../core/index.js';
 export type { UnsyncedInformer } from './cache-sync.js';
 export type { ClusterProvider, ClusterSink } from './multicluster/index.js';
+export { kubeconfigSecrets, clusterApiKubeconfigSecrets, KubeconfigSecretsProvider, KUBECONFIG_SECRET_LABEL } from './multicluster/index.js';
+export type { KubeconfigSecretsOptions, KubeconfigSecretsStats } from './multicluster/index.js';
+export { ClusterRefusedError } from '../core/index.js';
+export type { ClusterRefusal } from '../core/index.js';
