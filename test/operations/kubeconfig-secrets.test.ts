@@ -122,13 +122,16 @@ describe('kubeconfigSecrets', () => {
     const created = await secrets.create(secret('edge', { kubeconfig: kubeconfig(east.port) }));
     await until(() => sink.events.length >= 1, 'the engage');
     const relabelled = await secrets.update({ ...created, metadata: { ...created.metadata, annotations: { note: 'unrelated' } } });
+    // Secrets are handled in the order their changes came: once a later one's cluster is engaged, the annotation was handled.
+    await secrets.create(secret('marker', { kubeconfig: kubeconfig(east.port) }));
+    await until(() => sink.engaged.has('marker'), 'the marker engaged');
     await secrets.update({ ...relabelled, data: { kubeconfig: b64(kubeconfig(west.port)) } });
-    await until(() => sink.events.length >= 2, 'the re-engage');
+    await until(() => sink.events.length >= 3, 'the re-engage');
     expect(await configMapsOf(sink.engaged.get('edge')!.kubeConfig)).toEqual(['in-west']);
     await secrets.delete('edge', 'fleet');
-    await until(() => sink.events.length >= 3, 'the disengage');
-    expect(sink.events).toEqual(['engage edge from secret fleet/edge', 'engage edge from secret fleet/edge', 'disengage edge: secret fleet/edge was deleted']);
-    expect(sink.engaged.size).toBe(0);
+    await until(() => sink.events.length >= 4, 'the disengage');
+    expect(sink.events).toEqual(['engage edge from secret fleet/edge', 'engage marker from secret fleet/marker', 'engage edge from secret fleet/edge', 'disengage edge: secret fleet/edge was deleted']);
+    expect([...sink.engaged.keys()]).toEqual(['marker']);
   });
 
   it('refuses a Secret without the key, naming the key and the keys it has; counted once, engaged once the key is there', async () => {
