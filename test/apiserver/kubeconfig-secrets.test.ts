@@ -1,6 +1,6 @@
 // kubeconfigSecrets on kube-apiserver (issue 51): the SelfSubjectReview check held to the real server — credentials it accepts engaged, a token it does not know refused (401).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Secret } from 'kubernetes-types/core/v1';
+import type { Secret } from 'kubernetes-types/core/v1.js';
 import { resources, type ClusterRefusedError } from '../../src/core/index.js';
 import { SharedInformerFactory } from '../../src/index.js';
 import { newResourceClient, type KubeConfigLike } from '../../src/listwatch/index.js';

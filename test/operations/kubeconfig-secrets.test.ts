@@ -1,6 +1,6 @@
 // kubeconfigSecrets: clusters from kubeconfig Secrets of a management cluster (issue 51), on fake API servers, reported to a recording sink.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Secret } from 'kubernetes-types/core/v1';
+import type { Secret } from 'kubernetes-types/core/v1.js';
 import { ClusterRefusedError, ErrorCodes, InvalidOptionError, resources, type ClusterRefusal } from '../../src/core/index.js';
 import { SharedInformerFactory } from '../../src/index.js';
 import { newResourceClient, type KubeConfigLike } from '../../src/listwatch/index.js';

@@ -1,7 +1,7 @@
 // Clusters from kubeconfig Secrets in a management cluster: a Secret added engages its cluster, changed re-engages it, deleted disengages it.
 
 import { createHash } from 'node:crypto';
-import type { Secret } from 'kubernetes-types/core/v1';
+import type { Secret } from 'kubernetes-types/core/v1.js';
 import { callWithTimeout } from '../../core/abort.js';
 import { realClock, type Clock } from '../../core/clock.js';
 import { AlreadyStartedError, ApiStatusError, ClusterRefusedError, toError, type ClusterRefusal } from '../../core/errors.js';
@@ -336,7 +336,7 @@ const CAPI_CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
  * `key` and `clusterName` are Cluster API's here).
  */
 export function clusterApiKubeconfigSecrets(options: Omit<KubeconfigSecretsOptions, 'labelSelector' | 'key' | 'clusterName'>): KubeconfigSecretsProvider {
-  validateOptions('clusterApiKubeconfigSecrets', options, { ...SCHEMA, labelSelector: 'any', key: 'any', clusterName: 'any' });
+  validateOptions('clusterApiKubeconfigSecrets', options as KubeconfigSecretsOptions, SCHEMA);
   for (const option of ['labelSelector', 'key', 'clusterName']) {
     if (option in options) throw new InvalidOptionError(`clusterApiKubeconfigSecrets: option ${option} is Cluster API's here; use kubeconfigSecrets to choose it`);
   }
