@@ -1,11 +1,12 @@
 // kubeconfigSecrets: clusters from kubeconfig Secrets of a management cluster (issue 51), on fake API servers, reported to a recording sink.
+import { createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Secret } from 'kubernetes-types/core/v1.js';
 import { ClusterRefusedError, ErrorCodes, InvalidOptionError, resources, type ClusterRefusal } from '../../src/core/index.js';
 import { SharedInformerFactory } from '../../src/index.js';
 import { newResourceClient, type KubeConfigLike } from '../../src/listwatch/index.js';
 import { clusterApiKubeconfigSecrets, kubeconfigSecrets, KUBECONFIG_SECRET_LABEL, type ClusterSink, type KubeconfigSecretsProvider } from '../../src/operations/index.js';
-import { startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
+import { FakeClock, startFakeApiServer, type FakeApiServer } from '../../src/testing/index.js';
 import { until } from '../examples/helpers.js';
 import { kubeConfigFor } from '../listwatch/helpers.js';
 import { failOnUnhandledRejections } from '../helpers/async.js';
@@ -182,6 +183,29 @@ describe('kubeconfigSecrets', () => {
     await until(() => sink.events.length >= 2, 'the engage');
     expect(await configMapsOf(sink.engaged.get('guarded')!.kubeConfig)).toEqual(['in-guarded']);
     expect(provider.stats().refused.unauthorized).toBe(1);
+  });
+
+  it("engages a cluster whose server does not answer the check within verifyTimeoutMs, or cannot be reached: unreachable is not refused, it is the manager's to report", async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket)); // accepts, never answers
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => (sockets.forEach((x) => x.destroy()), silent.close(resolve))));
+    const silentPort = (silent.address() as { port: number }).port;
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as { port: number }).port;
+    await new Promise((resolve) => closed.close(resolve)); // nothing listens there now
+    const clock = new FakeClock();
+    const { sink, secrets } = await running((factory) => kubeconfigSecrets({ factory, namespace: 'fleet', clock, verifyTimeoutMs: 5_000 }));
+    await secrets.create(secret('silent', { kubeconfig: kubeconfig(silentPort) }));
+    await until(() => sockets.length === 1 && clock.pendingTimers() === 1, 'the check sent and its timer set');
+    await clock.advance(4_999);
+    expect(sink.events).toEqual([]);
+    await clock.advance(1);
+    await until(() => sink.events.length >= 1, 'the engage after the timeout');
+    await secrets.create(secret('closed', { kubeconfig: kubeconfig(closedPort) }));
+    await until(() => sink.events.length >= 2, 'the engage of the closed port');
+    expect(sink.events).toEqual(['engage silent from secret fleet/silent', 'engage closed from secret fleet/closed']);
   });
 
   it('refuses a second Secret naming an engaged cluster; the first keeps it, and the second takes it when the first is deleted', async () => {
