@@ -32,7 +32,21 @@ export type { PermissionReport } from './permissions.js';
 export { mergePermissions, VERBS } from '../core/index.js';
 export type { HasPermissions, Permission, PermissionUse, Verb } from '../core/index.js';
 export type { UnsyncedInformer } from './cache-sync.js';
-export type { ClusterProvider, ClusterSink } from './multicluster/index.js';
+export { MultiClusterController, MultiClusterManager, staticClusters } from './multicluster/index.js';
+export type {
+  ClusterAware,
+  ClusterHandle,
+  ClusterProvider,
+  ClusterSink,
+  ClusterVerdict,
+  MultiClusterControllerOptions,
+  MultiClusterControllerStats,
+  MultiClusterManagerOptions,
+  MultiClusterManagerStats,
+  MultiClusterReconcile,
+  MultiClusterReconcileContext,
+  MultiClusterReport,
+} from './multicluster/index.js';
 export { kubeconfigSecrets, clusterApiKubeconfigSecrets, KubeconfigSecretsProvider, KUBECONFIG_SECRET_LABEL } from './multicluster/index.js';
 export type { KubeconfigSecretsOptions, KubeconfigSecretsStats } from './multicluster/index.js';
 export { ClusterRefusedError } from '../core/index.js';

@@ -29,7 +29,7 @@ import { Controller } from '../../src/controller/controller.js';
 import { exponentialBackoff, ReconcileScheduler } from '../../src/controller/scheduler.js';
 import { runWhileLeading } from '../../src/controller/leader.js';
 import { LeaderElector, LeaseLock, InMemoryLock } from '../../src/leaderelection/index.js';
-import { Manager, probeHandler, rbacManifests, startProbeServer, EventRecorder, DriftAudit, prometheusControllerMetricsProvider, registerInformerMetrics, kubeconfigSecrets, clusterApiKubeconfigSecrets } from '../../src/operations/index.js';
+import { Manager, probeHandler, rbacManifests, startProbeServer, EventRecorder, DriftAudit, prometheusControllerMetricsProvider, registerInformerMetrics, MultiClusterController, MultiClusterManager, staticClusters, kubeconfigSecrets, clusterApiKubeconfigSecrets } from '../../src/operations/index.js';
 import { defineCustomResource, ensureCustomResourceDefinitions, Type, waitForCustomResourceDefinitions } from '../../src/crd/index.js';
 import { allow, conversionWebhook, crdConversion, defaultingWebhook, prometheusWebhookMetricsProvider, reviewAdmission, validatingWebhook, validatingWebhookConfiguration, validationWebhook } from '../../src/webhook/index.js';
 import { InMemoryRingStore, LeaseRingStore, ShardedInformer, ShardRing } from '../../src/sharding/index.js';
@@ -119,6 +119,8 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['InMemoryLock', () => new InMemoryLock('me', undefined, js({ wach: false })), 'InMemoryLock: unknown option wach (did you mean watch?)'],
   // operations
   ['Manager', () => new Manager(factory(), js({ controller: [] })), 'Manager: unknown option controller (did you mean controllers?)'],
+  ['MultiClusterManager', () => new MultiClusterManager(js({ providers: [staticClusters({ one: kc })], controller: [] })), 'MultiClusterManager: unknown option controller (did you mean controllers?)'],
+  ['MultiClusterController', () => new MultiClusterController(resources.configmaps, async () => undefined, js({ name: 'x', concurency: 2 })), 'MultiClusterController: unknown option concurency (did you mean concurrency?)'],
   ['Manager followCustomResources', () => new Manager(factory(), js({ followCustomResource: true })), 'Manager: unknown option followCustomResource (did you mean followCustomResources?)'],
   ['Manager probes', () => new Manager(factory(), js({ probes: { prot: 8081 } })), 'Manager: unknown option probes.prot (did you mean probes.port?)'],
   ['Manager leaderElection', () => new Manager(factory(), js({ leaderElection: { lock: lock(), renewDeadline: 1 } })), 'Manager: unknown option leaderElection.renewDeadline (did you mean leaderElection.renewDeadlineMs?)'],

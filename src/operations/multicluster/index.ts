@@ -1,4 +1,9 @@
 // The multi-cluster manager: one controller engaged on many clusters, clusters reported by providers.
 export type { ClusterProvider, ClusterSink } from './provider.js';
+export { staticClusters } from './static.js';
+export { MultiClusterController } from './controller.js';
+export type { ClusterAware, ClusterHandle, MultiClusterControllerOptions, MultiClusterControllerStats, MultiClusterReconcile, MultiClusterReconcileContext } from './controller.js';
+export { MultiClusterManager } from './manager.js';
+export type { ClusterVerdict, MultiClusterManagerOptions, MultiClusterManagerStats, MultiClusterReport } from './manager.js';
 export { kubeconfigSecrets, clusterApiKubeconfigSecrets, KubeconfigSecretsProvider, KUBECONFIG_SECRET_LABEL } from './kubeconfig-secrets.js';
 export type { KubeconfigSecretsOptions, KubeconfigSecretsStats } from './kubeconfig-secrets.js';

@@ -1,0 +1,233 @@
+// The multi-cluster manager: the sink its providers report clusters to; per engaged cluster a factory of its
+// own, every controller engaged on it; a report per cluster for /readyz and metrics.
+
+import { AlreadyStartedError } from '../../core/errors.js';
+import { errorFields, resolveLogger, type Logger, type LoggerOption } from '../../core/log.js';
+import { InvalidOptionError, validateOptions } from '../../core/options.js';
+import { SharedInformerFactory, type SharedInformerFactoryOptions } from '../../informer/index.js';
+import type { InformerHealth } from '../../informer/index.js';
+import type { KubeConfigLike } from '../../listwatch/index.js';
+import type { HasFactoryHealth } from '../informer-metrics.js';
+import type { ClusterAware, ClusterHandle } from './controller.js';
+import type { ClusterProvider, ClusterSink } from './provider.js';
+
+/** Options of a {@link MultiClusterManager}. */
+export interface MultiClusterManagerOptions {
+  /** Where clusters come from (`staticClusters`, `kubeconfigSecrets`, ...). Required, at least one. */
+  providers: readonly ClusterProvider[];
+  /** The controllers (`MultiClusterController`, or any {@link ClusterAware}) engaged on every cluster. Default: none. */
+  controllers?: readonly ClusterAware[];
+  /** The options of each cluster's factory (`logger`, `namespace`, `informerOptions`, ...). Default: the factory's. */
+  factoryOptions?: SharedInformerFactoryOptions;
+  /** Where the manager logs engages, disengages and refusals. Default: the library's default logger. */
+  logger?: LoggerOption;
+}
+
+/** One cluster in a {@link MultiClusterReport}. */
+export interface ClusterVerdict {
+  /** The cluster's name. */
+  readonly name: string;
+  /** Where it came from (the provider's `source`, or the provider's name). */
+  readonly source: string;
+  /** Every informer of its factory is ready (synced, its watch up). */
+  readonly ready: boolean;
+  /** What is wrong, one sentence each (an unreachable server names its error here). */
+  readonly problems: readonly string[];
+}
+
+/** The manager's readiness: ok while it runs, whatever one cluster's state; each cluster in `clusters`. */
+export interface MultiClusterReport {
+  /** Running and not stopping; a cluster that is not ready does not make it false. */
+  readonly ok: boolean;
+  /** Every engaged cluster's verdict. */
+  readonly clusters: readonly ClusterVerdict[];
+  /** Inputs the providers refused, counted since the start. */
+  readonly refused: number;
+}
+
+/** Counts of a {@link MultiClusterManager}, for metrics. */
+export interface MultiClusterManagerStats {
+  /** Clusters engaged now. */
+  readonly engaged: number;
+  /** Engaged clusters whose caches are not ready (unreachable, refused credentials, not synced yet). */
+  readonly unready: number;
+  /** Engages since the start (re-engages included). */
+  readonly engages: number;
+  /** Disengages since the start (re-engages included). */
+  readonly disengages: number;
+  /** Inputs the providers refused since the start. */
+  readonly refused: number;
+}
+
+interface Cluster {
+  readonly handle: ClusterHandle;
+  readonly source: string;
+  readonly stop: AbortController;
+}
+
+const OWNER = 'MultiClusterManager';
+
+/**
+ * Runs controllers on a changing set of clusters (multicluster-runtime's manager): it is the
+ * {@link ClusterSink} its providers report to. Each engaged cluster gets a `SharedInformerFactory` of
+ * its own (own caches, own connections) and every controller is engaged on it; a disengage stops that
+ * factory and drops the cluster's keys. A cluster whose server cannot be reached stays engaged and
+ * unready — named in {@link MultiClusterManager.readiness} and counted in `stats().unready` — while the
+ * other clusters run on: one cluster never makes the manager unready.
+ */
+export class MultiClusterManager implements ClusterSink {
+  readonly #providers: readonly ClusterProvider[];
+  readonly #controllers: readonly ClusterAware[];
+  readonly #factoryOptions: SharedInformerFactoryOptions;
+  readonly #logger: Logger;
+  readonly #clusters = new Map<string, Cluster>();
+  /** The stops of disengaged clusters' factories not finished yet: `run` waits for them. */
+  readonly #stopping = new Set<Promise<void>>();
+  #signal: AbortSignal | undefined;
+  #epoch = 0;
+  #running = false;
+  #engages = 0;
+  #disengages = 0;
+  #refused = 0;
+
+  /** Throws `INVALID_OPTION` for an unknown option, or no provider. */
+  constructor(options: MultiClusterManagerOptions) {
+    validateOptions(OWNER, options, { providers: 'any', controllers: 'any', factoryOptions: 'object', logger: 'any' });
+    if (!Array.isArray(options.providers) || options.providers.length === 0) {
+      throw new InvalidOptionError(`${OWNER}: option providers must name at least one ClusterProvider`);
+    }
+    this.#providers = options.providers;
+    this.#controllers = options.controllers ?? [];
+    this.#factoryOptions = options.factoryOptions ?? {};
+    this.#logger = resolveLogger(options.logger);
+  }
+
+  /**
+   * Runs the providers and the controllers until `signal` aborts; then stops every cluster. Rejects
+   * with the first provider or controller failure (after stopping the rest), `ALREADY_STARTED` when
+   * called twice.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.#signal !== undefined) throw new AlreadyStartedError(OWNER);
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    this.#signal = stop.signal;
+    this.#running = true;
+    const failed = (err: unknown): never => {
+      stop.abort(err);
+      throw err;
+    };
+    try {
+      await Promise.all([...this.#controllers.map((c) => c.run(stop.signal).catch(failed)), ...this.#providers.map((p) => p.run(stop.signal, this).catch(failed))]);
+    } finally {
+      this.#running = false;
+      signal.removeEventListener('abort', onAbort);
+      for (const name of [...this.#clusters.keys()]) this.disengage(name, 'manager stopped');
+      await Promise.all([...this.#stopping]);
+    }
+  }
+
+  engage(name: string, kubeConfig: KubeConfigLike, source?: string): void {
+    if (typeof name !== 'string' || name === '') throw new InvalidOptionError(`${OWNER}.engage: a cluster's name must be a non-empty string, got ${String(name)}`);
+    const from = source ?? 'unnamed source';
+    const old = this.#clusters.get(name);
+    if (old !== undefined && old.source !== from) {
+      throw new InvalidOptionError(`${OWNER}.engage: cluster ${name} is engaged from ${old.source}; ${from} names it too (one source per cluster name)`);
+    }
+    if (this.#signal === undefined || this.#signal.aborted) throw new InvalidOptionError(`${OWNER}.engage: cluster ${name} (${from}): the manager is not running`);
+    if (old !== undefined) this.disengage(name, `re-engaged from ${from}`);
+    const stop = new AbortController();
+    const factory = new SharedInformerFactory(kubeConfig, this.#factoryOptions);
+    const handle: ClusterHandle = { name, epoch: ++this.#epoch, kubeConfig, factory, signal: stop.signal };
+    this.#clusters.set(name, { handle, source: from, stop });
+    this.#engages++;
+    for (const controller of this.#controllers) controller.engage(handle);
+    factory.start(stop.signal);
+    this.#logger.info('cluster engaged', { cluster: name, source: from });
+  }
+
+  disengage(name: string, reason?: string): void {
+    const cluster = this.#clusters.get(name);
+    if (cluster === undefined) return;
+    this.#clusters.delete(name);
+    this.#disengages++;
+    for (const controller of this.#controllers) controller.disengage(name);
+    cluster.stop.abort();
+    const stopped = cluster.handle.factory.shutdown().catch((err: unknown) => this.#logger.warn('cluster caches stopped with a failure', { cluster: name, ...errorFields(err) }));
+    this.#stopping.add(stopped);
+    void stopped.finally(() => this.#stopping.delete(stopped));
+    this.#logger.info('cluster disengaged', { cluster: name, source: cluster.source, reason: reason ?? 'unknown' });
+  }
+
+  refuse(name: string | undefined, error: Error, source?: string): void {
+    this.#refused++;
+    this.#logger.warn('cluster refused', { cluster: name ?? '(unknown)', source: source ?? 'unnamed source', ...errorFields(error) });
+  }
+
+  /** The names of the clusters engaged now. */
+  clusters(): string[] {
+    return [...this.#clusters.keys()];
+  }
+
+  /** The factory of an engaged cluster (its caches), or `undefined`. */
+  factoryOf(name: string): SharedInformerFactory | undefined {
+    return this.#clusters.get(name)?.handle.factory;
+  }
+
+  /** True while it runs: a cluster that is not ready does not change it (see {@link MultiClusterManager.readiness}). */
+  ready(): boolean {
+    return this.#running && this.#signal?.aborted === false;
+  }
+
+  /** Every cluster's verdict, for `/readyz`'s detail. */
+  readiness(): MultiClusterReport {
+    const clusters = [...this.#clusters.entries()].map(([name, c]): ClusterVerdict => {
+      const health = Object.entries(c.handle.factory.health());
+      const problems = health.flatMap(([resource, h]) => h.problems.map((p) => `${resource}: ${p}`));
+      return { name, source: c.source, ready: health.length > 0 && health.every(([, h]) => h.ready), problems };
+    });
+    return { ok: this.ready(), clusters, refused: this.#refused };
+  }
+
+  /**
+   * Every informer of every engaged cluster, named `cluster/resource` (`east/v1/configmaps`): a
+   * `HasFactoryHealth` for `registerInformerMetrics`, so each cluster's caches have metrics of their own.
+   */
+  health(): Record<string, InformerHealth> {
+    const all: Record<string, InformerHealth> = {};
+    for (const [name, c] of this.#clusters) {
+      for (const [resource, h] of Object.entries(c.handle.factory.health())) all[`${name}/${resource}`] = { ...h, name: `${name}/${h.name}` };
+    }
+    return all;
+  }
+
+  /**
+   * What `/readyz` and `/livez` read (`probeHandler({ informers: manager.probeInformers() })`): the
+   * informers of {@link MultiClusterManager.health}, except that one of a cluster that is not ready is
+   * reported live and ready with a `detail` naming the cluster, its source and its problems — one
+   * unreachable cluster neither restarts the process nor takes the others out of service.
+   */
+  probeInformers(): HasFactoryHealth {
+    return {
+      health: () => {
+        const all = this.health();
+        for (const verdict of this.readiness().clusters) {
+          if (verdict.ready) continue;
+          const why = verdict.problems.length > 0 ? verdict.problems.join('; ') : 'its caches have not synced yet';
+          for (const [key, h] of Object.entries(all)) {
+            if (key.startsWith(`${verdict.name}/`)) all[key] = { ...h, live: true, ready: true, detail: `cluster ${verdict.name} (${verdict.source}) is not ready: ${why}` };
+          }
+        }
+        return all;
+      },
+    };
+  }
+
+  /** Counts for metrics. */
+  stats(): MultiClusterManagerStats {
+    const unready = this.readiness().clusters.filter((c) => !c.ready).length;
+    return { engaged: this.#clusters.size, unready, engages: this.#engages, disengages: this.#disengages, refused: this.#refused };
+  }
+}
