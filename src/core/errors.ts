@@ -127,6 +127,12 @@ export const ErrorCodes = {
    * (`ControllerBuilder.uses`): refused before anything was sent, the missing rule named.
    */
   PERMISSION_NOT_DECLARED: 'PERMISSION_NOT_DECLARED',
+  /**
+   * A cluster provider could not turn an input into a cluster (a kubeconfig Secret without its key,
+   * a kubeconfig that does not parse, credentials the server refuses, a cluster named twice): the
+   * cluster was not engaged (`ClusterRefusedError.reason` says which).
+   */
+  CLUSTER_REFUSED: 'CLUSTER_REFUSED',
 } as const;
 
 /** One of the {@link ErrorCodes} values: the `code` of every library error. */
@@ -226,5 +232,23 @@ export class AlreadyStartedError extends KubeInformerError {
 export class AbortedError extends KubeInformerError {
   constructor(message = 'the operation was aborted', options?: KubeInformerErrorOptions) {
     super(ErrorCodes.ABORTED, message, options);
+  }
+}
+
+/** Why a cluster provider refused an input (see {@link ClusterRefusedError}). */
+export type ClusterRefusal = 'missing-key' | 'unparsable' | 'no-name' | 'unauthorized' | 'duplicate' | 'conflict';
+
+/**
+ * A cluster provider refused an input (code `CLUSTER_REFUSED`): nothing was engaged from it, and a
+ * cluster engaged before from the same input stays as it was. `reason` is the kind, for counting;
+ * the message names the input (`secret ns/name`), the field or rule; `cause` keeps the original error.
+ */
+export class ClusterRefusedError extends KubeInformerError {
+  /** Which rule the input broke. */
+  readonly reason: ClusterRefusal;
+  /** `reason` is the rule broken; `message` names the input and the field. */
+  constructor(reason: ClusterRefusal, message: string, options?: KubeInformerErrorOptions) {
+    super(ErrorCodes.CLUSTER_REFUSED, message, options);
+    this.reason = reason;
   }
 }

@@ -16,6 +16,8 @@ export type { KubeConfigLike, ReloadableCredentials } from './transport.js';
 export { loadInClusterConfig, loadKubeConfig, SERVICE_ACCOUNT_DIR } from './in-cluster.js';
 export type { InClusterKubeConfig, InClusterConfigOptions, LoadKubeConfigOptions } from './in-cluster.js';
 export type { LeanKubeConfig } from './lean-kubeconfig.js';
+// Internal: a kubeconfig held in memory (a Secret's), read by the one lean reader (operations' kubeconfigSecrets).
+export { leanKubeConfigFromText } from './lean-kubeconfig.js';
 export { ResourceClient, newResourceClient } from './resource-client.js';
 export type { ResourceClientOptions, CreateOrUpdateOptions, CreateOrUpdateResult } from './resource-client.js';
 export type {
