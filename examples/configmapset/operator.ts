@@ -92,8 +92,11 @@ export interface ConfigMapSetOperatorOptions {
   onEvent?: (line: string) => void;
   /** The informers' options (tests shorten the reflector's backoff). Default: the factory's. */
   informerOptions?: SharedInformerFactoryOptions['informerOptions'];
-  /** More controller options (`clock`, `onError`, deadlines). Default: the controller's. */
-  controller?: Pick<ControllerOptions, 'clock' | 'onError' | 'observeTimeoutMs' | 'reconcileTimeoutMs' | 'debounceMs'>;
+  /**
+   * More controller options (`clock`, `onError`, deadlines, the request `priority`, the retries'
+   * `rateLimit`, `concurrencyGroups`). Default: the controller's.
+   */
+  controller?: Pick<ControllerOptions, 'clock' | 'onError' | 'observeTimeoutMs' | 'reconcileTimeoutMs' | 'debounceMs' | 'priority' | 'rateLimit' | 'concurrencyGroups'>;
   /**
    * Run as one replica of a sharded operator on this ring (docs/sharding.md): the sets and their
    * ConfigMaps are cached per owned slot (give the ring `field: 'namespace'` so a set's ConfigMaps share
@@ -131,9 +134,11 @@ export interface ConfigMapSetOperatorOptions {
   probes?: { port: number; host?: string };
   /**
    * The Manager's waits: for the caches (`cacheSyncTimeoutMs`, `cacheSyncWarningIntervalMs`) and for the
-   * stop (`gracefulShutdownTimeoutMs`). Default: the Manager's (120 s with a warning every 30 s; 30 s).
+   * stop (`gracefulShutdownTimeoutMs`), and its `tracerProvider` (OpenTelemetry: a span per reconcile, a
+   * child per write — docs/tracing.md). Default: the Manager's (120 s with a warning every 30 s; 30 s;
+   * no tracing).
    */
-  manager?: Pick<ManagerOptions, 'cacheSyncTimeoutMs' | 'cacheSyncWarningIntervalMs' | 'gracefulShutdownTimeoutMs'>;
+  manager?: Pick<ManagerOptions, 'cacheSyncTimeoutMs' | 'cacheSyncWarningIntervalMs' | 'gracefulShutdownTimeoutMs' | 'tracerProvider'>;
 }
 
 /** Counters of a {@link ConfigMapSetOperator}, with the controller's. */

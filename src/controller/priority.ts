@@ -4,7 +4,7 @@
 
 import type { Clock } from '../core/clock.js';
 import { errorFields, RateLimitedLog, type Logger } from '../core/log.js';
-import { InvalidOptionError, validateOptions } from '../core/options.js';
+import { describeValue, InvalidOptionError, validateOptions } from '../core/options.js';
 import type { ReconcileReason } from './context.js';
 
 /**
@@ -64,7 +64,7 @@ export interface ConcurrencyGroups {
 export function checkConcurrencyGroups(owner: string, groups: unknown): ConcurrencyGroups | undefined {
   if (groups === undefined) return undefined;
   if (typeof groups !== 'object' || groups === null || Array.isArray(groups)) {
-    throw new InvalidOptionError(`${owner}: option concurrencyGroups must be an object { keyOf, concurrency? }, got ${Array.isArray(groups) ? 'an array' : describe(groups)}`);
+    throw new InvalidOptionError(`${owner}: option concurrencyGroups must be an object { keyOf, concurrency? }, got ${describeValue(groups)}`);
   }
   validateOptions(`${owner}.concurrencyGroups`, groups, { keyOf: 'function', concurrency: 'positiveCount' });
   if ((groups as ConcurrencyGroups).keyOf === undefined) throw new InvalidOptionError(`${owner}: option concurrencyGroups.keyOf is required (a function from a key to its group)`);
@@ -115,7 +115,7 @@ export class RequestPriorities {
       return this.#priorityFailed('priority threw', key, reason, `threw: ${err instanceof Error ? err.message : String(err)}`, errorFields(err));
     }
     if (typeof value === 'number' && Number.isFinite(value)) return value;
-    return this.#priorityFailed('priority value', key, reason, `returned ${describe(value)}, not a finite number`, {});
+    return this.#priorityFailed('priority value', key, reason, `returned ${describeValue(value)}, not a finite number`, {});
   }
 
   /** The `concurrencyGroups` option with a `keyOf` that never throws: the key's own group when it throws or returns a non-string. */
@@ -129,7 +129,7 @@ export class RequestPriorities {
       } catch (err) {
         return this.#groupFailed('group threw', key, `threw: ${err instanceof Error ? err.message : String(err)}`, errorFields(err));
       }
-      return typeof value === 'string' ? value : this.#groupFailed('group value', key, `returned ${describe(value)}, not a string`, {});
+      return typeof value === 'string' ? value : this.#groupFailed('group value', key, `returned ${describeValue(value)}, not a string`, {});
     };
     return { keyOf: groupOf, concurrency: option.concurrency };
   }
@@ -146,10 +146,4 @@ export class RequestPriorities {
     this.#log.log('error', kind, `controller ${this.#name}: option concurrencyGroups.keyOf ${what} for ${key}; the key runs in no group`, { key, ...fields });
     return ungrouped(key);
   }
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value == null) return String(value);
-  return typeof value;
 }

@@ -1,6 +1,7 @@
 // The configmapset operator on the fake API server: the scenario, what it writes, a taken name, a restart in the middle of a cleanup, and main as a process.
 
 import { request as httpsRequest } from 'node:https';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { newResourceClient, resources, type KubeObject } from '../../src/index.js';
@@ -112,6 +113,20 @@ describe('the configmapset operator', () => {
     for (const audit of operator.audits) expect((await audit.audit()).divergent).toBe(0);
     expect(await metricValue(operator.metrics, 'kube_informer_drift_audits_total', { informer: 'v1/configmaps', result: 'clean' })).toBe(1);
     await until(() => server.list<KubeObject & { reason?: string }>(eventsV1Resource, NS).filter((e) => e.reason === 'CleanedUp').length === 2, 'two CleanedUp Events');
+  });
+
+  it('traces through its Manager (option tracerProvider): each reconcile a span, linked to the watch events that caused it, with a child span per write', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const { operator } = start({ manager: { tracerProvider: provider } });
+    await until(() => operator.controller.stats().active, 'the controller');
+    server.create(configMapSets, configMapSet('traced', NS, { names: ['a'] }) as ConfigMapSet & KubeObject);
+    await converged((snapshot) => (snapshot.configMaps.length === 1 ? undefined : `${snapshot.configMaps.length} ConfigMaps`));
+    const ofSet = (): ReadableSpan[] => exporter.getFinishedSpans().filter((span) => span.name === 'reconcile configmapsets' && span.attributes['kube_informer.key'] === `${NS}/traced`);
+    const writesUnder = (parent: ReadableSpan): ReadableSpan[] => exporter.getFinishedSpans().filter((span) => span.parentSpanContext?.spanId === parent.spanContext().spanId);
+    await until(() => ofSet().some((span) => writesUnder(span).length > 0), 'a reconcile span of demo/traced with its writes');
+    expect(ofSet()[0]!.links.length).toBeGreaterThan(0); // the first ran for the set's add
+    expect(operator.controller.stats().tracingFaults).toBe(0);
   });
 
   it('serves /readyz and /metrics through its manager when given probes', async () => {
