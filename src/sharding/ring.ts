@@ -118,7 +118,15 @@ export class ShardRing implements HasPermissions {
 
   /** The slot an object belongs to: the top of its field's hash, scaled to the slot count. */
   slotOf(obj: unknown): number {
-    return Number((BigInt(`0x${shardHash(shardFieldValue(obj, this.#field))}`) * BigInt(this.#slotCount)) / HASH_SPACE);
+    return this.slotOfName(shardFieldValue(obj, this.#field));
+  }
+
+  /**
+   * The slot a name belongs to, hashed as `slotOf` hashes an object's field value: what places
+   * something that is not an object (a cluster, in `shardedClusters`) on the ring.
+   */
+  slotOfName(name: string): number {
+    return Number((BigInt(`0x${shardHash(name)}`) * BigInt(this.#slotCount)) / HASH_SPACE);
   }
 
   /** The hash range of slot `i`. */
