@@ -54,8 +54,9 @@ export interface ShardRingHealth {
   /** Slots the hash space is split into (the `slots` option). */
   readonly slots: number;
   /**
-   * Set while the live members outgrow `slots / 10` (e.g. `11 live members need slots ≥ 110; the ring
-   * has 64`): a replica's load may then pass 1.1/N (see docs/sharding.md). Undefined while the rule holds.
+   * Set once the live members stayed above `slots / 10` for a lease duration (e.g. `11 live members need
+   * slots ≥ 110; the ring has 64`), until they fit again: a replica's load may then pass 1.1/N (see
+   * docs/sharding.md). Undefined while the rule holds.
    */
   readonly tooFewSlots: string | undefined;
 }

@@ -51,6 +51,8 @@ export class ShardRing implements HasPermissions {
   #lastRebalanceAt: number | undefined;
   /** Set while the live members outgrow `slots / 10` (the load rule), to warn once per crossing. */
   #tooFewSlots: string | undefined;
+  /** When the members were first seen above `slots / 10` in this crossing. */
+  #overSince: number | undefined;
   #failures = 0;
   #running = false;
   /** What bounds store calls besides the deadline: the run's signal, and nothing while leaving. */
@@ -239,18 +241,22 @@ export class ShardRing implements HasPermissions {
 
   /**
    * The load rule (docs/sharding.md): slots ≥ 10 × live members keeps every replica within 1.1/N of the
-   * objects; fewer, and a replica's whole-slot share alone can pass it. A warning when the members cross
-   * above `slots / 10`, an info line when they are back within: once per crossing, not per period.
+   * objects; fewer, and a replica's whole-slot share alone can pass it. A warning once the members
+   * stayed above `slots / 10` for a lease duration, an info line when they are back within: once per
+   * crossing, not per period. The lease duration passes over what is no crossing: a newcomer counts a
+   * dead member until its Lease expires in the newcomer's view, a rolling update adds a pod for a moment.
    */
-  #checkSlotRule(): void {
+  #checkSlotRule(now: number): void {
     const n = this.#members.length;
     const fits = n * 10 <= this.#slotCount;
     if (fits) {
       if (this.#tooFewSlots !== undefined) this.#log.info(`shard ring ${this.#name}: ${n} live members fit ${this.#slotCount} slots again (slots ≥ 10 × N)`);
       this.#tooFewSlots = undefined;
+      this.#overSince = undefined;
       return;
     }
-    if (this.#tooFewSlots !== undefined) return;
+    this.#overSince ??= now;
+    if (this.#tooFewSlots !== undefined || now - this.#overSince < this.#timing.leaseDurationMs) return;
     this.#tooFewSlots = `${n} live members need slots ≥ ${n * 10}; the ring has ${this.#slotCount}`;
     const most = Math.ceil(this.#slotCount / n);
     const pct = (x: number): string => `${(100 * x).toFixed(1)} %`;
@@ -299,7 +305,7 @@ export class ShardRing implements HasPermissions {
     const members = [...leases.values()].filter((l) => l.name.startsWith(prefix) && l.holder !== '' && l.name !== this.#memberLease(this.#identity) && !expired(l.name)).map((l) => l.holder);
     if (staying) members.push(this.#identity);
     this.#members = [...new Set(members)].sort();
-    this.#checkSlotRule();
+    this.#checkSlotRule(now);
     // Current holders (by their live slot Leases) keep their slots where the balance allows: few moves.
     const current = Array.from({ length: this.#slotCount }, (_, slot) => {
       const lease = leases.get(this.#slotLease(slot));
