@@ -4,7 +4,7 @@
 
 import { ChildAbort } from '../../core/abort.js';
 import { AlreadyStartedError } from '../../core/errors.js';
-import { resolveLogger, withFields, type Logger, type LoggerOption } from '../../core/log.js';
+import { errorFields, resolveLogger, withFields, type Logger, type LoggerOption } from '../../core/log.js';
 import { InvalidOptionError, describeValue, validateOptions } from '../../core/options.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
 import type { ShardRing } from '../../sharding/ring.js';
@@ -81,7 +81,14 @@ export class ShardedClusterProvider implements ClusterProvider {
     this.#running = true;
     this.#sink = sink;
     const stop = new ChildAbort(signal);
-    const unsubscribe = this.#ring.subscribe(() => this.#follow());
+    // A ring listener must not throw: a sink that throws on a disengage is logged, not the ring's problem.
+    const unsubscribe = this.#ring.subscribe(() => {
+      try {
+        this.#follow();
+      } catch (err) {
+        this.#log.error(`following the shard ring failed: ${err instanceof Error ? err.message : String(err)}`, errorFields(err));
+      }
+    });
     const inner: ClusterSink = {
       engage: (name, kubeConfig, source) => this.#engage(name, kubeConfig, source),
       disengage: (name, reason) => {

@@ -195,6 +195,20 @@ describe('shardedClusters', () => {
     }
   });
 
+  it('rejects with ALREADY_STARTED for a ring that runs elsewhere (it runs the ring itself), and stops the provider', async () => {
+    const clock = new FakeClock();
+    const ring = new ShardRing({ ...TIMING, store: new InMemoryRingStore(), name: 'clusters', identity: 'a', clock });
+    const stop = new AbortController();
+    const elsewhere = ring.run(stop.signal);
+    const inner = handProvider();
+    const sink = new RecordingSink();
+    await expect(shardedClusters(inner, ring, { logger: false }).run(new AbortController().signal, sink)).rejects.toMatchObject({ code: 'ALREADY_STARTED' });
+    stop.abort();
+    await clock.advance(30_000);
+    await elsewhere;
+    expect(sink.engaged.size).toBe(0);
+  });
+
   it('validates its arguments', () => {
     const ring = new ShardRing({ ...TIMING, store: new InMemoryRingStore(), name: 'clusters', identity: 'a' });
     expect(() => shardedClusters(undefined as unknown as ClusterProvider, ring)).toThrow(/shardedClusters: provider must be a ClusterProvider/);
