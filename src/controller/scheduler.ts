@@ -200,6 +200,8 @@ export class ReconcileScheduler {
   readonly #metrics: QueueMetrics<string>;
   /** Keys counted in the metrics' depth (due and waiting); kept only while metrics are on. */
   readonly #counted = new Set<string>();
+  /** Running keys forgotten during their run: what the run asks for next is dropped. */
+  readonly #forgotten = new Set<string>();
   readonly #groups: Groups | undefined;
   #pumpQueued = false;
   #scope: TaskScope | undefined;
@@ -265,6 +267,40 @@ export class ReconcileScheduler {
   scheduleNow(key: string, priority: number): void {
     if (!Number.isFinite(priority)) checkPriority(`${OWNER}.scheduleNow: priority`, priority);
     this.#schedule(key, this.#clock.now(), priority);
+  }
+
+  /**
+   * Forgets `key` at once: its pending request leaves the queue (stats, depth metric) and is never
+   * reconciled, its failure count is cleared, and — when it is running — what its run asks for next
+   * (a requeue, a retry) is dropped; a request made after the forget stands. True when the key had a
+   * request, a run or failures. Given a test instead, forgets every key it accepts and returns how many.
+   */
+  forget(key: string): boolean;
+  /** Forgets every key `test` accepts (see above); returns how many had a request, a run or failures. */
+  forget(test: (key: string) => boolean): number;
+  forget(which: string | ((key: string) => boolean)): boolean | number {
+    if (typeof which === 'string') return this.#forget(which);
+    const keys = new Set<string>();
+    for (const key of this.#pending.keys()) if (which(key)) keys.add(key);
+    for (const key of this.#running.keys()) if (which(key)) keys.add(key);
+    for (const key of this.#attempts.keys()) if (which(key)) keys.add(key);
+    for (const key of keys) this.#forget(key);
+    return keys.size;
+  }
+
+  #forget(key: string): boolean {
+    const queued = this.#pending.delete(key);
+    const running = this.#running.has(key);
+    const failing = this.#attempts.get(key) > 0;
+    this.#attempts.forget(key);
+    if (running) this.#forgotten.add(key);
+    else if (queued) {
+      // Held while it waited for a slot of its group: the hold goes with the request.
+      this.#groups?.forget(key);
+      this.#pending.release(key);
+    }
+    if (this.#counted.delete(key)) this.#metrics.drop(key);
+    return queued || running || failing;
   }
 
   /** How many failures in a row `key` has had (0 after a success or when it never failed). */
@@ -424,7 +460,11 @@ export class ReconcileScheduler {
     this.#running.delete(key);
     this.#metrics.done(key);
     try {
-      if (action !== undefined) {
+      if (this.#forgotten.delete(key)) {
+        // Forgotten while it ran: its outcome is dropped — but a programming error stays loud.
+        const mistake = error === undefined ? undefined : misuseIn(error);
+        if (mistake !== undefined) throw mistake;
+      } else if (action !== undefined) {
         this.#attempts.forget(key);
         this.#apply(key, action);
       } else this.#failed(key, priority, signal, error);
