@@ -247,17 +247,8 @@ export class ReconcileScheduler {
       this.scheduleNow(key, Priority.high);
       return;
     }
-    validateOptions(`${OWNER}.schedule`, request, { runAt: 'any', delayMs: 'duration', priority: 'any' });
-    const { runAt, delayMs, priority = Priority.high } = request;
-    if (runAt !== undefined && (typeof runAt !== 'number' || Number.isNaN(runAt))) {
-      throw new InvalidOptionError(`${OWNER}.schedule: option runAt must be a clock time in ms, got ${String(runAt)}`);
-    }
-    if (runAt !== undefined && delayMs !== undefined) {
-      throw new InvalidOptionError(`${OWNER}.schedule: give runAt or delayMs, not both`);
-    }
-    checkPriority(`${OWNER}.schedule: option priority`, priority);
-    const now = this.#clock.now();
-    this.#schedule(key, runAt ?? now + (delayMs ?? 0), priority);
+    const { dueAt, priority } = resolveRequest(`${OWNER}.schedule`, request, this.#clock.now());
+    this.#schedule(key, dueAt, priority);
   }
 
   /**
@@ -308,9 +299,15 @@ export class ReconcileScheduler {
     return this.#attempts.get(key);
   }
 
-  /** Counts of queued, running and failing keys. */
-  stats(): ReconcileSchedulerStats {
-    return { queued: this.#pending.size, running: this.#running.size, failing: this.#attempts.size };
+  /** Counts of queued, running and failing keys — of every key, or of those `test` accepts (a walk over them all). */
+  stats(test?: (key: string) => boolean): ReconcileSchedulerStats {
+    if (test === undefined) return { queued: this.#pending.size, running: this.#running.size, failing: this.#attempts.size };
+    const count = (keys: Iterable<string>): number => {
+      let n = 0;
+      for (const key of keys) if (test(key)) n++;
+      return n;
+    };
+    return { queued: count(this.#pending.keys()), running: count(this.#running.keys()), failing: count(this.#attempts.keys()) };
   }
 
   /**
@@ -499,6 +496,19 @@ export class ReconcileScheduler {
   #apply(key: string, action: Action): void {
     if (action.kind === 'requeueAfter') this.#request(key, this.#clock.now() + action.ms, action.priority ?? Priority.high);
   }
+}
+
+/** The due time and priority of `request` made at `now` (`INVALID_OPTION` naming `owner` for a bad one). */
+export function resolveRequest(owner: string, request: ScheduleRequest | undefined, now: number): { dueAt: number; priority: number } {
+  if (request === undefined) return { dueAt: now, priority: Priority.high };
+  validateOptions(owner, request, { runAt: 'any', delayMs: 'duration', priority: 'any' });
+  const { runAt, delayMs, priority = Priority.high } = request;
+  if (runAt !== undefined && (typeof runAt !== 'number' || Number.isNaN(runAt))) {
+    throw new InvalidOptionError(`${owner}: option runAt must be a clock time in ms, got ${String(runAt)}`);
+  }
+  if (runAt !== undefined && delayMs !== undefined) throw new InvalidOptionError(`${owner}: give runAt or delayMs, not both`);
+  checkPriority(`${owner}: option priority`, priority);
+  return { dueAt: runAt ?? now + (delayMs ?? 0), priority };
 }
 
 /** Throws `INVALID_OPTION` unless `value` is a finite number. */
