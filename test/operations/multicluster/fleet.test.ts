@@ -7,7 +7,7 @@ import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
 import { FakeClock, flushPromises, resources } from '../../../src/core/index.js';
 import { Action } from '../../../src/controller/index.js';
 import { SharedInformerFactory } from '../../../src/informer/index.js';
-import { MultiClusterController, type ClusterHandle } from '../../../src/operations/index.js';
+import { MultiClusterController, type ClusterAware, type ClusterHandle } from '../../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
 import { failOnUnhandledRejections } from '../../helpers/async.js';
 
@@ -39,7 +39,7 @@ const cm = (name: string, data: Record<string, string> = {}): ConfigMap => ({ ap
 
 let epoch = 1000;
 /** Engages `server` on `fleet` as the manager would: a factory of its own, started right after. */
-function engage(fleet: MultiClusterController<unknown>, name: string, server: FakeApiServer): { handle: ClusterHandle; cut: AbortController } {
+function engage(fleet: ClusterAware, name: string, server: FakeApiServer): { handle: ClusterHandle; cut: AbortController } {
   const cut = new AbortController(); // stops its factory only (the handle's signal is the manager's disengage)
   const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
   const handle: ClusterHandle = { name, epoch: ++epoch, kubeConfig: server.kubeConfig, factory, signal: new AbortController().signal };
