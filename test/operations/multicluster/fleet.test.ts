@@ -141,7 +141,11 @@ describe('MultiClusterController: the house Controller on every cluster', () => 
   it('one cluster’s Controller failing (its factory stopped) is logged, counted and kept disengaged; the other reconciles on', async () => {
     const seen: string[] = [];
     const lines: string[] = [];
-    const line = (level: string) => (message: string): void => void lines.push(`${level} ${message}`);
+    const clusterOf: Array<[string, unknown]> = [];
+    const line = (level: string) => (message: string, fields?: Record<string, unknown>): void => {
+      lines.push(`${level} ${message}`);
+      clusterOf.push([message, fields?.cluster]);
+    };
     const logger = { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
     const fleet = MultiClusterController.for(resources.configmaps).build(
       async (key, ctx) => {
@@ -160,6 +164,9 @@ describe('MultiClusterController: the house Controller on every cluster', () => 
     expect(fleet.stats()).toMatchObject({ clusters: ['east'], failedClusters: ['west'] });
     expect(fleet.failureOf('west')?.message).toMatch(/factory stopped/);
     expect(lines.some((l) => l.startsWith('error controller isolated on cluster west failed'))).toBe(true);
+    // Each cluster's Controller logs with the field cluster.
+    const synced = clusterOf.filter(([m]) => m.startsWith('controller isolated: caches synced')).map(([, c]) => c);
+    expect(synced.sort()).toEqual(['east', 'west']);
     east.create(resources.configmaps, cm('e'));
     await until(() => seen.includes('east ns/e'), 'east still reconciles');
     const again = engage(fleet, 'west', west);
