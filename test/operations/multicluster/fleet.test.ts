@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
 import { FakeClock, flushPromises, resources } from '../../../src/core/index.js';
-import { Action } from '../../../src/controller/index.js';
+import { Action, type ControllerMetricsProvider } from '../../../src/controller/index.js';
 import { SharedInformerFactory } from '../../../src/informer/index.js';
 import { MultiClusterController, type ClusterAware, type ClusterHandle } from '../../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
@@ -175,5 +175,36 @@ describe('MultiClusterController: the house Controller on every cluster', () => 
     stop.abort();
     await running;
     again.cut.abort();
+  });
+
+  it('metrics: one active-workers gauge for the controller, the sum of every cluster’s running reconciles', async () => {
+    east.create(resources.configmaps, cm('a'));
+    west.create(resources.configmaps, cm('a'));
+    const active: number[] = [];
+    const counter = { inc: () => undefined };
+    const metricsProvider: ControllerMetricsProvider = {
+      newReconcileTotalMetric: () => counter,
+      newReconcileErrorsMetric: () => counter,
+      newReconcileTimeMetric: () => ({ observe: () => undefined }),
+      newActiveWorkersMetric: () => ({ set: (v: number) => void active.push(v) }),
+      newMaxConcurrentReconcilesMetric: () => ({ set: () => undefined }),
+    };
+    const release: Array<() => void> = [];
+    const fleet = MultiClusterController.for(resources.configmaps).build(
+      () => new Promise((resolve) => release.push(() => resolve(Action.done()))),
+      { name: 'gauge', logger: false, concurrency: 2, metricsProvider },
+    );
+    engage(fleet, 'east', east);
+    engage(fleet, 'west', west);
+    const running = fleet.run(stop.signal);
+    await until(() => release.length === 2, 'one reconcile running on each cluster');
+    expect(active.at(-1)).toBe(2);
+    release.shift()!();
+    await until(() => fleet.stats().running === 1, 'one ended');
+    expect(active.at(-1)).toBe(1);
+    release.shift()!();
+    stop.abort();
+    await running;
+    expect(active.at(-1)).toBe(0);
   });
 });
