@@ -207,4 +207,22 @@ describe('MultiClusterController: the house Controller on every cluster', () => 
     await running;
     expect(active.at(-1)).toBe(0);
   });
+
+  it('built without a reconcile: requests() hands out every cluster’s requests, each with its ctx.cluster and object key', async () => {
+    east.create(resources.configmaps, cm('a'));
+    west.create(resources.configmaps, cm('b'));
+    const fleet = MultiClusterController.for(resources.configmaps).build({ name: 'loop', logger: false });
+    engage(fleet, 'east', east);
+    engage(fleet, 'west', west);
+    const running = fleet.run(stop.signal);
+    const seen: string[] = [];
+    for await (const request of fleet.requests(stop.signal)) {
+      seen.push(`${request.ctx.cluster} ${request.key} ${request.ctx.object?.metadata?.name}`);
+      request.done();
+      if (seen.length === 2) break;
+    }
+    expect(seen.sort()).toEqual(['east ns/a a', 'west ns/b b']);
+    stop.abort();
+    await running;
+  });
 });
