@@ -170,8 +170,9 @@ export class MultiClusterController<T> implements ClusterAware {
     if (this.#signal !== undefined) this.#start(engagement, this.#signal);
   }
 
-  /** Stops `name`'s Controller: its keys leave the scheduler at once, its running reconciles' `ctx.signal` aborts. The manager calls it. */
+  /** Stops `name`'s Controller: its keys leave the scheduler at once, its running reconciles' `ctx.signal` aborts (and a failure recorded for it is forgotten). The manager calls it. */
   disengage(name: string): void {
+    this.#failures.delete(name); // a failed cluster's record goes with the cluster
     const engagement = this.#engaged.get(name);
     if (engagement === undefined) return;
     this.#end(engagement, new Error(`cluster ${name} disengaged`));

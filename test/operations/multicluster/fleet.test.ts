@@ -169,6 +169,8 @@ describe('MultiClusterController: the house Controller on every cluster', () => 
     expect(synced.sort()).toEqual(['east', 'west']);
     east.create(resources.configmaps, cm('e'));
     await until(() => seen.includes('east ns/e'), 'east still reconciles');
+    fleet.disengage('west'); // the manager's disengage of a failed cluster forgets its failure
+    expect([fleet.stats().failedClusters, fleet.failureOf('west')]).toEqual([[], undefined]);
     const again = engage(fleet, 'west', west);
     await until(() => seen.filter((s) => s === 'west ns/w').length === 2, 'west re-engaged reconciles its objects again');
     expect(fleet.stats().failedClusters).toEqual([]);
