@@ -3,6 +3,7 @@
 // one cluster's Controller failing while the other reconciles on. Two fake API servers, handles made by hand.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
 import { FakeClock, flushPromises, resources } from '../../../src/core/index.js';
 import { Action, type ControllerMetricsProvider } from '../../../src/controller/index.js';
@@ -226,5 +227,22 @@ describe('MultiClusterController: the house Controller on every cluster', () => 
     expect(seen.sort()).toEqual(['east ns/a a', 'west ns/b b']);
     stop.abort();
     await running;
+  });
+
+  it('tracing: each cluster’s reconcile spans carry k8s.cluster.name', async () => {
+    east.create(resources.configmaps, cm('a'));
+    west.create(resources.configmaps, cm('a'));
+    const exporter = new InMemorySpanExporter();
+    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const fleet = MultiClusterController.for(resources.configmaps).build(async () => Action.done(), { name: 'traced', logger: false, tracerProvider });
+    engage(fleet, 'east', east);
+    engage(fleet, 'west', west);
+    const running = fleet.run(stop.signal);
+    await until(() => fleet.stats().succeeded === 2, 'a reconcile on each cluster');
+    const spans = exporter.getFinishedSpans().filter((span) => span.name === 'reconcile traced');
+    expect(spans.map((span) => span.attributes['k8s.cluster.name']).sort()).toEqual(['east', 'west']);
+    stop.abort();
+    await running;
+    await tracerProvider.shutdown();
   });
 });
