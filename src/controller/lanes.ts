@@ -69,7 +69,13 @@ export class SharedScheduler {
 
   /** Runs the shared scheduler until `signal` aborts, handing each key to its lane (see `ReconcileScheduler.run`). */
   run(signal: AbortSignal): Promise<void> {
-    return this.#scheduler.run(signal, (key, _signal, priority) => {
+    let watched: AbortSignal | undefined;
+    return this.#scheduler.run(signal, (key, stop, priority) => {
+      if (watched !== stop) {
+        // The shared scheduler stops (its signal, or a programming error): every lane's reconciles see it.
+        watched = stop;
+        stop.addEventListener('abort', () => [...this.#lanes.values()].forEach((l) => l.close(stop.reason)), { once: true });
+      }
       const lane = this.#laneOf(key);
       if (lane === undefined || !lane.open) {
         this.#dropped++;
