@@ -10,7 +10,7 @@ import type { Secret } from 'kubernetes-types/core/v1.js';
 import { newResourceClient, resources, SharedInformerFactory, stripManagedFields, type ResourceClient } from '../../src/index.js';
 import { KUBECONFIG_SECRET_LABEL, kubeconfigSecrets, MultiClusterManager, probeReport } from '../../src/operations/index.js';
 import { awaitConverged, fetchSnapshot } from '../../examples/configmapset/consistency.js';
-import { configMapSets, installCrd, type ConfigMapSet } from '../../examples/configmapset/crd.js';
+import { configMapSets, FINALIZER, installCrd, type ConfigMapSet } from '../../examples/configmapset/crd.js';
 import { ConfigMapSetFleet } from '../../examples/configmapset/fleet.js';
 import { clusterRegistry, FileRegistry } from '../../examples/configmapset/registry.js';
 import { configMapSet, runScenario } from '../../examples/configmapset/scenario.js';
@@ -84,6 +84,7 @@ describe('the configmapset operator over two kube-apiservers, clusters from kube
       logger: false,
     });
     const secrets = newResourceClient(hub.kubeConfig, resources.secrets);
+    const configMaps = newResourceClient(hub.kubeConfig, resources.configmaps, { fieldManager: 'test-user' });
     const clients = new Map<RealApiServer, ResourceClient<ConfigMapSet>>();
     const sets = (server: RealApiServer): ResourceClient<ConfigMapSet> => {
       if (!clients.has(server)) clients.set(server, newResourceClient(server.kubeConfig, configMapSets, { fieldManager: 'test-user' }));
@@ -123,6 +124,7 @@ describe('the configmapset operator over two kube-apiservers, clusters from kube
       // While east is down: /readyz is ok, west is ready, and a set created on west converges.
       expect(probeReport('readyz', { informers: manager.probeInformers() }).ok).toBe(true);
       expect(verdict('west')).toMatchObject({ ready: true, problems: [] });
+      expect(manager.stats()).toMatchObject({ engaged: 2, unready: 1 });
       await sets(west).create(configMapSet('meanwhile', namespace, { names: ['x', 'y'], data: { k: 'w' } }));
       await converged(west, 'west', (s) => (s.sets.length === 1 ? undefined : 'meanwhile not seen yet'));
       expect(reconciles.slice(outage)).toContain(`west ${namespace}/meanwhile`);
@@ -146,8 +148,17 @@ describe('the configmapset operator over two kube-apiservers, clusters from kube
       await converged(hub, 'hub', (s) => (s.sets.length === 1 ? undefined : 'joined not seen yet'));
       await sets(hub).delete('joined', namespace);
       await converged(hub, 'hub', (s) => (s.sets.length === 0 ? undefined : 'joined not deleted yet'));
+      // A set whose ConfigMap name is taken (by the user) is looked at again in 10 s: its key waits in the scheduler.
+      await configMaps.create({ metadata: { name: 'waiting-t', namespace } });
+      await sets(hub).create(configMapSet('waiting', namespace, { names: ['t'] }));
+      await eventually(
+        async () => (await sets(hub).get('waiting', namespace)).status?.conditions?.some((c) => c.reason === 'NameTaken') === true,
+        () => 'waiting reported NameTaken',
+      );
+      expect(fleet.stats().queued).toBe(1);
       await secrets.delete('hub', secretsNamespace);
       await eventually(() => !fleet.stats().clusters.includes('hub') && !manager.clusters().includes('hub'), () => `hub disengaged (fleet: ${fleet.stats().clusters.join(', ')})`);
+      expect(fleet.stats().queued).toBe(0); // its key left the scheduler with it
       const removed = reconciles.length;
       // Disengaged: a set created on hub now is never reconciled, while west's new set is.
       await sets(hub).create(configMapSet('unseen', namespace, { names: ['u'] }));
@@ -155,7 +166,7 @@ describe('the configmapset operator over two kube-apiservers, clusters from kube
       await converged(west, 'west', (s) => (s.sets.length === 2 ? undefined : 'later not seen yet'));
       expect(reconciles.slice(removed).filter((r) => r.startsWith('hub '))).toEqual([]);
       const untouched = await fetchSnapshot(hub.kubeConfig, namespace, clusterRegistry(registry, 'hub'));
-      expect(untouched.sets.map((s) => [s.metadata?.name, s.metadata?.finalizers ?? []])).toEqual([['unseen', []]]);
+      expect(untouched.sets.map((s) => [s.metadata?.name, s.metadata?.finalizers ?? []])).toEqual([['unseen', []], ['waiting', [FINALIZER]]]);
       expect(untouched.configMaps.filter((cm) => cm.metadata?.name === 'unseen-u')).toEqual([]);
       expect(provider.stats()).toMatchObject({ engages: 3, disengages: 1 });
       expect(manager.stats()).toMatchObject({ engaged: 2, unready: 0, refused: 0 });
@@ -163,7 +174,10 @@ describe('the configmapset operator over two kube-apiservers, clusters from kube
       stop.abort();
       await running;
       await management.shutdown();
+      // The shared server keeps no finalizer of a stopped operator.
+      await sets(hub).patch('waiting', namespace, { metadata: { finalizers: null } }, 'merge').catch(() => undefined);
       secrets.close();
+      configMaps.close();
       for (const client of clients.values()) client.close();
       await registry.dispose();
     }
