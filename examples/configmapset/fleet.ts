@@ -51,7 +51,9 @@ export class ConfigMapSetFleet implements ClusterAware {
   readonly #reconciler: ConfigMapSetReconciler;
   readonly #logger: LoggerOption | undefined;
   readonly #recorders = new Map<string, EventRecorder>();
-  readonly #recording: Array<Promise<void>> = [];
+  /** The Event recorders' runs not ended yet. */
+  readonly #recording = new Set<Promise<void>>();
+  #recorderFailure: { error: unknown } | undefined;
   #signal: AbortSignal | undefined;
 
   /** Builds the controller; nothing runs before the manager engages a cluster and runs it. */
@@ -83,10 +85,12 @@ export class ConfigMapSetFleet implements ClusterAware {
     const recorder = new EventRecorder(cluster.kubeConfig, { reportingController: 'examples.kube-informer.dev/configmapset-operator', logger: this.#logger });
     this.#recorders.set(cluster.name, recorder);
     const until = this.#signal === undefined ? cluster.signal : AbortSignal.any([cluster.signal, this.#signal]);
-    // A recorder fails only on a programming error: run rethrows it at the stop (marked handled until then).
-    const recording = recorder.run(until);
-    recording.catch(() => undefined);
-    this.#recording.push(recording);
+    // A recorder fails only on a programming error: run rethrows the first at the stop.
+    const recording: Promise<void> = recorder
+      .run(until)
+      .catch((error: unknown) => void (this.#recorderFailure ??= { error }))
+      .finally(() => this.#recording.delete(recording));
+    this.#recording.add(recording);
   }
 
   /** Disengages the controller from the cluster `name` (its queued sets dropped); its recorder stops. */
@@ -102,9 +106,14 @@ export class ConfigMapSetFleet implements ClusterAware {
       () => undefined,
       (err: unknown) => ({ err }),
     );
-    const failed = (await Promise.allSettled(this.#recording)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    await Promise.all([...this.#recording]);
     if (ran !== undefined) throw ran.err;
-    if (failed !== undefined) throw failed.reason;
+    if (this.#recorderFailure !== undefined) throw this.#recorderFailure.error;
+  }
+
+  /** Why the controller of `cluster` failed (it stays disengaged until engaged again), for the manager's report; else `undefined`. */
+  failureOf(cluster: string): Error | undefined {
+    return this.controller.failureOf(cluster);
   }
 
   /** Counters so far. */
