@@ -11,7 +11,7 @@ import { configMapSets } from '../../examples/configmapset/crd.js';
 import { ConfigMapSetFleet } from '../../examples/configmapset/fleet.js';
 import { clusterRegistry, FileRegistry } from '../../examples/configmapset/registry.js';
 import { configMapSet, runScenario } from '../../examples/configmapset/scenario.js';
-import { startExampleCluster, until } from './helpers.js';
+import { runExample, startExampleCluster, until } from './helpers.js';
 
 const NS = 'demo';
 
@@ -81,5 +81,32 @@ describe('the configmapset operator over two clusters', () => {
     await until(() => cleanedUp(east) === 1, 'the CleanedUp Event on east');
     expect(cleanedUp(west)).toBe(0);
     expect(west.get(configMapSets, 'web', NS)).toBeDefined();
+  });
+});
+
+describe('examples/configmapset/fleet-main.ts', () => {
+  it("runs as a program: clusters from Secrets, both scenarios converged, west disengaged by its Secret's delete, exit 0", async () => {
+    const result = await runExample('examples/configmapset/fleet-main.ts', []);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('engaged from Secrets in fleet: east, west');
+    expect(result.stdout).toContain('scenarios: east 6/6, west 6/6 steps converged; registry empty');
+    expect(result.stdout).toContain('deleted Secret fleet/west: engaged now east');
+    expect(result.stdout).toMatch(/fleet: \d+ reconciles succeeded, 0 failed; 4 cleanups/);
+    expect(result.stdout.trimEnd().split('\n').at(-1)).toBe('fleet: PASSED');
+    expect(result.code).toBe(0);
+  });
+
+  it('stops cleanly on Ctrl-C in the middle of the scenarios: exit 0', async () => {
+    let sent = false;
+    const result = await runExample('examples/configmapset/fleet-main.ts', [], (stdout, child) => {
+      if (!sent && stdout.includes('[2/6]')) {
+        sent = true;
+        child.kill('SIGINT');
+      }
+    });
+    expect(sent).toBe(true);
+    expect(result.stderr).toBe('');
+    expect(result.stdout.trimEnd().split('\n').at(-1)).toBe('fleet: stopped');
+    expect(result.code).toBe(0);
   });
 });
