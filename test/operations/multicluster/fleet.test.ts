@@ -3,9 +3,10 @@
 // one cluster's Controller failing while the other reconciles on. Two fake API servers, handles made by hand.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
 import { FakeClock, flushPromises, resources } from '../../../src/core/index.js';
-import { Action } from '../../../src/controller/index.js';
+import { Action, type ControllerMetricsProvider } from '../../../src/controller/index.js';
 import { SharedInformerFactory } from '../../../src/informer/index.js';
 import { MultiClusterController, type ClusterAware, type ClusterHandle } from '../../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
@@ -169,11 +170,79 @@ describe('MultiClusterController: the house Controller on every cluster', () => 
     expect(synced.sort()).toEqual(['east', 'west']);
     east.create(resources.configmaps, cm('e'));
     await until(() => seen.includes('east ns/e'), 'east still reconciles');
+    fleet.disengage('west'); // the manager's disengage of a failed cluster forgets its failure
+    expect([fleet.stats().failedClusters, fleet.failureOf('west')]).toEqual([[], undefined]);
     const again = engage(fleet, 'west', west);
     await until(() => seen.filter((s) => s === 'west ns/w').length === 2, 'west re-engaged reconciles its objects again');
     expect(fleet.stats().failedClusters).toEqual([]);
     stop.abort();
     await running;
     again.cut.abort();
+  });
+
+  it('metrics: one active-workers gauge for the controller, the sum of every cluster’s running reconciles', async () => {
+    east.create(resources.configmaps, cm('a'));
+    west.create(resources.configmaps, cm('a'));
+    const active: number[] = [];
+    const counter = { inc: () => undefined };
+    const metricsProvider: ControllerMetricsProvider = {
+      newReconcileTotalMetric: () => counter,
+      newReconcileErrorsMetric: () => counter,
+      newReconcileTimeMetric: () => ({ observe: () => undefined }),
+      newActiveWorkersMetric: () => ({ set: (v: number) => void active.push(v) }),
+      newMaxConcurrentReconcilesMetric: () => ({ set: () => undefined }),
+    };
+    const release: Array<() => void> = [];
+    const fleet = MultiClusterController.for(resources.configmaps).build(
+      () => new Promise((resolve) => release.push(() => resolve(Action.done()))),
+      { name: 'gauge', logger: false, concurrency: 2, metricsProvider },
+    );
+    engage(fleet, 'east', east);
+    engage(fleet, 'west', west);
+    const running = fleet.run(stop.signal);
+    await until(() => release.length === 2, 'one reconcile running on each cluster');
+    expect(active.at(-1)).toBe(2);
+    release.shift()!();
+    await until(() => fleet.stats().running === 1, 'one ended');
+    expect(active.at(-1)).toBe(1);
+    release.shift()!();
+    stop.abort();
+    await running;
+    expect(active.at(-1)).toBe(0);
+  });
+
+  it('built without a reconcile: requests() hands out every cluster’s requests, each with its ctx.cluster and object key', async () => {
+    east.create(resources.configmaps, cm('a'));
+    west.create(resources.configmaps, cm('b'));
+    const fleet = MultiClusterController.for(resources.configmaps).build({ name: 'loop', logger: false });
+    engage(fleet, 'east', east);
+    engage(fleet, 'west', west);
+    const running = fleet.run(stop.signal);
+    const seen: string[] = [];
+    for await (const request of fleet.requests(stop.signal)) {
+      seen.push(`${request.ctx.cluster} ${request.key} ${request.ctx.object?.metadata?.name}`);
+      request.done();
+      if (seen.length === 2) break;
+    }
+    expect(seen.sort()).toEqual(['east ns/a a', 'west ns/b b']);
+    stop.abort();
+    await running;
+  });
+
+  it('tracing: each cluster’s reconcile spans carry k8s.cluster.name', async () => {
+    east.create(resources.configmaps, cm('a'));
+    west.create(resources.configmaps, cm('a'));
+    const exporter = new InMemorySpanExporter();
+    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const fleet = MultiClusterController.for(resources.configmaps).build(async () => Action.done(), { name: 'traced', logger: false, tracerProvider });
+    engage(fleet, 'east', east);
+    engage(fleet, 'west', west);
+    const running = fleet.run(stop.signal);
+    await until(() => fleet.stats().succeeded === 2, 'a reconcile on each cluster');
+    const spans = exporter.getFinishedSpans().filter((span) => span.name === 'reconcile traced');
+    expect(spans.map((span) => span.attributes['k8s.cluster.name']).sort()).toEqual(['east', 'west']);
+    stop.abort();
+    await running;
+    await tracerProvider.shutdown();
   });
 });
