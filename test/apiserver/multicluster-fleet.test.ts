@@ -155,7 +155,8 @@ describe('the configmapset operator over two kube-apiservers, clusters from kube
         async () => (await sets(hub).get('waiting', namespace)).status?.conditions?.some((c) => c.reason === 'NameTaken') === true,
         () => 'waiting reported NameTaken',
       );
-      expect(fleet.stats().queued).toBe(1);
+      // Its reconcile wrote the status, then returned the requeue: the key is queued once it has returned.
+      await eventually(() => fleet.stats().queued === 1 && fleet.stats().running === 0, () => `waiting queued (${JSON.stringify(fleet.stats())})`);
       await secrets.delete('hub', secretsNamespace);
       await eventually(() => !fleet.stats().clusters.includes('hub') && !manager.clusters().includes('hub'), () => `hub disengaged (fleet: ${fleet.stats().clusters.join(', ')})`);
       expect(fleet.stats().queued).toBe(0); // its key left the scheduler with it
