@@ -7,7 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { newListWatch, realClock, resources, sleep, type ResourceDescriptor } from '../../src/index.js';
 import { API_VERSION, configMapSets, FINALIZER, SET_LABEL, type ConfigMapSet } from './crd.js';
-import { configMapName, desiredNames } from './operator.js';
+import { configMapName, desiredNames } from './reconciler.js';
 import type { ExternalRegistry, RegistryRecord } from './registry.js';
 
 /** The state the check compares: one namespace's sets and ConfigMaps, and the registry's records of that namespace. */

@@ -165,3 +165,21 @@ async function readRecord(path: string, signal: AbortSignal | undefined): Promis
     throw err;
   }
 }
+
+/**
+ * One cluster's part of a registry shared by a fleet (fleet.ts): its records are kept under
+ * `<cluster>/<namespace>/<name>` in `registry`, so the sets `ns/web` of two clusters are two records;
+ * the view reads and writes them by `namespace/name`, and `all()` lists only this cluster's.
+ */
+export function clusterRegistry(registry: ExternalRegistry, cluster: string): ExternalRegistry {
+  const prefix = `${cluster}/`;
+  return {
+    get: (key, signal) => registry.get(prefix + key, signal),
+    put: (key, record, signal) => registry.put(prefix + key, record, signal),
+    remove: (key, signal) => registry.remove(prefix + key, signal),
+    all: async (signal) => {
+      const mine = Object.entries(await registry.all(signal)).filter(([key]) => key.startsWith(prefix));
+      return Object.fromEntries(mine.map(([key, record]) => [key.slice(prefix.length), record]));
+    },
+  };
+}
