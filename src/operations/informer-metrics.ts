@@ -152,7 +152,8 @@ function reasonOf(error: unknown): string {
  * synced / ready / live / watch connected. Every series has the label `informer` (its name, `v1/pods`).
  *
  * Errors by reason come from the `reflectorError` diagnostics channel, matched on the informer's name:
- * two factories with informers of the same name add up. Call `close()` to stop listening.
+ * two factories with informers of the same name add up, unless each names its cluster (the factory's
+ * option `cluster`: `east/v1/pods`, as the `MultiClusterManager`'s factories do). Call `close()` to stop listening.
  *
  * ```ts
  * import * as promClient from 'prom-client';

@@ -153,7 +153,7 @@ export class MultiClusterManager implements ClusterSink {
     }
     if (old !== undefined) this.disengage(name, `re-engaged from ${from}`);
     const stop = new AbortController();
-    const factory = new SharedInformerFactory(kubeConfig, this.#factoryOptions);
+    const factory = new SharedInformerFactory(kubeConfig, { ...this.#factoryOptions, cluster: name });
     const handle: ClusterHandle = { name, epoch: ++this.#epoch, kubeConfig, factory, signal: stop.signal };
     this.#clusters.set(name, { handle, source: from, stop });
     this.#engages++;
@@ -214,7 +214,7 @@ export class MultiClusterManager implements ClusterSink {
   health(): Record<string, InformerHealth> {
     const all: Record<string, InformerHealth> = {};
     for (const [name, c] of this.#clusters) {
-      for (const [resource, h] of Object.entries(c.handle.factory.health())) all[`${name}/${resource}`] = { ...h, name: `${name}/${h.name}` };
+      for (const [resource, h] of Object.entries(c.handle.factory.health())) all[`${name}/${resource}`] = h;
     }
     return all;
   }

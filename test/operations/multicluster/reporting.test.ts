@@ -1,0 +1,84 @@
+// What a multi-cluster manager reports: each cluster's informers named apart in health, channels and
+// metrics; the management cluster's Secret informer failing /readyz; the manager's own metrics.
+
+import * as promClient from 'prom-client';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { resources, SharedInformerFactory } from '../../../src/index.js';
+import { MultiClusterManager, registerInformerMetrics, staticClusters, type ClusterAware, type ClusterHandle } from '../../../src/operations/index.js';
+import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
+import { until } from '../../examples/helpers.js';
+import { metricValue } from '../prom.js';
+
+let east: FakeApiServer;
+let west: FakeApiServer;
+let stop: AbortController;
+beforeEach(async () => {
+  east = await startFakeApiServer();
+  west = await startFakeApiServer();
+  stop = new AbortController();
+});
+afterEach(async () => {
+  stop.abort();
+  await Promise.all([east.close(), west.close()]);
+});
+
+const quiet = { logger: false as const };
+const fastRetry = { ...quiet, informerOptions: { reflector: { backoff: { initialMs: 1, maxMs: 5 } } } };
+
+/** A ClusterAware that only asks each engaged cluster's factory for its ConfigMaps informer. */
+function configMapsEverywhere(): ClusterAware {
+  return {
+    name: 'configmaps-everywhere',
+    engage: (handle: ClusterHandle) => void handle.factory.forResource(resources.configmaps),
+    disengage: () => undefined,
+    run: (signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+  };
+}
+
+describe('a cluster’s informers are named apart', () => {
+  it('the factory option cluster names every informer <cluster>/<resource>: health, errors and their metrics per cluster', async () => {
+    const eastFactory = new SharedInformerFactory(east.kubeConfig, { ...fastRetry, cluster: 'east' });
+    const westFactory = new SharedInformerFactory(west.kubeConfig, { ...fastRetry, cluster: 'west' });
+    const informers = [eastFactory.forResource(resources.configmaps), westFactory.forResource(resources.configmaps)];
+    const registry = new promClient.Registry();
+    const registration = registerInformerMetrics(promClient, informers, { registry });
+    east.injectFault({ verb: 'watch', resource: 'configmaps', type: 'status', code: 500 });
+    eastFactory.start(stop.signal);
+    westFactory.start(stop.signal);
+    await Promise.all([eastFactory.waitForCacheSync(stop.signal), westFactory.waitForCacheSync(stop.signal)]);
+    expect(informers.map((i) => i.health().name)).toEqual(['east/v1/configmaps', 'west/v1/configmaps']);
+    expect(Object.keys(eastFactory.health())).toEqual(['v1/configmaps']); // the factory's keys stay resource keys
+    expect(await metricValue(registry, 'kube_informer_errors_total', { informer: 'east/v1/configmaps', phase: 'watch-list', reason: 'API_STATUS_500' })).toBe(1);
+    expect(await metricValue(registry, 'kube_informer_errors_total', { informer: 'west/v1/configmaps' })).toBeUndefined();
+    expect(await metricValue(registry, 'kube_informer_lists_total', { informer: 'west/v1/configmaps' })).toBe(1);
+    registration.close();
+  });
+
+  it('a namespace set’s informers carry the cluster too', async () => {
+    const factory = new SharedInformerFactory(east.kubeConfig, { ...quiet, cluster: 'east' });
+    factory.forResource(resources.secrets, { namespaces: ['a'] });
+    factory.start(stop.signal);
+    await factory.waitForCacheSync(stop.signal);
+    expect(Object.values(factory.health()).map((h) => h.name)).toEqual(['east/v1/secrets in a']);
+  });
+
+  it('the factory refuses an empty cluster name', () => {
+    expect(() => new SharedInformerFactory(east.kubeConfig, { cluster: '' })).toThrow(/cluster/);
+  });
+
+  it('the MultiClusterManager names each cluster’s factory: reflector errors of one cluster are that cluster’s series', async () => {
+    west.injectFault({ verb: 'watch', resource: 'configmaps', type: 'status', code: 500 });
+    const manager = new MultiClusterManager({ providers: [staticClusters({ east: east.kubeConfig, west: west.kubeConfig })], controllers: [configMapsEverywhere()], factoryOptions: fastRetry, ...quiet });
+    const registry = new promClient.Registry();
+    const registration = registerInformerMetrics(promClient, manager, { registry });
+    const running = manager.run(stop.signal);
+    await until(() => manager.readiness().clusters.length === 2 && manager.readiness().clusters.every((c) => c.ready), 'both clusters ready');
+    expect(Object.entries(manager.health()).map(([k, h]) => `${k} ${h.name}`).sort()).toEqual(['east/v1/configmaps east/v1/configmaps', 'west/v1/configmaps west/v1/configmaps']);
+    expect(await metricValue(registry, 'kube_informer_errors_total', { informer: 'west/v1/configmaps', phase: 'watch-list', reason: 'API_STATUS_500' })).toBe(1);
+    expect(await metricValue(registry, 'kube_informer_errors_total', { informer: 'east/v1/configmaps' })).toBeUndefined();
+    expect(await metricValue(registry, 'kube_informer_errors_total', { informer: 'v1/configmaps' })).toBeUndefined();
+    registration.close();
+    stop.abort();
+    await running;
+  });
+});
