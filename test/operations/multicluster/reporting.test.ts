@@ -4,8 +4,8 @@
 import * as promClient from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resources, SharedInformerFactory } from '../../../src/index.js';
-import { MultiClusterManager, registerInformerMetrics, staticClusters, type ClusterAware, type ClusterHandle } from '../../../src/operations/index.js';
-import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
+import { kubeconfigSecrets, MultiClusterManager, probeReport, registerInformerMetrics, staticClusters, type ClusterAware, type ClusterHandle } from '../../../src/operations/index.js';
+import { FakeClock, startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
 import { until } from '../../examples/helpers.js';
 import { metricValue } from '../prom.js';
 
@@ -78,6 +78,46 @@ describe('a cluster’s informers are named apart', () => {
     expect(await metricValue(registry, 'kube_informer_errors_total', { informer: 'east/v1/configmaps' })).toBeUndefined();
     expect(await metricValue(registry, 'kube_informer_errors_total', { informer: 'v1/configmaps' })).toBeUndefined();
     registration.close();
+    stop.abort();
+    await running;
+  });
+});
+
+describe('the management cluster in readiness', () => {
+  it('its Secret informer refused (403 listing Secrets) makes the manager not ready and fails /readyz, naming it; ready again once it lists', async () => {
+    const clock = new FakeClock();
+    const management = new SharedInformerFactory(west.kubeConfig, { ...quiet, cluster: 'management', informerOptions: { clock } });
+    for (let i = 0; i < 2; i++) west.injectFault({ verb: ['list', 'watch'], resource: 'secrets', type: 'status', code: 403 });
+    const secrets = kubeconfigSecrets({ factory: management, namespace: 'fleet', verify: false });
+    const manager = new MultiClusterManager({ providers: [secrets, staticClusters({ east: east.kubeConfig })], controllers: [configMapsEverywhere()], factoryOptions: quiet, ...quiet });
+    const running = manager.run(stop.signal);
+    await until(() => manager.readiness().clusters.every((c) => c.ready) && west.pendingFaults().length === 0, 'east ready and both 403s served');
+    await until(() => manager.readiness().providers.some((p) => p.problems.some((q) => q.includes('403'))), 'the 403 named');
+    const report = manager.readiness();
+    expect(report.ok).toBe(false);
+    expect(manager.ready()).toBe(false);
+    expect(report.providers.map((p) => [p.name, p.ready])).toEqual([['kubeconfig-secrets', false], ['static', true]]);
+    expect(report.clusters.map((c) => [c.name, c.ready])).toEqual([['east', true]]);
+    const readyz = probeReport('readyz', { informers: manager.probeInformers() });
+    expect(readyz.ok).toBe(false);
+    expect(readyz.informers.find((i) => i.name === 'management/v1/secrets in fleet')).toMatchObject({ ready: false, problems: [expect.stringContaining('403')] });
+    expect(readyz.informers.find((i) => i.name === 'east/v1/configmaps')).toMatchObject({ ready: true });
+    expect(probeReport('livez', { informers: manager.probeInformers() }).ok).toBe(true);
+    // The informer retries on its clock; the fault is spent: it lists, and the manager is ready.
+    await until(async () => {
+      await clock.advance(1_000);
+      return manager.readiness().ok;
+    }, 'the Secrets listed');
+    expect(probeReport('readyz', { informers: manager.probeInformers() }).ok).toBe(true);
+    stop.abort();
+    await running;
+  });
+
+  it('a provider without informers (staticClusters) does not gate readiness', async () => {
+    const manager = new MultiClusterManager({ providers: [staticClusters({ east: east.kubeConfig })], controllers: [configMapsEverywhere()], factoryOptions: quiet, ...quiet });
+    const running = manager.run(stop.signal);
+    await until(() => manager.readiness().clusters.length === 1, 'east engaged');
+    expect(manager.readiness()).toMatchObject({ ok: true, providers: [{ name: 'static', ready: true, problems: [] }] });
     stop.abort();
     await running;
   });
