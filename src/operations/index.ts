@@ -14,6 +14,7 @@ export type {
   HasDriftAuditStats,
   HasFactoryHealth,
   HasInformerHealth,
+  HasMultiClusterReport,
   HasShardRingHealth,
   InformerHealthSource,
   InformerMetricsOptions,
@@ -49,5 +50,6 @@ export type {
 } from './multicluster/index.js';
 export { kubeconfigSecrets, clusterApiKubeconfigSecrets, KubeconfigSecretsProvider, KUBECONFIG_SECRET_LABEL } from './multicluster/index.js';
 export type { KubeconfigSecretsOptions, KubeconfigSecretsStats } from './multicluster/index.js';
+export type { ProviderVerdict } from './multicluster/index.js';
 export { ClusterRefusedError } from '../core/index.js';
 export type { ClusterRefusal } from '../core/index.js';

@@ -1,7 +1,7 @@
 // The multi-cluster manager: the sink its providers report clusters to; per engaged cluster a factory of its
 // own, every controller engaged on it; a report per cluster for /readyz and metrics.
 
-import { AlreadyStartedError } from '../../core/errors.js';
+import { AlreadyStartedError, ClusterRefusedError } from '../../core/errors.js';
 import { errorFields, resolveLogger, type Logger, type LoggerOption } from '../../core/log.js';
 import { InvalidOptionError, validateOptions } from '../../core/options.js';
 import { SharedInformerFactory, type SharedInformerFactoryOptions } from '../../informer/index.js';
@@ -79,6 +79,8 @@ export interface MultiClusterManagerStats {
   readonly disengages: number;
   /** Inputs the providers refused since the start. */
   readonly refused: number;
+  /** The same refusals by reason: a `ClusterRefusedError`'s `reason` (`missing-key`, `unauthorized`, ...), `other` for any other error. */
+  readonly refusedByReason: Readonly<Record<string, number>>;
 }
 
 interface Cluster {
@@ -117,6 +119,7 @@ export class MultiClusterManager implements ClusterSink {
   #engages = 0;
   #disengages = 0;
   #refused = 0;
+  readonly #refusedByReason: Record<string, number> = {};
 
   /** Throws `INVALID_OPTION` for an unknown option, or no provider. */
   constructor(options: MultiClusterManagerOptions) {
@@ -204,9 +207,11 @@ export class MultiClusterManager implements ClusterSink {
     this.#logger.info('cluster disengaged', { cluster: name, source: cluster.source, reason: reason ?? 'unknown' });
   }
 
-  /** {@link ClusterSink.refuse}: a warning naming the cluster, the source and the error; counted in `stats().refused`. */
+  /** {@link ClusterSink.refuse}: a warning naming the cluster, the source and the error; counted in `stats().refused` and `refusedByReason`. */
   refuse(name: string | undefined, error: Error, source?: string): void {
     this.#refused++;
+    const reason = error instanceof ClusterRefusedError ? error.reason : 'other';
+    this.#refusedByReason[reason] = (this.#refusedByReason[reason] ?? 0) + 1;
     this.#logger.warn('cluster refused', { cluster: name ?? '(unknown)', source: source ?? 'unnamed source', ...errorFields(error) });
   }
 
@@ -286,6 +291,6 @@ export class MultiClusterManager implements ClusterSink {
   /** Counts for metrics. */
   stats(): MultiClusterManagerStats {
     const unready = this.readiness().clusters.filter((c) => !c.ready).length;
-    return { engaged: this.#clusters.size, unready, engages: this.#engages, disengages: this.#disengages, refused: this.#refused };
+    return { engaged: this.#clusters.size, unready, engages: this.#engages, disengages: this.#disengages, refused: this.#refused, refusedByReason: { ...this.#refusedByReason } };
   }
 }

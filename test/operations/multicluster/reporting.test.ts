@@ -4,7 +4,7 @@
 import * as promClient from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resources, SharedInformerFactory } from '../../../src/index.js';
-import { kubeconfigSecrets, MultiClusterManager, probeReport, registerInformerMetrics, staticClusters, type ClusterAware, type ClusterHandle } from '../../../src/operations/index.js';
+import { ClusterRefusedError, informerMetricNames, kubeconfigSecrets, MultiClusterManager, probeReport, registerInformerMetrics, staticClusters, type ClusterAware, type ClusterHandle, type ClusterProvider } from '../../../src/operations/index.js';
 import { FakeClock, startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
 import { until } from '../../examples/helpers.js';
 import { metricValue } from '../prom.js';
@@ -118,6 +118,60 @@ describe('the management cluster in readiness', () => {
     const running = manager.run(stop.signal);
     await until(() => manager.readiness().clusters.length === 1, 'east engaged');
     expect(manager.readiness()).toMatchObject({ ok: true, providers: [{ name: 'static', ready: true, problems: [] }] });
+    stop.abort();
+    await running;
+  });
+});
+
+describe('the multi-cluster metrics', () => {
+  it('clusters by state and each cluster’s readiness, providers’ readiness, engages, disengages and refusals by reason, through prom-client', async () => {
+    const gone = await startFakeApiServer();
+    await gone.close(); // its port now refuses connections
+    const manager = new MultiClusterManager({ providers: [staticClusters({ east: east.kubeConfig, west: west.kubeConfig, gone: gone.kubeConfig })], controllers: [configMapsEverywhere()], factoryOptions: fastRetry, ...quiet });
+    const registry = new promClient.Registry();
+    const registration = registerInformerMetrics(promClient, manager, { registry, multiCluster: manager });
+    const running = manager.run(stop.signal);
+    await until(() => manager.readiness().clusters.filter((c) => c.ready).length === 2 && manager.clusters().length === 3, 'east and west ready, gone engaged');
+    const n = informerMetricNames;
+    expect(await metricValue(registry, n.multiClusterClusters, { state: 'ready' })).toBe(2);
+    expect(await metricValue(registry, n.multiClusterClusters, { state: 'unready' })).toBe(1);
+    expect(await metricValue(registry, n.multiClusterClusterReady, { cluster: 'east' })).toBe(1);
+    expect(await metricValue(registry, n.multiClusterClusterReady, { cluster: 'gone' })).toBe(0);
+    expect(await metricValue(registry, n.multiClusterProviderReady, { provider: 'static' })).toBe(1);
+    expect(await metricValue(registry, n.multiClusterEngages)).toBe(3);
+    expect(await metricValue(registry, n.multiClusterDisengages)).toBe(0);
+    manager.disengage('gone', 'test');
+    expect(await metricValue(registry, n.multiClusterDisengages)).toBe(1);
+    expect(await metricValue(registry, n.multiClusterClusterReady, { cluster: 'gone' })).toBeUndefined();
+    expect(await metricValue(registry, n.multiClusterClusters, { state: 'unready' })).toBe(0);
+    registration.close();
+    stop.abort();
+    await running;
+  });
+
+  it('refusals are counted by reason: a ClusterRefusedError’s, else other', async () => {
+    const refusing: ClusterProvider = {
+      name: 'refusing',
+      run: async (signal, sink) => {
+        sink.refuse('x', new ClusterRefusedError('missing-key', 'secret fleet/x has no key kubeconfig'), 'secret fleet/x');
+        sink.refuse(undefined, new ClusterRefusedError('unparsable', 'secret fleet/y: no server'), 'secret fleet/y');
+        sink.refuse('z', new ClusterRefusedError('unparsable', 'secret fleet/z: no context'), 'secret fleet/z');
+        sink.refuse('w', new Error('something else'), 'secret fleet/w');
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      },
+    };
+    const manager = new MultiClusterManager({ providers: [refusing], ...quiet });
+    const registry = new promClient.Registry();
+    const registration = registerInformerMetrics(promClient, manager, { registry, multiCluster: manager });
+    const running = manager.run(stop.signal);
+    await until(() => manager.stats().refused === 4, 'four refusals');
+    expect(manager.stats().refusedByReason).toEqual({ 'missing-key': 1, unparsable: 2, other: 1 });
+    const n = informerMetricNames;
+    expect(await metricValue(registry, n.multiClusterRefused, { reason: 'unparsable' })).toBe(2);
+    expect(await metricValue(registry, n.multiClusterRefused, { reason: 'missing-key' })).toBe(1);
+    expect(await metricValue(registry, n.multiClusterRefused, { reason: 'other' })).toBe(1);
+    expect(await metricValue(registry, n.multiClusterProviderReady, { provider: 'refusing' })).toBe(1);
+    registration.close();
     stop.abort();
     await running;
   });
