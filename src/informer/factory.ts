@@ -74,11 +74,8 @@ export interface SharedInformerFactoryOptions {
   /** Builds the ListerWatcher of a resource. Default: `newListWatch(kubeConfig, gvr, { namespace, ... })`. */
   listWatchFor?: (gvr: GroupVersionResource) => ListerWatcher<unknown>;
   /**
-   * The name of the cluster this factory reads, put before every informer's name (`east/v1/configmaps`),
-   * so its logs, errors, `health().name`, diagnostics channel messages and metrics (`informer` label)
-   * tell it apart from another cluster's informer of the same resource; the factory's keys
-   * (`forResource`, `health()`) stay resource keys. The `MultiClusterManager` sets it to each
-   * engaged cluster's name. Not empty. Default: none (names are resource keys).
+   * The cluster's name, put before every informer's name (`east/v1/pods`: logs, errors, health, channels,
+   * metrics tell clusters apart); the factory's keys stay resource keys. Not empty. Default: none.
    */
   cluster?: string;
 }
