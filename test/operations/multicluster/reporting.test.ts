@@ -113,6 +113,20 @@ describe('the management cluster in readiness', () => {
     await running;
   });
 
+  it('kubeconfigSecrets’ health is its Secrets’ informer: v1/secrets without a namespace, nothing before run', async () => {
+    const secrets = kubeconfigSecrets({ factory: new SharedInformerFactory(west.kubeConfig, quiet), verify: false });
+    expect(secrets.health()).toEqual({});
+    const manager = new MultiClusterManager({ providers: [secrets], ...quiet });
+    expect(manager.readiness()).toMatchObject({ ok: false, providers: [{ name: 'kubeconfig-secrets', ready: false }] });
+    const running = manager.run(stop.signal);
+    await until(() => manager.ready(), 'the Secrets listed');
+    expect(Object.keys(secrets.health())).toEqual(['v1/secrets']);
+    expect(Object.keys(manager.health())).toEqual(['provider kubeconfig-secrets/v1/secrets']);
+    expect(probeReport('readyz', { informers: manager.probeInformers() }).ok).toBe(true); // no cluster yet: the Secrets informer alone
+    stop.abort();
+    await running;
+  });
+
   it('a provider without informers (staticClusters) does not gate readiness', async () => {
     const manager = new MultiClusterManager({ providers: [staticClusters({ east: east.kubeConfig })], controllers: [configMapsEverywhere()], factoryOptions: quiet, ...quiet });
     const running = manager.run(stop.signal);
