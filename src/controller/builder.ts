@@ -18,6 +18,7 @@ import type { Predicate } from './predicates.js';
 import type { RateLimitOptions } from './rate-limit.js';
 import type { Action, ReconcileErrorPolicy } from './scheduler.js';
 import type { WatchSpec } from './sources.js';
+import type { KeySchedulerFactory } from './lanes.js';
 import type { DeclaredUse } from './permissions.js';
 import type { ConcurrencyGroups, PriorityFunction } from './priority.js';
 import type { TracerProviderLike } from '../observability/index.js';
@@ -197,9 +198,8 @@ export interface ControllerOptions {
   tracerProvider?: TracerProviderLike;
 }
 
-/** What a {@link ControllerBuilder} hands to the controller it builds. */
-export interface ControllerSpec<T> {
-  readonly factory: SharedInformerFactory;
+/** What a {@link ControllerBuilder} describes and hands to what it builds: a controller but where it runs. */
+export interface ControllerDescription<T> {
   readonly primary: ResourceDescriptor<T>;
   readonly sources: readonly WatchSpec[];
   readonly owned: ReadonlyArray<ResourceDescriptor<unknown>>;
@@ -209,6 +209,15 @@ export interface ControllerSpec<T> {
   /** The loops' queue of a controller built without a reconcile function (`reconcile` is its bridge). */
   readonly requests?: RequestQueue<T>;
   readonly options: ControllerOptions;
+}
+
+/** What a `Controller` is made of: its description, the factory whose informers it uses, and — engaged on one cluster of many — its lane and cluster. */
+export interface ControllerSpec<T> extends ControllerDescription<T> {
+  readonly factory: SharedInformerFactory;
+  /** Its scheduler: a lane of a fleet's shared one. Default: a `ReconcileScheduler` of its own for each run. */
+  readonly scheduler?: KeySchedulerFactory;
+  /** The cluster it runs on, of many (`ctx.cluster`, the `cluster` log field). Default: none. */
+  readonly cluster?: string;
 }
 
 /** The rule of each {@link ControllerOptions} field (`validateOptions`), checked when the controller is built. */

@@ -86,6 +86,11 @@ export type ChildOf<D, M> = [M] extends [never] ? ObjectOf<D> : D extends M ? Pa
 export interface ReconcileContext<T, M extends ResourceDescriptor<unknown> = never> {
   /** The primary's key: `namespace/name`, or `name` for a cluster-scoped resource. */
   readonly key: string;
+  /**
+   * The cluster the request came from, as its provider named it, for a `MultiClusterController` (then
+   * `object`, `children` and `client` address that cluster); `undefined` in a single-cluster `Controller`.
+   */
+  readonly cluster: string | undefined;
   /** The primary's namespace (`''` for a cluster-scoped resource). */
   readonly namespace: string;
   /** The primary's name. */
@@ -116,7 +121,7 @@ export interface ReconcileContext<T, M extends ResourceDescriptor<unknown> = nev
    */
   readonly reconcileID: string;
   /**
-   * The controller's logger, adding `controller`, `key` and `reconcileID` to every line's fields —
+   * The controller's logger, adding `controller`, `key` and `reconcileID` (and `cluster`, of many) to every line's fields —
    * and `traceId` and `spanId` of the reconcile span when the controller traces (`tracerProvider`).
    */
   readonly logger: Logger;
@@ -216,6 +221,7 @@ export class ReconcileRun extends LazySignal {
 /** The {@link ReconcileContext} of one reconcile: a class, so a reconcile allocates one object, not closures. */
 export class ReconcileCtx<T> implements ReconcileContext<T> {
   readonly key: string;
+  readonly cluster: string | undefined;
   readonly object: DeepReadonly<T> | undefined;
   readonly attempt: number;
   readonly reason: ReconcileReason;
@@ -242,8 +248,10 @@ export class ReconcileCtx<T> implements ReconcileContext<T> {
     writes: ObservedWrites,
     clientOf: <C>(resource: ResourceDescriptor<C>) => ResourceClient<C>,
     check: PermissionCheck,
+    cluster: string | undefined,
   ) {
     this.key = key;
+    this.cluster = cluster;
     this.object = object;
     this.#lazy = lazy;
     this.attempt = attempt;

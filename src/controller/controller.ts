@@ -11,7 +11,7 @@ import type { ResourceCacheOptions } from '../informer/index.js';
 import { checkFieldManager, newResourceClient, type ResourceClient } from '../listwatch/index.js';
 import { forResourceAs, gvrKey, type SharedInformerFactory } from '../informer/factory.js';
 import { keyOf } from '../core/keys.js';
-import { cacheOptionsOf, checkResource, checkWatchOptions, CONTROLLER_OPTION_SCHEMA, type ControllerOptions, type ControllerSpec, type MetadataOnlyWatchOptions, type Reconciler, type WatchOptions } from './builder.js';
+import { cacheOptionsOf, checkResource, checkWatchOptions, CONTROLLER_OPTION_SCHEMA, type ControllerDescription, type ControllerOptions, type ControllerSpec, type MetadataOnlyWatchOptions, type Reconciler, type WatchOptions } from './builder.js';
 import { controllerOwnerKey, refKey, type MapFunc } from './mapping.js';
 import type { Predicate } from './predicates.js';
 import type { SourceRole } from './sharded.js';
@@ -23,11 +23,12 @@ import { ReconcileTimeoutError } from './errors.js';
 import { codeOf, isTerminal, misuse, misuseIn, type ControllerStats } from './outcomes.js';
 import { Priority, RequestPriorities } from './priority.js';
 import { ADDED_NAMESPACE_REASON, ReconcileReasons, RESYNC_REASON, SCHEDULE_REASON, SHARD_REASON } from './reasons.js';
-import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ScheduleRequest } from './scheduler.js';
+import { Action as Actions, checkAction, exponentialBackoff, ReconcileScheduler, type Action, type ReconcileErrorPolicy, type ReconcileSchedulerOptions, type ScheduleRequest } from './scheduler.js';
 import { followsShard, ShardedSources, ShardGate } from './sharded.js';
 import { NamespacedSources, sourceCaches } from './namespaced.js';
 import { checkInformers, ownedChildren, sourceHandler, waitForSync, watchFactory, type WatchSource, type WatchSpec } from './sources.js';
 import { ShardRing } from '../sharding/ring.js';
+import type { KeyScheduler } from './lanes.js';
 import { RunGroup } from '../runtime/run-group.js';
 import type { HasPermissions, Permission, Verb } from '../core/permissions.js';
 import { checkUses, ControllerPermissions, type DeclaredUse, type UsesOptions } from './permissions.js';
@@ -37,6 +38,7 @@ import { requestStream, RequestQueue, type ReconcileRequest } from './requests.j
 import { failureAction } from './failures.js';
 
 const DONE_ACTION: Action = Actions.done();
+const newScheduler = (options: ReconcileSchedulerOptions): KeyScheduler => new ReconcileScheduler(options);
 
 /**
  * A reconcile runtime over one primary resource (controller-runtime's controller, kube-rs's
@@ -76,7 +78,7 @@ export class Controller<T> implements HasPermissions {
   /** The sources of the current (or last) run, with their informers; the primary first. */
   #sources: readonly WatchSource[];
   #writes: ObservedWrites;
-  #scheduler: ReconcileScheduler | undefined;
+  #scheduler: KeyScheduler | undefined;
   #resyncTimer: ClockTimer | undefined;
   #counts = { succeeded: 0, failed: 0, timedOut: 0, terminal: 0, stopped: 0 };
   /** Why each requested key is due (`ctx.reason`). */
@@ -100,7 +102,7 @@ export class Controller<T> implements HasPermissions {
   /** As above, the primary cached whole (typed by its descriptor). */
   static for<T>(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options?: WatchOptions<NoInfer<T>>): ControllerBuilder<T>;
   static for<T>(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options: object = {}): ControllerBuilder<T> {
-    return new ControllerBuilder<T>(factory, primary, options, (spec) => new Controller<T>(spec));
+    return new ControllerBuilder<T>(primary, options, (described) => new Controller<T>({ ...described, factory }));
   }
 
   /**
@@ -115,7 +117,7 @@ export class Controller<T> implements HasPermissions {
     this.#name = o.name ?? gvrKey(spec.primary);
     this.#fieldManager = o.fieldManager ?? this.#name;
     checkFieldManager(`Controller ${this.#name}: ${o.fieldManager === undefined ? 'option name (the default fieldManager of ctx.client)' : 'option fieldManager'}`, this.#fieldManager);
-    this.#log = withFields(resolveLogger(o.logger), { component: 'controller', controller: this.#name });
+    this.#log = withFields(resolveLogger(o.logger), spec.cluster === undefined ? { component: 'controller', controller: this.#name } : { component: 'controller', controller: this.#name, cluster: spec.cluster });
     this.#clock = o.clock ?? realClock;
     this.#timeoutMs = o.reconcileTimeoutMs ?? 60_000;
     this.#observeTimeoutMs = o.observeTimeoutMs ?? 10_000;
@@ -123,7 +125,7 @@ export class Controller<T> implements HasPermissions {
     this.#policy = o.onError ?? this.#defaultPolicy;
     this.#reasons = new ReconcileReasons(o.debounceMs ?? 0);
     this.#priorities = new RequestPriorities(this.#name, o.priority, o.concurrencyGroups, this.#log, this.#clock);
-    this.#tracing = ControllerTracing.of(`Controller ${this.#name}`, this.#name, o.tracerProvider, this, this.#log);
+    this.#tracing = ControllerTracing.of(`Controller ${this.#name}`, this.#name, o.tracerProvider, this, this.#log, spec.cluster);
     const ring = o.sharded;
     if (ring !== undefined && !(ring instanceof ShardRing)) throw new InvalidOptionError(`Controller: option sharded must be a ShardRing, got ${String(ring)}`);
     const cacheOf = sourceCaches(this.#name, o.namespaces, ring, spec.factory.namespace);
@@ -210,8 +212,8 @@ export class Controller<T> implements HasPermissions {
     this.#namespaced.forRun();
     this.#sources = this.#sourcesOf(shards);
     this.#writes = new ObservedWrites(`controller ${this.#name}`, this.#sources);
-    const tracing = (this.#tracing ??= ControllerTracing.of(`Controller ${this.#name}`, this.#name, undefined, this, this.#log))?.follow(this.#writes);
-    const scheduler = new ReconcileScheduler({
+    const tracing = (this.#tracing ??= ControllerTracing.of(`Controller ${this.#name}`, this.#name, undefined, this, this.#log, this.#spec.cluster))?.follow(this.#writes);
+    const scheduler = (this.#spec.scheduler ?? newScheduler)({
       concurrency: o.concurrency,
       debounceMs: o.debounceMs,
       clock: this.#clock,
@@ -265,7 +267,7 @@ export class Controller<T> implements HasPermissions {
   }
 
   /** Reconciles until `signal` aborts (the resync timer armed meanwhile). */
-  async #reconcileUntil(signal: AbortSignal, scheduler: ReconcileScheduler, metrics: ControllerMetrics, gate: ShardGate | undefined): Promise<void> {
+  async #reconcileUntil(signal: AbortSignal, scheduler: KeyScheduler, metrics: ControllerMetrics, gate: ShardGate | undefined): Promise<void> {
     // One timer for every reconcile's deadline (they all have the same length), not one each.
     const deadlines =
       this.#timeoutMs > 0
@@ -310,7 +312,7 @@ export class Controller<T> implements HasPermissions {
   }
 
   /** Requests a reconcile of `key` now, for `reason`, at the priority the reason has (option `priority`). */
-  #request(scheduler: ReconcileScheduler, key: string, reason: ReconcileReason): void {
+  #request(scheduler: KeyScheduler, key: string, reason: ReconcileReason): void {
     if (!this.#namespaced.covers(key) || this.#namespaced.hold(key)) return; // outside the set (the deletes of one removed), or held until an added namespace synced
     const priority = this.#priorities.of(key, reason);
     // A key whose last reconcile wrote waits for its writes outside the scheduler: no worker slot is held.
@@ -330,7 +332,7 @@ export class Controller<T> implements HasPermissions {
    * — when the scheduler's signal aborts. Measured with `bench/controller.bench.ts`: per-reconcile
    * signals were a third of the runtime's cost per key with a no-op reconcile.
    */
-  #reconciler(scheduler: ReconcileScheduler, metrics: ControllerMetrics, deadlines: Deadlines<ReconcileRun> | undefined, gate?: ShardGate): (key: string, signal: AbortSignal, priority: number) => Promise<Action> {
+  #reconciler(scheduler: KeyScheduler, metrics: ControllerMetrics, deadlines: Deadlines<ReconcileRun> | undefined, gate?: ShardGate): (key: string, signal: AbortSignal, priority: number) => Promise<Action> {
     const live = new Set<ReconcileRun>();
     const tracing = this.#tracing;
     let watched: AbortSignal | undefined;
@@ -413,7 +415,7 @@ export class Controller<T> implements HasPermissions {
 
   #context(run: ReconcileRun, attempt: number, reason: ReconcileReason, priority: number): ReconcileContext<T> {
     const object = this.#sources[0].informer.getIndexer().getByKey(run.key) as DeepReadonly<T> | undefined;
-    const ctx = new ReconcileCtx<T>(run.key, object, run, attempt, reason, priority, this.#log, this.#childrenOf, this.#writes, this.#clientOf, this.#check);
+    const ctx = new ReconcileCtx<T>(run.key, object, run, attempt, reason, priority, this.#log, this.#childrenOf, this.#writes, this.#clientOf, this.#check, this.#spec.cluster);
     run.trace?.started(ctx);
     return ctx;
   }
@@ -480,23 +482,21 @@ export class Controller<T> implements HasPermissions {
  * await controller.run(signal);
  * ```
  */
-export class ControllerBuilder<T, M extends ResourceDescriptor<unknown> = never> {
-  readonly #factory: SharedInformerFactory;
+export class ControllerBuilder<T, M extends ResourceDescriptor<unknown> = never, C = Controller<T>> {
   readonly #primary: ResourceDescriptor<T>;
   readonly #sources: WatchSpec[] = [];
   readonly #owned: Array<ResourceDescriptor<unknown>> = [];
   readonly #uses: DeclaredUse[] = [];
-  readonly #create: (spec: ControllerSpec<T>) => Controller<T>;
+  readonly #create: (described: ControllerDescription<T>) => C;
   #built = false;
 
   /**
-   * Use {@link Controller.for}; `create` builds the controller from what was described.
+   * Use {@link Controller.for} (or `MultiClusterController.for`); `create` builds what was described, `owner` names the call in errors.
    * @hidden
    */
-  constructor(factory: SharedInformerFactory, primary: ResourceDescriptor<T>, options: WatchOptions<T>, create: (spec: ControllerSpec<T>) => Controller<T>) {
-    checkResource('Controller.for', primary);
-    checkWatchOptions('Controller.for', primary, options);
-    this.#factory = factory;
+  constructor(primary: ResourceDescriptor<T>, options: WatchOptions<T>, create: (described: ControllerDescription<T>) => C, owner = 'Controller.for') {
+    checkResource(owner, primary);
+    checkWatchOptions(owner, primary, options);
     this.#primary = primary;
     this.#create = create;
     this.#add('for', primary, (obj) => [keyOf(obj) ?? ''], options);
@@ -509,7 +509,7 @@ export class ControllerBuilder<T, M extends ResourceDescriptor<unknown> = never>
    * `metadataOnly: true` its cache holds `PartialObjectMetadata`, and so does `ctx.children(resource)`
    * (typed so: the builder remembers the resource).
    */
-  owns<D extends ResourceDescriptor<unknown>>(resource: D, options: MetadataOnlyWatchOptions): ControllerBuilder<T, M | D>;
+  owns<D extends ResourceDescriptor<unknown>>(resource: D, options: MetadataOnlyWatchOptions): ControllerBuilder<T, M | D, C>;
   /** As above, the children cached whole. */
   owns<C>(resource: ResourceDescriptor<C>, options?: WatchOptions<NoInfer<C>>): this;
   owns<C>(resource: ResourceDescriptor<C>, options: object = {}): this {
@@ -572,17 +572,17 @@ export class ControllerBuilder<T, M extends ResourceDescriptor<unknown> = never>
    * requests your own loop takes ({@link Controller.requests}). Throws `INVALID_OPTION` for an option
    * out of range, or when called twice.
    */
-  build(reconcile: Reconciler<T, M>, options?: ControllerOptions): Controller<T>;
+  build(reconcile: Reconciler<T, M>, options?: ControllerOptions): C;
   /** Builds a controller without a reconcile function: your loop takes its requests ({@link Controller.requests}). */
-  build(options?: ControllerOptions): Controller<T>;
-  build(first?: Reconciler<T, M> | ControllerOptions, second: ControllerOptions = {}): Controller<T> {
+  build(options?: ControllerOptions): C;
+  build(first?: Reconciler<T, M> | ControllerOptions, second: ControllerOptions = {}): C {
     const queue = typeof first === 'function' ? undefined : new RequestQueue<T>();
     const reconcile = queue?.reconcile ?? first;
     const options = queue === undefined ? second : (first as ControllerOptions | undefined) ?? {};
     if (typeof reconcile !== 'function') throw new InvalidOptionError('ControllerBuilder.build: reconcile must be a function');
     if (this.#built) throw new InvalidOptionError('ControllerBuilder.build: this builder has built its controller already');
     this.#built = true;
-    return this.#create({ factory: this.#factory, primary: this.#primary, sources: this.#sources, owned: this.#owned, uses: this.#uses, reconcile: reconcile as unknown as Reconciler<T>, requests: queue, options });
+    return this.#create({ primary: this.#primary, sources: this.#sources, owned: this.#owned, uses: this.#uses, reconcile: reconcile as unknown as Reconciler<T>, requests: queue, options });
   }
 
   #add<W>(role: SourceRole, resource: ResourceDescriptor<W>, keys: (obj: unknown) => string[], options: WatchOptions<W>): this {

@@ -42,6 +42,13 @@ export class Groups {
     waiting.set(top.key, top.dueAt, top.priority);
   }
 
+  /** `key` no longer waits for a slot of its group (a scheduler's `forget`). */
+  forget(key: string): void {
+    for (const [group, waiting] of this.#waiting) {
+      if (waiting.delete(key) && waiting.size === 0) this.#waiting.delete(group);
+    }
+  }
+
   /** `key` of `group` starts. */
   started(key: string, group: string): void {
     this.#of.set(key, group);

@@ -200,6 +200,8 @@ export class ReconcileScheduler {
   readonly #metrics: QueueMetrics<string>;
   /** Keys counted in the metrics' depth (due and waiting); kept only while metrics are on. */
   readonly #counted = new Set<string>();
+  /** Running keys forgotten during their run: what the run asks for next is dropped. */
+  readonly #forgotten = new Set<string>();
   readonly #groups: Groups | undefined;
   #pumpQueued = false;
   #scope: TaskScope | undefined;
@@ -245,17 +247,8 @@ export class ReconcileScheduler {
       this.scheduleNow(key, Priority.high);
       return;
     }
-    validateOptions(`${OWNER}.schedule`, request, { runAt: 'any', delayMs: 'duration', priority: 'any' });
-    const { runAt, delayMs, priority = Priority.high } = request;
-    if (runAt !== undefined && (typeof runAt !== 'number' || Number.isNaN(runAt))) {
-      throw new InvalidOptionError(`${OWNER}.schedule: option runAt must be a clock time in ms, got ${String(runAt)}`);
-    }
-    if (runAt !== undefined && delayMs !== undefined) {
-      throw new InvalidOptionError(`${OWNER}.schedule: give runAt or delayMs, not both`);
-    }
-    checkPriority(`${OWNER}.schedule: option priority`, priority);
-    const now = this.#clock.now();
-    this.#schedule(key, runAt ?? now + (delayMs ?? 0), priority);
+    const { dueAt, priority } = resolveRequest(`${OWNER}.schedule`, request, this.#clock.now());
+    this.#schedule(key, dueAt, priority);
   }
 
   /**
@@ -267,14 +260,54 @@ export class ReconcileScheduler {
     this.#schedule(key, this.#clock.now(), priority);
   }
 
+  /**
+   * Forgets `key` at once: its pending request leaves the queue (stats, depth metric) and is never
+   * reconciled, its failure count is cleared, and — when it is running — what its run asks for next
+   * (a requeue, a retry) is dropped; a request made after the forget stands. True when the key had a
+   * request, a run or failures. Given a test instead, forgets every key it accepts and returns how many.
+   */
+  forget(key: string): boolean;
+  /** Forgets every key `test` accepts (see above); returns how many had a request, a run or failures. */
+  forget(test: (key: string) => boolean): number;
+  forget(which: string | ((key: string) => boolean)): boolean | number {
+    if (typeof which === 'string') return this.#forget(which);
+    const keys = new Set<string>();
+    for (const key of this.#pending.keys()) if (which(key)) keys.add(key);
+    for (const key of this.#running.keys()) if (which(key)) keys.add(key);
+    for (const key of this.#attempts.keys()) if (which(key)) keys.add(key);
+    for (const key of keys) this.#forget(key);
+    return keys.size;
+  }
+
+  #forget(key: string): boolean {
+    const queued = this.#pending.delete(key);
+    const running = this.#running.has(key);
+    const failing = this.#attempts.get(key) > 0;
+    this.#attempts.forget(key);
+    if (running) this.#forgotten.add(key);
+    else if (queued) {
+      // Held while it waited for a slot of its group: the hold goes with the request.
+      this.#groups?.forget(key);
+      this.#pending.release(key);
+    }
+    if (this.#counted.delete(key)) this.#metrics.drop(key);
+    return queued || running || failing;
+  }
+
   /** How many failures in a row `key` has had (0 after a success or when it never failed). */
   attempts(key: string): number {
     return this.#attempts.get(key);
   }
 
-  /** Counts of queued, running and failing keys. */
-  stats(): ReconcileSchedulerStats {
-    return { queued: this.#pending.size, running: this.#running.size, failing: this.#attempts.size };
+  /** Counts of queued, running and failing keys — of every key, or of those `test` accepts (a walk over them all). */
+  stats(test?: (key: string) => boolean): ReconcileSchedulerStats {
+    if (test === undefined) return { queued: this.#pending.size, running: this.#running.size, failing: this.#attempts.size };
+    const count = (keys: Iterable<string>): number => {
+      let n = 0;
+      for (const key of keys) if (test(key)) n++;
+      return n;
+    };
+    return { queued: count(this.#pending.keys()), running: count(this.#running.keys()), failing: count(this.#attempts.keys()) };
   }
 
   /**
@@ -424,7 +457,11 @@ export class ReconcileScheduler {
     this.#running.delete(key);
     this.#metrics.done(key);
     try {
-      if (action !== undefined) {
+      if (this.#forgotten.delete(key)) {
+        // Forgotten while it ran: its outcome is dropped — but a programming error stays loud.
+        const mistake = error === undefined ? undefined : misuseIn(error);
+        if (mistake !== undefined) throw mistake;
+      } else if (action !== undefined) {
         this.#attempts.forget(key);
         this.#apply(key, action);
       } else this.#failed(key, priority, signal, error);
@@ -459,6 +496,19 @@ export class ReconcileScheduler {
   #apply(key: string, action: Action): void {
     if (action.kind === 'requeueAfter') this.#request(key, this.#clock.now() + action.ms, action.priority ?? Priority.high);
   }
+}
+
+/** The due time and priority of `request` made at `now` (`INVALID_OPTION` naming `owner` for a bad one). */
+export function resolveRequest(owner: string, request: ScheduleRequest | undefined, now: number): { dueAt: number; priority: number } {
+  if (request === undefined) return { dueAt: now, priority: Priority.high };
+  validateOptions(owner, request, { runAt: 'any', delayMs: 'duration', priority: 'any' });
+  const { runAt, delayMs, priority = Priority.high } = request;
+  if (runAt !== undefined && (typeof runAt !== 'number' || Number.isNaN(runAt))) {
+    throw new InvalidOptionError(`${owner}: option runAt must be a clock time in ms, got ${String(runAt)}`);
+  }
+  if (runAt !== undefined && delayMs !== undefined) throw new InvalidOptionError(`${owner}: give runAt or delayMs, not both`);
+  checkPriority(`${owner}: option priority`, priority);
+  return { dueAt: runAt ?? now + (delayMs ?? 0), priority };
 }
 
 /** Throws `INVALID_OPTION` unless `value` is a finite number. */

@@ -49,6 +49,7 @@ const WRITES: Readonly<Record<string, { verb: string; named: boolean }>> = {
 /** The tracing of one controller: made when its `tracerProvider` is given (else the controller holds `undefined`). */
 export class ControllerTracing {
   readonly #name: string;
+  readonly #cluster: string | undefined;
   readonly #tracer: TraceTracer;
   readonly #api: OtelApi;
   readonly #faults: TracingFaults;
@@ -60,15 +61,16 @@ export class ControllerTracing {
    * The tracing of a controller: with its own `provider`, else the one a Manager handed to `target`
    * (the controller); undefined without either. Throws `INVALID_OPTION` as the constructor does.
    */
-  static of(owner: string, name: string, provider: TracerProviderLike | undefined, target: object, log: Logger): ControllerTracing | undefined {
+  static of(owner: string, name: string, provider: TracerProviderLike | undefined, target: object, log: Logger, cluster?: string): ControllerTracing | undefined {
     const p = provider ?? handedTracerProvider(target);
-    return p === undefined ? undefined : new ControllerTracing(owner, name, p, log);
+    return p === undefined ? undefined : new ControllerTracing(owner, name, p, log, cluster);
   }
 
-  /** Throws `INVALID_OPTION` naming `owner` for a provider that is not one, or whose `getTracer` throws. */
-  constructor(owner: string, name: string, provider: TracerProviderLike, log: Logger) {
+  /** Throws `INVALID_OPTION` naming `owner` for a provider that is not one, or whose `getTracer` throws. `cluster`: the reconcile spans' `k8s.cluster.name`. */
+  constructor(owner: string, name: string, provider: TracerProviderLike, log: Logger, cluster?: string) {
     const { tracer, api } = tracerOf(owner, provider);
     this.#name = name;
+    this.#cluster = cluster;
     this.#tracer = tracer;
     this.#api = api;
     this.#faults = new TracingFaults(owner, log);
@@ -141,6 +143,7 @@ export class ControllerTracing {
       'kube_informer.attempt': attempt,
     };
     if (namespace !== '') attributes['k8s.namespace.name'] = namespace;
+    if (this.#cluster !== undefined) attributes['k8s.cluster.name'] = this.#cluster;
     if (reason.kind === 'watch') {
       attributes['kube_informer.reason.role'] = reason.role;
       attributes['kube_informer.reason.resource'] = reason.resource;

@@ -164,6 +164,12 @@ export class QueueMetrics<T> {
     if (channels.workqueue.hasSubscribers) this.#publish('done', item);
   }
 
+  /** The item left the queue without a worker taking it (a scheduler's `forget`): out of the depth. */
+  drop(item: T): void {
+    const m = this.#m;
+    if (m !== undefined && this.#addTimes.delete(item)) m.depth.dec();
+  }
+
   /** A delayed add was requested. */
   retry(item: T): void {
     this.#m?.retries.inc();

@@ -40,12 +40,9 @@ export type {
   ClusterProvider,
   ClusterSink,
   ClusterVerdict,
-  MultiClusterControllerOptions,
   MultiClusterControllerStats,
   MultiClusterManagerOptions,
   MultiClusterManagerStats,
-  MultiClusterReconcile,
-  MultiClusterReconcileContext,
   MultiClusterReport,
 } from './multicluster/index.js';
 export { kubeconfigSecrets, clusterApiKubeconfigSecrets, KubeconfigSecretsProvider, KUBECONFIG_SECRET_LABEL } from './multicluster/index.js';

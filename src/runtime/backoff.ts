@@ -70,6 +70,11 @@ export class FailureCounts<K> {
   get size(): number {
     return this.#counts.size;
   }
+
+  /** The items with failures counted. */
+  keys(): IterableIterator<K> {
+    return this.#counts.keys();
+  }
 }
 
 /** Options of an {@link ItemBackoff}. */

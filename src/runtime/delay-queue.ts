@@ -341,6 +341,23 @@ export class DelayQueue<K> {
     return this.#take(best);
   }
 
+  /**
+   * Takes `key`'s request out, at once (a hold on the key stays: see {@link DelayQueue.release}); true
+   * when it had one. The timer is left as it is: it may fire for nothing, and `arm` sets the next one.
+   */
+  delete(key: K): boolean {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return false;
+    this.#entries.delete(key);
+    if (entry.index >= 0 || entry.index === IN_LANE) this.#removeFrom(entry);
+    return true;
+  }
+
+  /** The keys with a request (held keys included), in no particular order. */
+  keys(): IterableIterator<K> {
+    return this.#entries.keys();
+  }
+
   /** Holds `key`: a request it has or gets waits (counted in `size`) until {@link DelayQueue.release}. */
   hold(key: K): void {
     this.#held.add(key);

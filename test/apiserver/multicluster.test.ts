@@ -54,9 +54,8 @@ describe('MultiClusterManager on kube-apiserver v1.37.2 and the fake API server'
     client.close();
     fake.create(resources.configmaps, cm(0));
     const failures: string[] = [];
-    const controller = new MultiClusterController(
-      resources.configmaps,
-      async (ctx) => {
+    const controller = MultiClusterController.for(resources.configmaps).build(
+      async (_key, ctx) => {
         if (ctx.object === undefined) return Action.done();
         const n = Number(ctx.object.data?.n);
         if (n >= 5) return Action.done();

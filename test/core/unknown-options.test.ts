@@ -26,7 +26,7 @@ import { metaNamespaceKeyFunc } from '../../src/core/keys.js';
 import { applyJsonPatch } from '../../src/core/json-patch.js';
 import { DelayingQueue, RateLimitingQueue, WorkQueue, BucketRateLimiter, defaultControllerRateLimiter, prometheusWorkQueueMetricsProvider } from '../../src/workqueue/index.js';
 import { Controller } from '../../src/controller/controller.js';
-import { exponentialBackoff, ReconcileScheduler } from '../../src/controller/scheduler.js';
+import { Action, exponentialBackoff, ReconcileScheduler } from '../../src/controller/scheduler.js';
 import { runWhileLeading } from '../../src/controller/leader.js';
 import { LeaderElector, LeaseLock, InMemoryLock } from '../../src/leaderelection/index.js';
 import { Manager, probeHandler, rbacManifests, startProbeServer, EventRecorder, DriftAudit, prometheusControllerMetricsProvider, registerInformerMetrics, MultiClusterController, MultiClusterManager, staticClusters, kubeconfigSecrets, clusterApiKubeconfigSecrets } from '../../src/operations/index.js';
@@ -120,7 +120,7 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   // operations
   ['Manager', () => new Manager(factory(), js({ controller: [] })), 'Manager: unknown option controller (did you mean controllers?)'],
   ['MultiClusterManager', () => new MultiClusterManager(js({ providers: [staticClusters({ one: kc })], controller: [] })), 'MultiClusterManager: unknown option controller (did you mean controllers?)'],
-  ['MultiClusterController', () => new MultiClusterController(resources.configmaps, async () => undefined, js({ name: 'x', concurency: 2 })), 'MultiClusterController: unknown option concurency (did you mean concurrency?)'],
+  ['MultiClusterController', () => MultiClusterController.for(resources.configmaps).build(async () => Action.done(), js({ name: 'x', concurency: 2 })), 'MultiClusterController: unknown option concurency (did you mean concurrency?)'],
   ['Manager followCustomResources', () => new Manager(factory(), js({ followCustomResource: true })), 'Manager: unknown option followCustomResource (did you mean followCustomResources?)'],
   ['Manager probes', () => new Manager(factory(), js({ probes: { prot: 8081 } })), 'Manager: unknown option probes.prot (did you mean probes.port?)'],
   ['Manager leaderElection', () => new Manager(factory(), js({ leaderElection: { lock: lock(), renewDeadline: 1 } })), 'Manager: unknown option leaderElection.renewDeadline (did you mean leaderElection.renewDeadlineMs?)'],

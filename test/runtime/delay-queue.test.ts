@@ -116,4 +116,21 @@ describe('DelayQueue', () => {
     expect(queue.popDue(0)).toMatchObject({ key: 'b', priority: 9 });
     expect(queue.size).toBe(0);
   });
+
+  it('delete takes a key out at once wherever it waits (lane, heap, another level, held), and a later request of it stands', () => {
+    const queue = new DelayQueue<string>(new FakeClock(), () => undefined);
+    queue.set('lane', 0);
+    queue.set('later', 50);
+    queue.set('heap', 10); // sorts before the lane's tail: the heap
+    queue.set('high', 0, 5);
+    queue.set('held', 0);
+    queue.hold('held');
+    expect(['lane', 'heap', 'high', 'held', 'none'].map((k) => queue.delete(k))).toEqual([true, true, true, true, false]);
+    expect([queue.size, [...queue.keys()]]).toEqual([1, ['later']]);
+    queue.set('lane', 60);
+    queue.set('held', 0);
+    expect(queue.popDue(100)).toMatchObject({ key: 'later' }); // 'held' waits for its release
+    queue.release('held');
+    expect(drain(queue)).toEqual(['held@0', 'lane@60']);
+  });
 });

@@ -1,79 +1,28 @@
-// One controller engaged on many clusters: one scheduler whose keys carry the cluster's name, per cluster
-// its informer, its read-your-writes record and its clients; a disengaged cluster's keys are dropped.
+// The house Controller engaged on many clusters: per engaged cluster a Controller on its factory (its own
+// sources, caches, writes and clients), all on lanes of ONE shared scheduler whose keys carry the engagement.
 
-import { realClock, type Clock } from '../../core/clock.js';
-import { deletionHandlingMetaNamespaceKeyFunc, splitMetaNamespaceKey } from '../../core/keys.js';
-import { errorFields, resolveLogger, withFields, type Logger, type LoggerOption } from '../../core/log.js';
-import { validateOptions } from '../../core/options.js';
+import { AlreadyStartedError, toError } from '../../core/errors.js';
+import { errorFields, resolveLogger, withFields, type Logger } from '../../core/log.js';
+import { InvalidOptionError, validateOptions } from '../../core/options.js';
 import type { ResourceDescriptor } from '../../core/resources.js';
-import type { DeepReadonly } from '../../core/types.js';
-import { Action, ObservedWrites, ReconcileClient, ReconcileScheduler, type ReconcileErrorPolicy, type SourceInformer } from '../../controller/index.js';
-import type { SharedInformerFactory, SharedIndexInformer, SharedInformerRegistration } from '../../informer/index.js';
-import { newResourceClient, type KubeConfigLike, type ResourceClient } from '../../listwatch/index.js';
-
-/** What a multi-cluster reconcile receives: the request's cluster and object, and clients addressing that cluster. */
-export interface MultiClusterReconcileContext<T> {
-  /** The name of the cluster the request came from (as its provider engaged it). */
-  readonly cluster: string;
-  /** The primary's key in that cluster: `namespace/name`, or `name` for a cluster-scoped resource. */
-  readonly key: string;
-  /** The primary's namespace (`''` for a cluster-scoped resource). */
-  readonly namespace: string;
-  /** The primary's name. */
-  readonly name: string;
-  /** The primary as that cluster's cache holds it when the reconcile started; `undefined` once deleted. */
-  readonly object: DeepReadonly<T> | undefined;
-  /** Aborts when the controller stops or the cluster is disengaged. Pass it to every request. */
-  readonly signal: AbortSignal;
-  /** How many reconciles of this key failed in a row before this one. */
-  readonly attempt: number;
-  /** The controller's logger with `controller`, `cluster` and `key` in every line. */
-  readonly logger: Logger;
-  /**
-   * A client for `resource` on the request's cluster, bound to this reconcile: requests carry
-   * `signal`, writes of the controller's resource are recorded for read-your-writes (see `wrote`).
-   */
-  client<R>(resource: ResourceDescriptor<R>): ReconcileClient<R>;
-  /**
-   * Records a write this reconcile made on the request's cluster (the server's answer): the key's
-   * next reconcile waits until that cluster's cache holds it, at most `observeTimeoutMs`.
-   */
-  wrote(result: unknown): void;
-}
-
-/** The reconcile function of a {@link MultiClusterController}; `undefined` means `Action.done()`. */
-export type MultiClusterReconcile<T> = (ctx: MultiClusterReconcileContext<T>) => Promise<Action | undefined>;
-
-/** Options of a {@link MultiClusterController}. */
-export interface MultiClusterControllerOptions {
-  /** The controller's name, in logs and the scheduler's metrics. Required. */
-  name: string;
-  /** Reconciles at once, over all clusters. Default `1`. */
-  concurrency?: number;
-  /**
-   * What follows a failed reconcile; the key it is given is the scheduler's (`epoch|cluster|namespace/name`).
-   * Default: the scheduler's exponential backoff.
-   */
-  onError?: ReconcileErrorPolicy;
-  /** How long a reconcile waits for the cache to observe the key's previous writes, in ms. Default `10_000`. */
-  observeTimeoutMs?: number;
-  /** The clock of the scheduler and the waits. Default `realClock`. */
-  clock?: Clock;
-  /** Where it logs. Default: the library's default logger. */
-  logger?: LoggerOption;
-}
-
-/** The running counts of a {@link MultiClusterController}. */
-export interface MultiClusterControllerStats {
-  /** Keys waiting in the one scheduler (all clusters). */
-  readonly queued: number;
-  /** Reconciles running now. */
-  readonly running: number;
-  /** Keys that came due after their cluster was disengaged (or before its cache synced): dropped, not reconciled. */
-  readonly dropped: number;
-  /** The clusters engaged now. */
-  readonly clusters: readonly string[];
-}
+import type { PartialObjectMetadata } from '../../core/types.js';
+import {
+  Controller,
+  CONTROLLER_OPTION_SCHEMA,
+  ControllerBuilder,
+  rateLimitMetricsOf,
+  requestStream,
+  SharedScheduler,
+  type ControllerDescription,
+  type ControllerStats,
+  type Lane,
+  type MetadataOnlyWatchOptions,
+  type ReconcileRequest,
+  type ScheduleRequest,
+  type WatchOptions,
+} from '../../controller/index.js';
+import { gvrKey, type SharedInformerFactory } from '../../informer/index.js';
+import type { KubeConfigLike } from '../../listwatch/index.js';
 
 /** What the manager hands a {@link ClusterAware} component for one engaged cluster. */
 export interface ClusterHandle {
@@ -104,164 +53,218 @@ export interface ClusterAware {
   run(signal: AbortSignal): Promise<void>;
 }
 
-interface Engaged<T> {
+/** The counts of a {@link MultiClusterController}: its clusters' Controllers summed (ended engagements' outcomes included), and its clusters. */
+export interface MultiClusterControllerStats extends ControllerStats {
+  /** The clusters engaged now (a cluster whose Controller failed is not among them). */
+  readonly clusters: readonly string[];
+  /** Keys that came due for an engagement already ended (a race with its disengage, which forgets its keys at once): not reconciled. */
+  readonly dropped: number;
+  /** Clusters whose Controller failed (an informer failed for good, its factory stopped): kept disengaged until engaged again. */
+  readonly failedClusters: readonly string[];
+}
+
+interface Engagement<T> {
   readonly handle: ClusterHandle;
-  readonly informer: SharedIndexInformer<T>;
-  readonly registration: SharedInformerRegistration;
-  readonly writes: ObservedWrites;
-  readonly clients: Map<ResourceDescriptor<unknown>, ResourceClient<unknown>>;
-  /** Keys that came due before the cache synced: scheduled again once it has. */
-  parked: Set<string> | undefined;
+  readonly controller: Controller<T>;
+  /** Ends its Controller's run: the disengage, or the fleet's stop. */
+  readonly stop: AbortController;
+  /** Its lane of the shared scheduler, made when its Controller runs. */
+  lane: Lane | undefined;
+  /** Its Controller's run, once started. */
+  done: Promise<void> | undefined;
 }
 
 const OWNER = 'MultiClusterController';
-/** Between the engagement's epoch, the cluster's name and the object's key in a scheduler key (object keys never hold it). */
-const SEP = '|';
-
-/** The scheduler key of `key` in one engagement of a cluster: `epoch|cluster|namespace/name`. */
-function schedulerKeyOf(cluster: ClusterHandle, key: string): string {
-  return `${cluster.epoch}${SEP}${cluster.name}${SEP}${key}`;
-}
+const ZERO = { succeeded: 0, failed: 0, timedOut: 0, terminal: 0, stopped: 0, hookFailures: 0, tracingFaults: 0 };
+type Counts = typeof ZERO;
 
 /**
- * A controller of one resource engaged on every cluster a `MultiClusterManager` engages
- * (multicluster-runtime's uniform reconciler): events of each cluster's informer are requests keyed
- * `epoch|cluster|namespace/name` in ONE scheduler (one `concurrency` for all clusters; one key of one
- * cluster never runs twice at once, keys of two clusters are independent). `ctx.cluster`,
- * `ctx.object` and `ctx.client` address the request's cluster. A key that comes due after its cluster
- * was disengaged is dropped — never reconciled, least of all against another cluster; a re-engage
- * (same name, new epoch) drops the old engagement's keys too, its initial list requests every object
- * again — and a running reconcile's signal aborts at the disengage.
+ * The house {@link Controller} engaged on every cluster a `MultiClusterManager` engages
+ * (multicluster-runtime's uniform reconciler). Describe it as one controller —
+ * `MultiClusterController.for(primary).owns(...).watches(...).uses(...).build(reconcile, options)` — and
+ * each engaged cluster gets a `Controller` of that description on the cluster's factory: its sources
+ * (owns, watches, predicates), its caches, read-your-writes, `ctx.client` on the cluster's kubeconfig,
+ * sharding, tracing, metrics. All of them share ONE scheduler (one `concurrency`, one rate limit, one
+ * work queue under the controller's name) whose keys are `epoch|cluster|namespace/name`: a key of one
+ * cluster never runs twice at once, keys of two clusters are independent. The reconcile is the house
+ * one, `(key, ctx)` with `key` the object's `namespace/name` and `ctx.cluster` the request's cluster;
+ * the `onError` policy and the loops of {@link MultiClusterController.requests} see the object key too.
+ * `concurrencyGroups` are per cluster (one group name in two clusters is two groups).
+ *
+ * Disengage: the cluster's keys leave the scheduler at once (one in a backoff too), its running
+ * reconciles' `ctx.signal` aborts, its Controller stops (handlers removed, clients closed); a re-engage
+ * (same name, new epoch) is a new Controller, which reconciles every object of the cluster again.
+ *
+ * Failure isolation: a cluster's Controller that fails (an informer failed for good, its factory
+ * stopped) is logged, counted (`stats().failed Clusters`, {@link MultiClusterController.failureOf}) and
+ * dropped — kept disengaged until the cluster is engaged again — while the others reconcile on. A
+ * programming error in the reconcile (a misuse of the runtime, a result that is not an `Action`)
+ * stops the whole controller: `run` rejects with it, as a `Controller`'s does.
  */
 export class MultiClusterController<T> implements ClusterAware {
+  /** Its name (option `name`; default the primary's `group/version/resource`). */
   readonly name: string;
-  readonly #resource: ResourceDescriptor<T>;
-  readonly #reconcile: MultiClusterReconcile<T>;
-  readonly #scheduler: ReconcileScheduler;
-  readonly #clock: Clock;
-  readonly #observeTimeoutMs: number;
-  readonly #logger: Logger;
-  readonly #clusters = new Map<string, Engaged<T>>();
-  #dropped = 0;
+  readonly #described: ControllerDescription<T>;
+  readonly #shared: SharedScheduler;
+  readonly #log: Logger;
+  readonly #engaged = new Map<string, Engagement<T>>();
+  /** Engagements disengaged whose Controller has not ended yet (their counts still live there). */
+  readonly #ending = new Set<Engagement<T>>();
+  readonly #failures = new Map<string, Error>();
+  #past: Counts = { ...ZERO };
+  #signal: AbortSignal | undefined;
 
-  /** Throws `INVALID_OPTION` for an unknown or out-of-range option. */
-  constructor(resource: ResourceDescriptor<T>, reconcile: MultiClusterReconcile<T>, options: MultiClusterControllerOptions) {
-    validateOptions(OWNER, options, { name: 'string', concurrency: 'positiveCount', onError: 'function', observeTimeoutMs: 'duration', clock: 'clock', logger: 'any' });
-    this.name = options.name;
-    this.#resource = resource;
-    this.#reconcile = reconcile;
-    this.#clock = options.clock ?? realClock;
-    this.#observeTimeoutMs = options.observeTimeoutMs ?? 10_000;
-    this.#logger = withFields(resolveLogger(options.logger), { controller: this.name });
-    this.#scheduler = new ReconcileScheduler({
+  /**
+   * Starts describing a controller of `primary` engaged on every cluster: chain `owns`, `watches` and
+   * `uses` as for {@link Controller.for}, then `build(reconcile, options)`. With `metadataOnly: true`
+   * the primary's caches (and `ctx.object`) hold `PartialObjectMetadata`.
+   */
+  static for(primary: ResourceDescriptor<unknown>, options: MetadataOnlyWatchOptions): ControllerBuilder<PartialObjectMetadata, never, MultiClusterController<PartialObjectMetadata>>;
+  /** As above, the primary cached whole (typed by its descriptor). */
+  static for<T>(primary: ResourceDescriptor<T>, options?: WatchOptions<NoInfer<T>>): ControllerBuilder<T, never, MultiClusterController<T>>;
+  static for<T>(primary: ResourceDescriptor<T>, options: object = {}): ControllerBuilder<T, never, MultiClusterController<T>> {
+    return new ControllerBuilder<T, never, MultiClusterController<T>>(primary, options, (described) => new MultiClusterController<T>(described), `${OWNER}.for`);
+  }
+
+  /**
+   * Use {@link MultiClusterController.for}. Throws `INVALID_OPTION` for an option out of range, and for
+   * `kubeConfig` (each cluster's `ctx.client` addresses that cluster).
+   * @hidden
+   */
+  constructor(described: ControllerDescription<T>) {
+    const o = described.options;
+    validateOptions(OWNER, o, CONTROLLER_OPTION_SCHEMA);
+    if (o.kubeConfig !== undefined) throw new InvalidOptionError(`${OWNER}: option kubeConfig cannot be given: ctx.client addresses each request's cluster (its engagement's kubeconfig)`);
+    this.#described = described;
+    this.name = o.name ?? gvrKey(described.primary);
+    this.#log = withFields(resolveLogger(o.logger), { component: 'controller', controller: this.name });
+    this.#shared = new SharedScheduler({
+      concurrency: o.concurrency,
+      debounceMs: o.debounceMs,
+      clock: o.clock,
       name: this.name,
-      clock: this.#clock,
-      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-      ...(options.onError === undefined ? {} : { onError: options.onError }),
+      metricsProvider: o.metricsProvider?.workQueue,
+      rateLimit: o.rateLimit,
+      rateLimitMetrics: rateLimitMetricsOf(o.metricsProvider, this.name),
+      concurrencyGroups: o.concurrencyGroups,
     });
   }
 
-  /** Counts of queued, running and dropped keys, and the engaged clusters. */
-  stats(): MultiClusterControllerStats {
-    const { queued, running } = this.#scheduler.stats();
-    return { queued, running, dropped: this.#dropped, clusters: [...this.#clusters.keys()] };
-  }
-
-  /** Starts taking `cluster`'s events (its informer starts with its factory). The manager calls it. */
+  /** Starts a Controller on `cluster`'s factory (replacing one of an earlier engagement of the name); it runs once the fleet runs. The manager calls it. */
   engage(cluster: ClusterHandle): void {
     this.disengage(cluster.name);
-    const informer = cluster.factory.forResource(this.#resource);
-    const request = (obj: unknown): void => this.#scheduler.scheduleNow(schedulerKeyOf(cluster, deletionHandlingMetaNamespaceKeyFunc(obj)), 0);
-    const registration = informer.addEventHandler({ onAdd: request, onUpdate: (_old, obj) => request(obj), onDelete: request });
-    const engaged: Engaged<T> = { handle: cluster, informer, registration, writes: new ObservedWrites(this.name, [{ resource: this.#resource, informer: informer as unknown as SourceInformer }]), clients: new Map(), parked: new Set() };
-    this.#clusters.set(cluster.name, engaged);
-    registration.whenSynced(cluster.signal).then(
-      () => this.#unpark(engaged),
-      () => undefined,
-    );
-  }
-
-  /** Stops taking `name`'s events; its queued keys are dropped when due. The manager calls it. */
-  disengage(name: string): void {
-    const engaged = this.#clusters.get(name);
-    if (engaged === undefined) return;
-    this.#clusters.delete(name);
-    engaged.informer.removeEventHandler(engaged.registration);
-    engaged.writes.clear();
-    for (const client of engaged.clients.values()) client.close();
-  }
-
-  /** Runs the one scheduler until `signal` aborts (see `ReconcileScheduler.run`). */
-  async run(signal: AbortSignal): Promise<void> {
-    await this.#scheduler.run(signal, (key, s) => this.#run(key, s));
-  }
-
-  #unpark(engaged: Engaged<T>): void {
-    const parked = engaged.parked;
-    engaged.parked = undefined;
-    if (this.#clusters.get(engaged.handle.name) !== engaged || parked === undefined) return;
-    for (const key of parked) this.#scheduler.scheduleNow(key, 0);
-  }
-
-  async #run(schedulerKey: string, stop: AbortSignal): Promise<Action> {
-    const first = schedulerKey.indexOf(SEP);
-    const last = schedulerKey.lastIndexOf(SEP);
-    const epoch = Number(schedulerKey.slice(0, first));
-    const cluster = schedulerKey.slice(first + 1, last);
-    const key = schedulerKey.slice(last + 1);
-    const engaged = this.#clusters.get(cluster);
-    if (engaged === undefined || engaged.handle.epoch !== epoch || engaged.handle.signal.aborted) {
-      this.#dropped++;
-      return Action.done();
-    }
-    if (engaged.parked !== undefined) {
-      engaged.parked.add(schedulerKey);
-      return Action.done();
-    }
-    const signal = AbortSignal.any([stop, engaged.handle.signal]);
-    const logger = withFields(this.#logger, { cluster, key });
-    const { namespace, name } = splitMetaNamespaceKey(key);
-    const recorder = {
-      wrote: (resource: ResourceDescriptor<unknown>, answer: unknown) => {
-        if (resource === this.#resource) engaged.writes.recordFor(key, resource, answer);
-      },
-      deleted: (resource: ResourceDescriptor<unknown>, n: string, ns: string | undefined, uid: string | undefined) => {
-        if (resource === this.#resource) engaged.writes.recordDeletionFor(key, resource, n, ns, uid);
-      },
-    };
-    const ctxOf = (object: DeepReadonly<T> | undefined): MultiClusterReconcileContext<T> => ({
-      cluster,
-      key,
-      namespace: namespace ?? '',
-      name,
-      object,
-      signal,
-      attempt: this.#scheduler.attempts(schedulerKey),
-      logger,
-      client: <R>(resource: ResourceDescriptor<R>): ReconcileClient<R> => new ReconcileClient(this.#clientOf(engaged, resource), resource, signal, recorder),
-      wrote: (result) => engaged.writes.record(key, result),
+    this.#failures.delete(cluster.name);
+    let engagement: Engagement<T> | undefined;
+    const controller = new Controller<T>({
+      ...this.#described,
+      factory: cluster.factory,
+      cluster: cluster.name,
+      scheduler: (options) => (engagement!.lane = this.#shared.lane(String(cluster.epoch), cluster.name, options)),
     });
-    try {
-      // The key's previous writes in this cluster first (a disengage during the wait ends it as below).
-      await engaged.writes.settle(key, signal, this.#observeTimeoutMs, this.#clock, logger);
-      return (await this.#reconcile(ctxOf(engaged.informer.getIndexer().getByKey(key)))) ?? Action.done();
-    } catch (err) {
-      if (engaged.handle.signal.aborted && !stop.aborted) {
-        // Disengaged while it ran: its failure is not retried against a cluster that is gone.
-        this.#dropped++;
-        logger.debug('reconcile ended by the disengage of its cluster', errorFields(err));
-        return Action.done();
-      }
-      throw err;
-    }
+    engagement = { handle: cluster, controller, stop: new AbortController(), lane: undefined, done: undefined };
+    this.#engaged.set(cluster.name, engagement);
+    if (this.#signal !== undefined) this.#start(engagement, this.#signal);
   }
 
-  #clientOf<R>(engaged: Engaged<T>, resource: ResourceDescriptor<R>): ResourceClient<R> {
-    let client = engaged.clients.get(resource) as ResourceClient<R> | undefined;
-    if (client === undefined) {
-      client = newResourceClient(engaged.handle.kubeConfig, resource);
-      engaged.clients.set(resource, client as ResourceClient<unknown>);
-    }
-    return client;
+  /** Stops `name`'s Controller: its keys leave the scheduler at once, its running reconciles' `ctx.signal` aborts. The manager calls it. */
+  disengage(name: string): void {
+    const engagement = this.#engaged.get(name);
+    if (engagement === undefined) return;
+    this.#end(engagement, new Error(`cluster ${name} disengaged`));
   }
+
+  /**
+   * Runs the shared scheduler and every engaged cluster's Controller until `signal` aborts; resolves once
+   * they all ended. Rejects with a programming error a reconcile made (after the same stop), and with
+   * `ALREADY_STARTED` when called a second time. A cluster's Controller failing does not end it.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.#signal !== undefined) throw new AlreadyStartedError(OWNER);
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    this.#signal = stop.signal;
+    for (const engagement of this.#engaged.values()) this.#start(engagement, stop.signal);
+    let failure: unknown;
+    try {
+      await this.#shared.run(stop.signal);
+    } catch (err) {
+      failure = err;
+      this.#log.error(`controller ${this.name} stopped: ${toError(err).message}`, errorFields(err));
+    }
+    stop.abort(failure);
+    signal.removeEventListener('abort', onAbort);
+    for (const engagement of [...this.#engaged.values()]) this.#end(engagement, stop.signal.reason);
+    await Promise.all([...this.#ending].map((e) => e.done));
+    if (failure !== undefined) throw failure;
+  }
+
+  /**
+   * Requests a reconcile of `key` on `cluster` (see {@link Controller.schedule}); nothing when the cluster
+   * is not engaged or its Controller not running yet (it reconciles every object when it starts).
+   */
+  schedule(cluster: string, key: string, request?: ScheduleRequest): void {
+    this.#engaged.get(cluster)?.controller.schedule(key, request);
+  }
+
+  /** Requests a reconcile of every primary of every engaged cluster (see {@link Controller.reconcileAll}). */
+  reconcileAll(): void {
+    for (const engagement of this.#engaged.values()) engagement.controller.reconcileAll();
+  }
+
+  /**
+   * The reconcile requests of every cluster, for a controller built without a reconcile function
+   * (`build(options)`): see {@link Controller.requests}; `request.ctx.cluster` names each one's cluster.
+   */
+  requests(signal?: AbortSignal): AsyncIterableIterator<ReconcileRequest<T>> {
+    return requestStream(this.#described.requests, this.name, signal);
+  }
+
+  /** Why the Controller of `cluster` failed, while the cluster stays disengaged after it; else `undefined`. */
+  failureOf(cluster: string): Error | undefined {
+    return this.#failures.get(cluster);
+  }
+
+  /** The shared scheduler's counts, the outcomes of every cluster's Controller summed, the clusters engaged and failed. */
+  stats(): MultiClusterControllerStats {
+    const counts = { ...this.#past };
+    for (const engagement of [...this.#engaged.values(), ...this.#ending]) add(counts, engagement.controller.stats());
+    return { active: this.#signal?.aborted === false, ...this.#shared.stats(), ...counts, clusters: [...this.#engaged.keys()], dropped: this.#shared.dropped, failedClusters: [...this.#failures.keys()] };
+  }
+
+  /** Runs `engagement`'s Controller once the manager started the cluster's factory (right after the engage). */
+  #start(engagement: Engagement<T>, fleet: AbortSignal): void {
+    const { handle, controller, stop } = engagement;
+    const signal = AbortSignal.any([fleet, handle.signal, stop.signal]);
+    engagement.done = Promise.resolve()
+      .then(() => controller.run(signal))
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          if (signal.aborted) return; // stopping anyway: not this cluster's failure
+          const error = toError(err);
+          this.#failures.set(handle.name, error);
+          this.#log.error(`controller ${this.name} on cluster ${handle.name} failed: ${error.message}; the cluster stays disengaged from it until it is engaged again`, { cluster: handle.name, ...errorFields(err) });
+          if (this.#engaged.get(handle.name) === engagement) this.#end(engagement, error);
+        },
+      )
+      .finally(() => {
+        this.#ending.delete(engagement);
+        add(this.#past, controller.stats());
+      });
+  }
+
+  /** Ends `engagement`: out of the engaged ones, its lane closed (keys forgotten at once), its Controller stopped. */
+  #end(engagement: Engagement<T>, reason: unknown): void {
+    if (this.#engaged.get(engagement.handle.name) === engagement) this.#engaged.delete(engagement.handle.name);
+    if (engagement.done !== undefined) this.#ending.add(engagement);
+    engagement.lane?.close(reason);
+    engagement.stop.abort(reason);
+  }
+}
+
+/** Adds the outcome counts of `stats` to `into`. */
+function add(into: Counts, stats: ControllerStats): void {
+  for (const k of Object.keys(ZERO) as Array<keyof Counts>) into[k] += stats[k];
 }

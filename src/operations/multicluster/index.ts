@@ -2,7 +2,7 @@
 export type { ClusterProvider, ClusterSink } from './provider.js';
 export { staticClusters } from './static.js';
 export { MultiClusterController } from './controller.js';
-export type { ClusterAware, ClusterHandle, MultiClusterControllerOptions, MultiClusterControllerStats, MultiClusterReconcile, MultiClusterReconcileContext } from './controller.js';
+export type { ClusterAware, ClusterHandle, MultiClusterControllerStats } from './controller.js';
 export { MultiClusterManager } from './manager.js';
 export type { ClusterVerdict, MultiClusterManagerOptions, MultiClusterManagerStats, MultiClusterReport, ProviderVerdict } from './manager.js';
 export { kubeconfigSecrets, clusterApiKubeconfigSecrets, KubeconfigSecretsProvider, KUBECONFIG_SECRET_LABEL } from './kubeconfig-secrets.js';

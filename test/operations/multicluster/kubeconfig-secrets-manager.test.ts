@@ -55,9 +55,8 @@ describe('kubeconfigSecrets in a MultiClusterManager', () => {
     east.create(resources.configmaps, cm('a', 'east'));
     west.create(resources.configmaps, cm('a', 'west'));
     const seen: string[] = [];
-    const controller = new MultiClusterController(
-      resources.configmaps,
-      async (ctx) => {
+    const controller = MultiClusterController.for(resources.configmaps).build(
+      async (_key, ctx) => {
         if (ctx.object !== undefined) seen.push(`${ctx.cluster} ${ctx.key} ${ctx.object.data?.from}`);
         return Action.done();
       },
