@@ -235,7 +235,14 @@ export class MultiClusterManager implements ClusterSink {
 
   /** Every cluster's and every provider's verdict, for `/readyz`'s detail. */
   readiness(): MultiClusterReport {
-    const clusters = [...this.#clusters.entries()].map(([name, c]): ClusterVerdict => ({ name, source: c.source, ...verdictOf(c.handle.factory.health()) }));
+    const clusters = [...this.#clusters.entries()].map(([name, c]): ClusterVerdict => {
+      const caches = verdictOf(c.handle.factory.health());
+      const failed = this.#controllers.flatMap((ctl) => {
+        const failure = ctl.failureOf?.(name);
+        return failure === undefined ? [] : [`controller ${ctl.name} stopped on this cluster: ${failure.message}`];
+      });
+      return { name, source: c.source, ready: caches.ready && failed.length === 0, problems: [...failed, ...caches.problems] };
+    });
     const providers = this.#providers.map((p): ProviderVerdict => {
       if (p.health === undefined) return { name: p.name, ready: true, problems: [] };
       const health = p.health();
@@ -269,12 +276,12 @@ export class MultiClusterManager implements ClusterSink {
     return {
       health: () => {
         const all = this.#providerHealth();
+        const verdicts = new Map(this.readiness().clusters.map((v) => [v.name, v]));
         for (const [name, c] of this.#clusters) {
-          const health = Object.entries(c.handle.factory.health());
-          const verdict = verdictOf(Object.fromEntries(health));
-          const why = verdict.problems.length > 0 ? verdict.problems.join('; ') : 'its caches have not synced yet';
-          for (const [resource, h] of health) {
-            all[`${name}/${resource}`] = verdict.ready ? h : { ...h, live: true, ready: true, detail: `cluster ${name} (${c.source}) is not ready: ${why}` };
+          const verdict = verdicts.get(name);
+          const why = verdict === undefined || verdict.problems.length === 0 ? 'its caches have not synced yet' : verdict.problems.join('; ');
+          for (const [resource, h] of Object.entries(c.handle.factory.health())) {
+            all[`${name}/${resource}`] = verdict?.ready === true ? h : { ...h, live: true, ready: true, detail: `cluster ${name} (${c.source}) is not ready: ${why}` };
           }
         }
         return all;

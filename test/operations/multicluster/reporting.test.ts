@@ -83,6 +83,25 @@ describe('a cluster’s informers are named apart', () => {
   });
 });
 
+describe('a controller failed on one cluster', () => {
+  it('is named among that cluster’s problems (ClusterAware.failureOf): the cluster unready, /readyz detail, the others ready', async () => {
+    const failed = new Set<string>();
+    const controller: ClusterAware = { ...configMapsEverywhere(), name: 'labeler', failureOf: (name) => (failed.has(name) ? new Error('informer v1/configmaps failed for good') : undefined) };
+    const manager = new MultiClusterManager({ providers: [staticClusters({ east: east.kubeConfig, west: west.kubeConfig })], controllers: [controller], factoryOptions: quiet, ...quiet });
+    const running = manager.run(stop.signal);
+    await until(() => manager.readiness().clusters.filter((c) => c.ready).length === 2, 'both ready');
+    failed.add('west');
+    expect(manager.readiness().clusters.find((c) => c.name === 'west')).toMatchObject({ ready: false, problems: ['controller labeler stopped on this cluster: informer v1/configmaps failed for good'] });
+    expect(manager.readiness().ok).toBe(true);
+    const readyz = probeReport('readyz', { informers: manager.probeInformers() });
+    expect(readyz.ok).toBe(true);
+    expect(readyz.informers.find((i) => i.name === 'west/v1/configmaps')?.detail).toBe('cluster west (static west) is not ready: controller labeler stopped on this cluster: informer v1/configmaps failed for good');
+    expect(manager.stats().unready).toBe(1);
+    stop.abort();
+    await running;
+  });
+});
+
 describe('the management cluster in readiness', () => {
   it('its Secret informer refused (403 listing Secrets) makes the manager not ready and fails /readyz, naming it; ready again once it lists', async () => {
     const clock = new FakeClock();
