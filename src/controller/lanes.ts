@@ -9,10 +9,15 @@ import type { ConcurrencyGroups } from './priority.js';
 
 /** What a `Controller` uses of its scheduler: a `ReconcileScheduler` of its own, or a {@link Lane} of a shared one. */
 export interface KeyScheduler {
+  /** Requests a reconcile of `key` (see `ReconcileScheduler.schedule`). */
   schedule(key: string, request?: ScheduleRequest): void;
+  /** Requests a reconcile of `key` due now at `priority`. */
   scheduleNow(key: string, priority: number): void;
+  /** How many failures in a row `key` has had. */
   attempts(key: string): number;
+  /** Counts of its queued, running and failing keys. */
   stats(): ReconcileSchedulerStats;
+  /** Runs `reconcile` for each of its keys when due until `signal` aborts. */
   run(signal: AbortSignal, reconcile: Reconcile): Promise<void>;
 }
 

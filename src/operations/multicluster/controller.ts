@@ -75,7 +75,7 @@ interface Engagement<T> {
   /** Ends its Controller's run: the disengage, or the fleet's stop. */
   readonly stop: AbortController;
   /** Its lane of the shared scheduler, made when its Controller runs. */
-  lane: Lane | undefined;
+  readonly slot: { lane?: Lane };
   /** Its Controller's run, once started. */
   done: Promise<void> | undefined;
 }
@@ -160,14 +160,14 @@ export class MultiClusterController<T> implements ClusterAware {
   engage(cluster: ClusterHandle): void {
     this.disengage(cluster.name);
     this.#failures.delete(cluster.name);
-    let engagement: Engagement<T> | undefined;
+    const slot: { lane?: Lane } = {};
     const controller = new Controller<T>({
       ...this.#described,
       factory: cluster.factory,
       cluster: cluster.name,
-      scheduler: (options) => (engagement!.lane = this.#shared.lane(String(cluster.epoch), cluster.name, options)),
+      scheduler: (options) => (slot.lane = this.#shared.lane(String(cluster.epoch), cluster.name, options)),
     });
-    engagement = { handle: cluster, controller, stop: new AbortController(), lane: undefined, done: undefined };
+    const engagement: Engagement<T> = { handle: cluster, controller, stop: new AbortController(), slot, done: undefined };
     this.#engaged.set(cluster.name, engagement);
     if (this.#signal !== undefined) this.#start(engagement, this.#signal);
   }
@@ -202,8 +202,8 @@ export class MultiClusterController<T> implements ClusterAware {
     stop.abort(failure);
     signal.removeEventListener('abort', onAbort);
     for (const engagement of [...this.#engaged.values()]) this.#end(engagement, stop.signal.reason);
-    await Promise.all([...this.#ending].map((e) => e.done));
-    if (failure !== undefined) throw failure;
+    await Promise.all([...this.#ending].flatMap((e) => (e.done === undefined ? [] : [e.done])));
+    if (failure !== undefined) throw toError(failure);
   }
 
   /**
@@ -265,7 +265,7 @@ export class MultiClusterController<T> implements ClusterAware {
   #end(engagement: Engagement<T>, reason: unknown): void {
     if (this.#engaged.get(engagement.handle.name) === engagement) this.#engaged.delete(engagement.handle.name);
     if (engagement.done !== undefined) this.#ending.add(engagement);
-    engagement.lane?.close(reason);
+    engagement.slot.lane?.close(reason);
     engagement.stop.abort(reason);
   }
 }
