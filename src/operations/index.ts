@@ -15,6 +15,7 @@ export type {
   HasFactoryHealth,
   HasInformerHealth,
   HasMultiClusterReport,
+  NamedReadiness,
   HasShardRingHealth,
   InformerHealthSource,
   InformerMetricsOptions,

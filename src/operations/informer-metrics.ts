@@ -127,12 +127,32 @@ export interface InformerMetricsOptions {
   multiCluster?: HasMultiClusterReport;
 }
 
+/** A cluster's or a provider's verdict, as the `kube_informer_multicluster_*` metrics read it. */
+export interface NamedReadiness {
+  /** The cluster's or the provider's name: the `cluster` or `provider` label. */
+  readonly name: string;
+  /** Whether its informers are ready. */
+  readonly ready: boolean;
+}
+
 /** What the `kube_informer_multicluster_*` metrics read: a `MultiClusterManager`. */
 export interface HasMultiClusterReport {
   /** Each engaged cluster's and each provider's readiness now. */
-  readiness(): { readonly clusters: ReadonlyArray<{ readonly name: string; readonly ready: boolean }>; readonly providers: ReadonlyArray<{ readonly name: string; readonly ready: boolean }> };
+  readiness(): {
+    /** The engaged clusters. */
+    readonly clusters: readonly NamedReadiness[];
+    /** The providers. */
+    readonly providers: readonly NamedReadiness[];
+  };
   /** The counters now. */
-  stats(): { readonly engages: number; readonly disengages: number; readonly refusedByReason: Readonly<Record<string, number>> };
+  stats(): {
+    /** Clusters engaged since the start. */
+    readonly engages: number;
+    /** Clusters disengaged since the start. */
+    readonly disengages: number;
+    /** Inputs the providers refused, by reason. */
+    readonly refusedByReason: Readonly<Record<string, number>>;
+  };
 }
 
 /** Something with a shard ring's health (a `ShardRing`). */
