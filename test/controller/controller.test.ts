@@ -31,6 +31,20 @@ describe('Controller', () => {
     expect(f.log.lines.some((l) => l.startsWith('info: controller example.com/v1/widgets: caches synced'))).toBe(true);
   });
 
+  it('ctx.cluster is undefined in a single-cluster Controller (a MultiClusterController names the request’s cluster)', async () => {
+    const f = fixture();
+    f.source(widgets).add(widget('a'));
+    const clusters: unknown[] = [];
+    const controller = Controller.for(f.factory, widgets).build(async (_key, ctx) => (clusters.push(ctx.cluster), Action.done()), { clock: f.clock, logger: false });
+    f.factory.start(f.ac.signal);
+    const running = controller.run(f.ac.signal);
+    await f.factory.waitForCacheSync(f.ac.signal);
+    await flushPromises(6);
+    expect(clusters).toEqual([undefined]);
+    f.ac.abort();
+    await running;
+  });
+
   it('owns: a child reconciles its controlling owner; a child with only a non-controller reference, or none, is ignored; a change of owner reconciles both', async () => {
     const f = fixture();
     f.source(widgets).add(widget('a'));

@@ -1,5 +1,5 @@
-// ReconcileScheduler against a plain model: thousands of random requests (with and without priorities), completions,
-// failures and clock moves; the model says which key starts next, the fairness rule included.
+// ReconcileScheduler against a plain model: thousands of random requests (with and without priorities), forgets,
+// completions, failures and clock moves; the model says which key starts next, the fairness rule included.
 
 import { describe, expect, it } from 'vitest';
 import { FakeClock, flushPromises } from '../../src/core/index.js';
@@ -27,6 +27,8 @@ class Model {
   /** Per key: the step of its last request, and of its last reconcile start. */
   lastRequest = new Map<string, number>();
   lastStart = new Map<string, number>();
+  /** Running keys forgotten during their run: what the run ends with is dropped. */
+  forgotten = new Set<string>();
   constructor(readonly cap: number) {}
 
   /** A request: the earlier due time and the higher priority win; a change is a newer request. */
@@ -76,9 +78,18 @@ class Model {
     this.lastStart.set(key, step);
   }
 
+  /** `forget`: the key's request and failures go; a running key's outcome will be dropped; a request after it stands. */
+  forget(key: string): void {
+    this.pending.delete(key);
+    this.attempts.delete(key);
+    this.lastRequest.delete(key);
+    if (this.running.has(key)) this.forgotten.add(key);
+  }
+
   finish(key: string, outcome: Action | 'fail', now: number, step: number): void {
     const priority = this.running.get(key)!;
     this.running.delete(key);
+    if (this.forgotten.delete(key)) return;
     if (outcome === 'fail') {
       const attempt = (this.attempts.get(key) ?? 0) + 1;
       this.attempts.set(key, attempt);
@@ -154,6 +165,10 @@ async function runModel(seed: number, steps: number, prioritized: boolean): Prom
       const priority = pick(priorities);
       model.request(key, clock.now() + delayMs, step, priority);
       scheduler.schedule(key, priority === undefined ? { delayMs } : { delayMs, priority });
+    } else if (r < 0.45) {
+      const key = pick(keys);
+      model.forget(key);
+      scheduler.forget(key);
     } else if (r < 0.75) {
       if (open.length > 0) pick(open).end(pick(outcomes));
     } else {

@@ -1,4 +1,4 @@
-// Model-based randomized test of the keyed delayed queue: random requests, holds, pops and clock moves against a plain map.
+// Model-based randomized test of the keyed delayed queue: random requests, holds, pops, deletes and clock moves against a plain map.
 
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
@@ -78,10 +78,13 @@ describe('DelayQueue against a model', () => {
             queue.set(k, at);
             model.set(k, at);
           }
-        } else if (r < 0.85) {
+        } else if (r < 0.84) {
           const expected = model.first();
           expect(queue.pop()).toEqual(expected === undefined ? undefined : expect.objectContaining(expected));
           if (expected !== undefined) model.entries.delete(expected.key);
+        } else if (r < 0.88) {
+          // Delete a key wherever it waits (held or not); its hold stays.
+          expect(queue.delete(key)).toBe(model.entries.delete(key));
         } else if (r < 0.999) {
           // Arm, move the clock, and see the timer fire exactly when the earliest key is due.
           queue.arm();
@@ -101,6 +104,7 @@ describe('DelayQueue against a model', () => {
         const first = model.first();
         expect(queue.peek()).toEqual(first === undefined ? undefined : expect.objectContaining(first));
         for (const k of KEYS) expect(queue.dueAt(k)).toBe(model.entries.get(k)?.dueAt);
+        expect(new Set(queue.keys())).toEqual(new Set(model.entries.keys()));
       }
     } catch (err) {
       throw new Error(`DelayQueue diverged from the model at step ${step}; replay with DELAY_QUEUE_SEED=${seed}`, { cause: err });

@@ -14,8 +14,10 @@ import {
   requestStream,
   SharedScheduler,
   type ControllerDescription,
+  type ControllerMetricsProvider,
   type ControllerStats,
   type Lane,
+  type RateLimitCause,
   type MetadataOnlyWatchOptions,
   type ReconcileRequest,
   type ScheduleRequest,
@@ -23,6 +25,7 @@ import {
 } from '../../controller/index.js';
 import { gvrKey, type SharedInformerFactory } from '../../informer/index.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
+import type { SettableGaugeMetric } from '../../observability/index.js';
 
 /** What the manager hands a {@link ClusterAware} component for one engaged cluster. */
 export interface ClusterHandle {
@@ -141,7 +144,8 @@ export class MultiClusterController<T> implements ClusterAware {
     const o = described.options;
     validateOptions(OWNER, o, CONTROLLER_OPTION_SCHEMA);
     if (o.kubeConfig !== undefined) throw new InvalidOptionError(`${OWNER}: option kubeConfig cannot be given: ctx.client addresses each request's cluster (its engagement's kubeconfig)`);
-    this.#described = described;
+    // Every cluster's Controller reports under the one name: its active-workers gauge is their sum.
+    this.#described = o.metricsProvider === undefined ? described : { ...described, options: { ...o, metricsProvider: summedActiveWorkers(o.metricsProvider) } };
     this.name = o.name ?? gvrKey(described.primary);
     this.#log = withFields(resolveLogger(o.logger), { component: 'controller', controller: this.name });
     this.#shared = new SharedScheduler({
@@ -172,8 +176,9 @@ export class MultiClusterController<T> implements ClusterAware {
     if (this.#signal !== undefined) this.#start(engagement, this.#signal);
   }
 
-  /** Stops `name`'s Controller: its keys leave the scheduler at once, its running reconciles' `ctx.signal` aborts. The manager calls it. */
+  /** Stops `name`'s Controller: its keys leave the scheduler at once, its running reconciles' `ctx.signal` aborts (and a failure recorded for it is forgotten). The manager calls it. */
   disengage(name: string): void {
+    this.#failures.delete(name); // a failed cluster's record goes with the cluster
     const engagement = this.#engaged.get(name);
     if (engagement === undefined) return;
     this.#end(engagement, new Error(`cluster ${name} disengaged`));
@@ -273,4 +278,38 @@ export class MultiClusterController<T> implements ClusterAware {
 /** Adds the outcome counts of `stats` to `into`. */
 function add(into: Counts, stats: ControllerStats): void {
   for (const k of Object.keys(ZERO) as Array<keyof Counts>) into[k] += stats[k];
+}
+
+/**
+ * `provider` with one change: each `newActiveWorkersMetric(name)` is a part of one gauge per name, set to
+ * the sum of its parts (each cluster's Controller sets its own running count). The rest is `provider`'s.
+ */
+function summedActiveWorkers(provider: ControllerMetricsProvider): ControllerMetricsProvider {
+  const gauges = new Map<string, { gauge: SettableGaugeMetric; parts: Map<object, number> }>();
+  const p = provider;
+  return {
+    newReconcileTotalMetric: (c, r) => p.newReconcileTotalMetric(c, r),
+    newReconcileErrorsMetric: (c) => p.newReconcileErrorsMetric(c),
+    ...(p.newTerminalReconcileErrorsMetric === undefined ? {} : { newTerminalReconcileErrorsMetric: (c: string) => p.newTerminalReconcileErrorsMetric!(c) }),
+    newReconcileTimeMetric: (c) => p.newReconcileTimeMetric(c),
+    newMaxConcurrentReconcilesMetric: (c) => p.newMaxConcurrentReconcilesMetric(c),
+    ...(p.newRateLimitTokensMetric === undefined ? {} : { newRateLimitTokensMetric: (c: string) => p.newRateLimitTokensMetric!(c) }),
+    ...(p.newRateLimitedRetriesMetric === undefined ? {} : { newRateLimitedRetriesMetric: (c: string, cause: RateLimitCause) => p.newRateLimitedRetriesMetric!(c, cause) }),
+    ...(p.workQueue === undefined ? {} : { workQueue: p.workQueue }),
+    newActiveWorkersMetric: (name) => {
+      let entry = gauges.get(name);
+      if (entry === undefined) gauges.set(name, (entry = { gauge: p.newActiveWorkersMetric(name), parts: new Map() }));
+      const { gauge, parts } = entry;
+      const part = {};
+      return {
+        set: (value) => {
+          if (value === 0) parts.delete(part);
+          else parts.set(part, value);
+          let sum = 0;
+          for (const n of parts.values()) sum += n;
+          gauge.set(sum);
+        },
+      };
+    },
+  };
 }

@@ -3,11 +3,12 @@
 // one cluster's Controller failing while the other reconciles on. Two fake API servers, handles made by hand.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
 import { FakeClock, flushPromises, resources } from '../../../src/core/index.js';
-import { Action } from '../../../src/controller/index.js';
+import { Action, type ControllerMetricsProvider } from '../../../src/controller/index.js';
 import { SharedInformerFactory } from '../../../src/informer/index.js';
-import { MultiClusterController, type ClusterHandle } from '../../../src/operations/index.js';
+import { MultiClusterController, type ClusterAware, type ClusterHandle } from '../../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
 import { failOnUnhandledRejections } from '../../helpers/async.js';
 
@@ -39,7 +40,7 @@ const cm = (name: string, data: Record<string, string> = {}): ConfigMap => ({ ap
 
 let epoch = 1000;
 /** Engages `server` on `fleet` as the manager would: a factory of its own, started right after. */
-function engage(fleet: MultiClusterController<unknown>, name: string, server: FakeApiServer): { handle: ClusterHandle; cut: AbortController } {
+function engage(fleet: ClusterAware, name: string, server: FakeApiServer): { handle: ClusterHandle; cut: AbortController } {
   const cut = new AbortController(); // stops its factory only (the handle's signal is the manager's disengage)
   const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
   const handle: ClusterHandle = { name, epoch: ++epoch, kubeConfig: server.kubeConfig, factory, signal: new AbortController().signal };
@@ -141,7 +142,11 @@ describe('MultiClusterController: the house Controller on every cluster', () => 
   it('one cluster’s Controller failing (its factory stopped) is logged, counted and kept disengaged; the other reconciles on', async () => {
     const seen: string[] = [];
     const lines: string[] = [];
-    const line = (level: string) => (message: string): void => void lines.push(`${level} ${message}`);
+    const clusterOf: Array<[string, unknown]> = [];
+    const line = (level: string) => (message: string, fields?: Record<string, unknown>): void => {
+      lines.push(`${level} ${message}`);
+      clusterOf.push([message, fields?.cluster]);
+    };
     const logger = { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
     const fleet = MultiClusterController.for(resources.configmaps).build(
       async (key, ctx) => {
@@ -160,13 +165,84 @@ describe('MultiClusterController: the house Controller on every cluster', () => 
     expect(fleet.stats()).toMatchObject({ clusters: ['east'], failedClusters: ['west'] });
     expect(fleet.failureOf('west')?.message).toMatch(/factory stopped/);
     expect(lines.some((l) => l.startsWith('error controller isolated on cluster west failed'))).toBe(true);
+    // Each cluster's Controller logs with the field cluster.
+    const synced = clusterOf.filter(([m]) => m.startsWith('controller isolated: caches synced')).map(([, c]) => c);
+    expect(synced.sort()).toEqual(['east', 'west']);
     east.create(resources.configmaps, cm('e'));
     await until(() => seen.includes('east ns/e'), 'east still reconciles');
+    fleet.disengage('west'); // the manager's disengage of a failed cluster forgets its failure
+    expect([fleet.stats().failedClusters, fleet.failureOf('west')]).toEqual([[], undefined]);
     const again = engage(fleet, 'west', west);
     await until(() => seen.filter((s) => s === 'west ns/w').length === 2, 'west re-engaged reconciles its objects again');
     expect(fleet.stats().failedClusters).toEqual([]);
     stop.abort();
     await running;
     again.cut.abort();
+  });
+
+  it('metrics: one active-workers gauge for the controller, the sum of every cluster’s running reconciles', async () => {
+    east.create(resources.configmaps, cm('a'));
+    west.create(resources.configmaps, cm('a'));
+    const active: number[] = [];
+    const counter = { inc: () => undefined };
+    const metricsProvider: ControllerMetricsProvider = {
+      newReconcileTotalMetric: () => counter,
+      newReconcileErrorsMetric: () => counter,
+      newReconcileTimeMetric: () => ({ observe: () => undefined }),
+      newActiveWorkersMetric: () => ({ set: (v: number) => void active.push(v) }),
+      newMaxConcurrentReconcilesMetric: () => ({ set: () => undefined }),
+    };
+    const release: Array<() => void> = [];
+    const fleet = MultiClusterController.for(resources.configmaps).build(
+      () => new Promise((resolve) => release.push(() => resolve(Action.done()))),
+      { name: 'gauge', logger: false, concurrency: 2, metricsProvider },
+    );
+    engage(fleet, 'east', east);
+    engage(fleet, 'west', west);
+    const running = fleet.run(stop.signal);
+    await until(() => release.length === 2, 'one reconcile running on each cluster');
+    expect(active.at(-1)).toBe(2);
+    release.shift()!();
+    await until(() => fleet.stats().running === 1, 'one ended');
+    expect(active.at(-1)).toBe(1);
+    release.shift()!();
+    stop.abort();
+    await running;
+    expect(active.at(-1)).toBe(0);
+  });
+
+  it('built without a reconcile: requests() hands out every cluster’s requests, each with its ctx.cluster and object key', async () => {
+    east.create(resources.configmaps, cm('a'));
+    west.create(resources.configmaps, cm('b'));
+    const fleet = MultiClusterController.for(resources.configmaps).build({ name: 'loop', logger: false });
+    engage(fleet, 'east', east);
+    engage(fleet, 'west', west);
+    const running = fleet.run(stop.signal);
+    const seen: string[] = [];
+    for await (const request of fleet.requests(stop.signal)) {
+      seen.push(`${request.ctx.cluster} ${request.key} ${request.ctx.object?.metadata?.name}`);
+      request.done();
+      if (seen.length === 2) break;
+    }
+    expect(seen.sort()).toEqual(['east ns/a a', 'west ns/b b']);
+    stop.abort();
+    await running;
+  });
+
+  it('tracing: each cluster’s reconcile spans carry k8s.cluster.name', async () => {
+    east.create(resources.configmaps, cm('a'));
+    west.create(resources.configmaps, cm('a'));
+    const exporter = new InMemorySpanExporter();
+    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const fleet = MultiClusterController.for(resources.configmaps).build(async () => Action.done(), { name: 'traced', logger: false, tracerProvider });
+    engage(fleet, 'east', east);
+    engage(fleet, 'west', west);
+    const running = fleet.run(stop.signal);
+    await until(() => fleet.stats().succeeded === 2, 'a reconcile on each cluster');
+    const spans = exporter.getFinishedSpans().filter((span) => span.name === 'reconcile traced');
+    expect(spans.map((span) => span.attributes['k8s.cluster.name']).sort()).toEqual(['east', 'west']);
+    stop.abort();
+    await running;
+    await tracerProvider.shutdown();
   });
 });
