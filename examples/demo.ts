@@ -20,8 +20,9 @@
 
 import { SharedInformerFactory, stripManagedFields, type InformerHealth } from '../src/index.js';
 import { startFakeApiServer } from '../src/testing/index.js';
+import { shutdownSignal } from '../src/operations/index.js';
 import { runConfigMapSetExample, summarize } from './configmapset/main.js';
-import { abortAfter, abortOnSignals, connectCluster, exitWhenIdle, parseExampleArgs, type Cluster } from './lib/cluster.js';
+import { abortAfter, connectCluster, exitWhenIdle, parseExampleArgs, type Cluster } from './lib/cluster.js';
 import { checkConsistency, type ConsistencyResult } from './network-policy/consistency.js';
 import { NetworkPolicyController } from './network-policy/controller.js';
 import { ChurnWorkload } from './network-policy/workload.js';
@@ -183,14 +184,13 @@ async function main(): Promise<void> {
   }
   const cluster = await connectCluster(args);
   console.log(`kube-informer demo on ${cluster.description}`);
-  const interrupt = new AbortController();
-  const removeSignals = abortOnSignals(interrupt);
+  const interrupt = shutdownSignal(); // Ctrl-C stops in order; a second one exits at once
   let ok = false;
   try {
-    ok = await demo(cluster, args.seconds ?? 20, args.seed ?? Math.floor(Math.random() * 1_000_000), interrupt.signal);
-    if (!interrupt.signal.aborted) ok = (await configMapSetDemo(interrupt.signal)) && ok;
+    ok = await demo(cluster, args.seconds ?? 20, args.seed ?? Math.floor(Math.random() * 1_000_000), interrupt);
+    if (!interrupt.aborted) ok = (await configMapSetDemo(interrupt)) && ok;
   } finally {
-    removeSignals();
+    interrupt.dispose();
     await cluster.close();
   }
   exitWhenIdle(ok ? 0 : 1);

@@ -26,8 +26,9 @@ import { parseArgs } from 'node:util';
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { newResourceClient, realClock, resources, sleep, type Logger } from '../../src/index.js';
 import { LeaseLock } from '../../src/leaderelection/index.js';
+import { shutdownSignal } from '../../src/operations/index.js';
 import type { FakeApiServer } from '../../src/testing/index.js';
-import { abortOnSignals, connectCluster, exitWhenIdle, isMain, parseExampleArgs } from '../lib/cluster.js';
+import { connectCluster, exitWhenIdle, isMain, parseExampleArgs } from '../lib/cluster.js';
 import { configMapSets, installCrd } from './crd.js';
 import { ConfigMapSetOperator, type ConfigMapSetOperatorStats } from './operator.js';
 import { FileRegistry } from './registry.js';
@@ -227,8 +228,7 @@ async function main(): Promise<void> {
   }
   const cluster = await connectCluster(args);
   console.log(`configmapset operator on ${cluster.description}${values['leader-elect'] ? ', under leader election' : ''}`);
-  const interrupt = new AbortController();
-  const removeSignals = abortOnSignals(interrupt);
+  const interrupt = shutdownSignal(); // Ctrl-C stops in order; a second one exits at once
   let ok = false;
   try {
     const result = await runConfigMapSetExample({
@@ -240,13 +240,13 @@ async function main(): Promise<void> {
       webhookPort: values.webhooks === true || values['webhook-port'] !== undefined ? (probePort(values['webhook-port'], '--webhook-port') ?? 9443) : undefined,
       webhookUrl: typeof values['webhook-url'] === 'string' ? values['webhook-url'] : undefined,
       lingerSeconds: args.seconds,
-      signal: interrupt.signal,
+      signal: interrupt,
     });
     console.log('\nsummary');
     for (const line of summarize(result)) console.log(line);
     ok = result.passed;
   } finally {
-    removeSignals();
+    interrupt.dispose();
     await cluster.close();
   }
   exitWhenIdle(ok ? 0 : 1);

@@ -16,7 +16,8 @@ import { appendFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { LeaseRingStore, ShardRing } from '../../src/sharding/index.js';
-import { abortOnSignals, exitWhenIdle } from '../lib/cluster.js';
+import { exitWhenIdle } from '../lib/cluster.js';
+import { shutdownSignal } from '../../src/operations/index.js';
 import { CountingAgent } from '../lib/counting-agent.js';
 import { ConfigMapSetOperator } from './operator.js';
 import { DirectoryRegistry } from './registry.js';
@@ -62,18 +63,17 @@ const operator = new ConfigMapSetOperator(kc, {
   onInformerEvent: () => void events++,
   onReconcile: ownershipLog === undefined ? undefined : (key, p) => appendFileSync(ownershipLog, `${JSON.stringify({ t: Date.now(), r: identity, key, p: p === 'start' ? 's' : 'e' })}\n`),
 });
-const stop = new AbortController();
-const removeSignals = abortOnSignals(stop);
+const stop = shutdownSignal(); // SIGTERM or Ctrl-C: the slots drain and are released; a second one exits at once
 const status = setInterval(() => {
   const s = operator.stats();
   const line = { identity, owned: ring.ownedSlots(), events, bytes: agent.bytesRead(), reconciles: s.succeeded, failed: s.failed };
   process.stdout.write(`${JSON.stringify(line)}\n`);
 }, 1000);
 try {
-  await operator.run(stop.signal);
+  await operator.run(stop);
 } finally {
   clearInterval(status);
-  removeSignals();
+  stop.dispose();
   store.close();
   agent.destroy();
 }

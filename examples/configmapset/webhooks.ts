@@ -21,7 +21,8 @@ import { isNotFound } from '../../src/objects.js';
 import type { CrdConversion } from '../../src/webhook/index.js';
 import type { FieldError } from '../../src/crd/index.js';
 import { configMapSetDefinition, GROUP, installCrd, VERSION, type ConfigMapSet, type ConfigMapSetV2 } from './crd.js';
-import { abortOnSignals, isMain } from '../lib/cluster.js';
+import { isMain } from '../lib/cluster.js';
+import { shutdownSignal } from '../../src/operations/index.js';
 
 /** The most ConfigMaps a set may own: a rule about the cluster's capacity, not the object's shape. */
 export const MAX_CONFIGMAPS = 50;
@@ -143,9 +144,7 @@ export async function registerConfigMapSetWebhooks(kubeConfig: KubeConfig, serve
 
 if (isMain(import.meta.url)) {
   const server = configMapSetWebhookServer();
-  const stop = new AbortController();
-  abortOnSignals(stop);
-  const running = server.run(stop.signal);
+  const running = server.run(shutdownSignal());
   while (!server.ready()) await Promise.race([running, new Promise((r) => setImmediate(r))]);
   process.stdout.write(manifestList(configMapSetWebhookManifests(`https://127.0.0.1:${server.port()}`, server.caBundle())));
   await running;

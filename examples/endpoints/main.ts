@@ -17,7 +17,8 @@ import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { LeaderElector, LeaseLock, type LeaderElectorOptions } from '../../src/leaderelection/index.js';
 import { SharedInformerFactory, stripManagedFields } from '../../src/index.js';
 import type { FakeApiServer } from '../../src/testing/index.js';
-import { abortAfter, abortOnSignals, connectCluster, exitWhenIdle, isMain, parseExampleArgs } from '../lib/cluster.js';
+import { abortAfter, connectCluster, exitWhenIdle, isMain, parseExampleArgs } from '../lib/cluster.js';
+import { shutdownSignal } from '../../src/operations/index.js';
 import { EndpointsController, SELECTOR_ANNOTATION } from './controller.js';
 
 /** Options of {@link runLeaderElectedEndpoints}. */
@@ -107,7 +108,8 @@ async function main(): Promise<void> {
   const cluster = await connectCluster(args);
   console.log(`endpoints controller on ${cluster.description}`);
   const stop = new AbortController();
-  const removeSignals = abortOnSignals(stop);
+  const shutdown = shutdownSignal(); // SIGINT or SIGTERM stops in order; a second one exits at once
+  shutdown.addEventListener('abort', () => stop.abort(), { once: true });
   abortAfter(stop, args.seconds);
   if (cluster.fake !== undefined) simulateWorkload(cluster.fake, stop.signal);
   try {
@@ -119,7 +121,7 @@ async function main(): Promise<void> {
     exitWhenIdle(1);
   } finally {
     stop.abort();
-    removeSignals();
+    shutdown.dispose();
     await cluster.close();
   }
 }

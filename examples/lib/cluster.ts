@@ -104,29 +104,6 @@ export async function connectCluster(args: Pick<ExampleArgs, 'kubeconfig' | 'fak
 }
 
 /**
- * Aborts `controller` on the first SIGINT (Ctrl-C) or SIGTERM; a second one exits at once with code 130.
- * Returns a function that removes the listeners.
- */
-export function abortOnSignals(controller: AbortController, log: (line: string) => void = (l) => console.error(l)): () => void {
-  let stopping = false;
-  const onSignal = (sig: NodeJS.Signals): void => {
-    if (stopping) {
-      log(`${sig} again: exiting now`);
-      process.exit(130);
-    }
-    stopping = true;
-    log(`${sig}: stopping (press Ctrl-C again to exit at once)`);
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return () => {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  };
-}
-
-/**
  * Ends the process with `code` once everything has closed. A clean teardown leaves nothing open, so the
  * process exits by itself; should a handle linger (a keep-alive socket of an HTTP agent, say), an
  * unref'd timer forces the exit after `graceMs` (default 2000) and names what was still open.

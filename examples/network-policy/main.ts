@@ -8,7 +8,8 @@
 // Stop it with Ctrl-C. `npm run demo` is the same controller under a fast workload, with a final check.
 
 import { SharedInformerFactory, stripManagedFields } from '../../src/index.js';
-import { abortAfter, abortOnSignals, connectCluster, exitWhenIdle, isMain, parseExampleArgs } from '../lib/cluster.js';
+import { abortAfter, connectCluster, exitWhenIdle, isMain, parseExampleArgs } from '../lib/cluster.js';
+import { shutdownSignal } from '../../src/operations/index.js';
 import { NetworkPolicyController } from './controller.js';
 import type { Rule } from './rules.js';
 import { ChurnWorkload } from './workload.js';
@@ -25,7 +26,8 @@ async function main(): Promise<void> {
   const cluster = await connectCluster(args);
   console.log(`network-policy controller on ${cluster.description}`);
   const stop = new AbortController();
-  const removeSignals = abortOnSignals(stop);
+  const shutdown = shutdownSignal(); // SIGINT or SIGTERM stops in order; a second one exits at once
+  shutdown.addEventListener('abort', () => stop.abort(), { once: true });
   abortAfter(stop, args.seconds);
 
   const factory = new SharedInformerFactory(cluster.kubeConfig, { transform: stripManagedFields });
@@ -50,7 +52,7 @@ async function main(): Promise<void> {
     console.error('network-policy controller failed:', err);
     exitWhenIdle(1);
   } finally {
-    removeSignals();
+    shutdown.dispose();
     await cluster.close();
   }
 }

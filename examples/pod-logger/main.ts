@@ -11,7 +11,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { SharedInformerFactory, deletionHandlingMetaNamespaceKeyFunc, resources, stripManagedFields, type DeepReadonly } from '../../src/index.js';
 import type { FakeApiServer } from '../../src/testing/index.js';
-import { abortAfter, abortOnSignals, connectCluster, exitWhenIdle, isMain, parseExampleArgs } from '../lib/cluster.js';
+import { abortAfter, connectCluster, exitWhenIdle, isMain, parseExampleArgs } from '../lib/cluster.js';
+import { shutdownSignal } from '../../src/operations/index.js';
 
 /**
  * Logs every pod added, changed or deleted in the cluster, until `signal` aborts. Resolves once the
@@ -92,7 +93,8 @@ async function main(): Promise<void> {
   const cluster = await connectCluster(args);
   console.log(`pod-logger on ${cluster.description}`);
   const stop = new AbortController();
-  const removeSignals = abortOnSignals(stop);
+  const shutdown = shutdownSignal(); // SIGINT or SIGTERM stops in order; a second one exits at once
+  shutdown.addEventListener('abort', () => stop.abort(), { once: true });
   abortAfter(stop, args.seconds);
   if (cluster.fake !== undefined) simulatePods(cluster.fake, stop.signal);
   try {
@@ -102,7 +104,7 @@ async function main(): Promise<void> {
     console.error('pod-logger failed:', err);
     exitWhenIdle(1);
   } finally {
-    removeSignals();
+    shutdown.dispose();
     await cluster.close();
   }
 }

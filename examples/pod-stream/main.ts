@@ -9,7 +9,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { SharedInformerFactory, deletionHandlingMetaNamespaceKeyFunc, resources, stripManagedFields, type DeepReadonly } from '../../src/index.js';
-import { abortAfter, abortOnSignals, connectCluster, exitWhenIdle, isMain, parseExampleArgs } from '../lib/cluster.js';
+import { abortAfter, connectCluster, exitWhenIdle, isMain, parseExampleArgs } from '../lib/cluster.js';
+import { shutdownSignal } from '../../src/operations/index.js';
 import { simulatePods } from '../pod-logger/main.js';
 
 /**
@@ -48,7 +49,8 @@ async function main(): Promise<void> {
   const cluster = await connectCluster(args);
   console.log(`pod-stream on ${cluster.description}`);
   const stop = new AbortController();
-  const removeSignals = abortOnSignals(stop);
+  const shutdown = shutdownSignal(); // SIGINT or SIGTERM stops in order; a second one exits at once
+  shutdown.addEventListener('abort', () => stop.abort(), { once: true });
   abortAfter(stop, args.seconds);
   if (cluster.fake !== undefined) simulatePods(cluster.fake, stop.signal);
   try {
@@ -58,7 +60,7 @@ async function main(): Promise<void> {
     console.error('pod-stream failed:', err);
     exitWhenIdle(1);
   } finally {
-    removeSignals();
+    shutdown.dispose();
     await cluster.close();
   }
 }

@@ -60,7 +60,7 @@ export interface ProbeReport {
   /** Every informer's verdict and problems. */
   informers: InformerVerdict[];
   /** Each shard ring's state, when `rings` is given. */
-  rings?: Array<Pick<ShardRingHealth, 'name' | 'identity' | 'owned' | 'pendingHandovers' | 'members' | 'failuresInARow'>>;
+  rings?: Array<Pick<ShardRingHealth, 'name' | 'identity' | 'owned' | 'pendingHandovers' | 'members' | 'failuresInARow'> & Partial<Pick<ShardRingHealth, 'slots' | 'tooFewSlots'>>>;
   /** Whether the webhook server serves, when `webhookServer` is given (it gates readiness). */
   webhookServer?: {
     /** `ready()` of the webhook server. */
@@ -94,8 +94,9 @@ export function probeReport(kind: 'livez' | 'readyz', options: ProbeOptions): Pr
   const all = healthOf(options.informers);
   const informers = all.map(({ name, live, ready, problems, detail }): InformerVerdict => (detail === undefined ? { name, live, ready, problems } : { name, live, ready, problems, detail }));
   const rings = options.rings?.map((r) => {
-    const { name, identity, owned, pendingHandovers, members, failuresInARow } = r.health();
-    return { name, identity, owned: [...owned], pendingHandovers: [...pendingHandovers], members: [...members], failuresInARow };
+    const { name, identity, owned, pendingHandovers, members, failuresInARow, slots, tooFewSlots } = r.health();
+    const ring = { name, identity, owned: [...owned], pendingHandovers: [...pendingHandovers], members: [...members], failuresInARow, slots };
+    return tooFewSlots === undefined ? ring : { ...ring, tooFewSlots };
   });
   const ringsOk = rings === undefined || rings.every((r) => r.failuresInARow < 3);
   const webhookReady = options.webhookServer?.ready();

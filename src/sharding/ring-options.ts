@@ -13,7 +13,7 @@ export interface ShardRingOptions {
   name: string;
   /** This replica's identity, unique among the replicas and per process (e.g. the pod name). Required. */
   identity: string;
-  /** Slots the hash space is split into; fixed for the life of the ring. Default 64. */
+  /** Slots the hash space is split into; fixed for the life of the ring; keep it ≥ 10 × the replicas (fewer: a warning, see docs/sharding.md). Default 64. */
   slots?: number;
   /** The field objects are hashed by. Default `'uid'`. */
   field?: ShardField;
@@ -51,4 +51,12 @@ export interface ShardRingHealth {
   readonly msSinceLastRebalance: number | undefined;
   /** Periods in a row whose read of the ring failed. */
   readonly failuresInARow: number;
+  /** Slots the hash space is split into (the `slots` option). */
+  readonly slots: number;
+  /**
+   * Set once the live members stayed above `slots / 10` for a lease duration (e.g. `11 live members need
+   * slots ≥ 110; the ring has 64`), until they fit again: a replica's load may then pass 1.1/N (see
+   * docs/sharding.md). Undefined while the rule holds.
+   */
+  readonly tooFewSlots: string | undefined;
 }

@@ -49,6 +49,10 @@ export class ShardRing implements HasPermissions {
   #members: string[] = [];
   #owned: number[] = [];
   #lastRebalanceAt: number | undefined;
+  /** Set while the live members outgrow `slots / 10` (the load rule), to warn once per crossing. */
+  #tooFewSlots: string | undefined;
+  /** When the members were first seen above `slots / 10` in this crossing. */
+  #overSince: number | undefined;
   #failures = 0;
   #running = false;
   /** What bounds store calls besides the deadline: the run's signal, and nothing while leaving. */
@@ -116,7 +120,15 @@ export class ShardRing implements HasPermissions {
 
   /** The slot an object belongs to: the top of its field's hash, scaled to the slot count. */
   slotOf(obj: unknown): number {
-    return Number((BigInt(`0x${shardHash(shardFieldValue(obj, this.#field))}`) * BigInt(this.#slotCount)) / HASH_SPACE);
+    return this.slotOfName(shardFieldValue(obj, this.#field));
+  }
+
+  /**
+   * The slot a name belongs to, hashed as `slotOf` hashes an object's field value: what places
+   * something that is not an object (a cluster, in `shardedClusters`) on the ring.
+   */
+  slotOfName(name: string): number {
+    return Number((BigInt(`0x${shardHash(name)}`) * BigInt(this.#slotCount)) / HASH_SPACE);
   }
 
   /** The hash range of slot `i`. */
@@ -188,6 +200,8 @@ export class ShardRing implements HasPermissions {
       lastRebalanceAt: this.#lastRebalanceAt,
       msSinceLastRebalance: this.#lastRebalanceAt === undefined ? undefined : this.#clock.now() - this.#lastRebalanceAt,
       failuresInARow: this.#failures,
+      slots: this.#slotCount,
+      tooFewSlots: this.#tooFewSlots,
     };
   }
 
@@ -223,6 +237,35 @@ export class ShardRing implements HasPermissions {
       throw new InvalidOptionError(`shard ring ${this.#name}: ${what}(${String(slot)}): a slot is an integer in [0, ${this.#slotCount})`);
     }
     return slot;
+  }
+
+  /**
+   * The load rule (docs/sharding.md): slots ≥ 10 × live members keeps every replica within 1.1/N of the
+   * objects; fewer, and a replica's whole-slot share alone can pass it. A warning once the members
+   * stayed above `slots / 10` for a lease duration, an info line when they are back within: once per
+   * crossing, not per period. The lease duration passes over what is no crossing: a newcomer counts a
+   * dead member until its Lease expires in the newcomer's view, a rolling update adds a pod for a moment.
+   */
+  #checkSlotRule(now: number): void {
+    const n = this.#members.length;
+    const fits = n * 10 <= this.#slotCount;
+    if (fits) {
+      if (this.#tooFewSlots !== undefined) this.#log.info(`shard ring ${this.#name}: ${n} live members fit ${this.#slotCount} slots again (slots ≥ 10 × N)`);
+      this.#tooFewSlots = undefined;
+      this.#overSince = undefined;
+      return;
+    }
+    this.#overSince ??= now;
+    if (this.#tooFewSlots !== undefined || now - this.#overSince < this.#timing.leaseDurationMs) return;
+    this.#tooFewSlots = `${n} live members need slots ≥ ${n * 10}; the ring has ${this.#slotCount}`;
+    const most = Math.ceil(this.#slotCount / n);
+    const pct = (x: number): string => `${(100 * x).toFixed(1)} %`;
+    this.#log.warn(
+      `shard ring ${this.#name}: ${n} live members but ${this.#slotCount} slots: too coarse to keep each replica within 1.1/N of the objects (${pct(1.1 / n)}; ` +
+        `a replica may hold ${most} slots, ${pct(most / this.#slotCount)}, before the hash's own unevenness); set slots: ≥ 10 × N (${n * 10} here), ` +
+        `the same value on every replica, and restart them all (the slot count is fixed for the life of the ring)`,
+      { members: n, slots: this.#slotCount },
+    );
   }
 
   #memberLease(identity: string): string {
@@ -262,6 +305,7 @@ export class ShardRing implements HasPermissions {
     const members = [...leases.values()].filter((l) => l.name.startsWith(prefix) && l.holder !== '' && l.name !== this.#memberLease(this.#identity) && !expired(l.name)).map((l) => l.holder);
     if (staying) members.push(this.#identity);
     this.#members = [...new Set(members)].sort();
+    this.#checkSlotRule(now);
     // Current holders (by their live slot Leases) keep their slots where the balance allows: few moves.
     const current = Array.from({ length: this.#slotCount }, (_, slot) => {
       const lease = leases.get(this.#slotLease(slot));

@@ -2,7 +2,7 @@
 // follow its one-line JSON status, read its ownership log, and check that log for overlaps.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** An ownership-log line: a reconcile of `key` started (`p: 's'`) or ended (`p: 'e'`) on replica `r` at `t` (ms). */
@@ -27,6 +27,8 @@ export class ReplicaProcess<S extends ReplicaStatus> {
   readonly logFile: string;
   readonly child: ChildProcess;
   exited = false;
+  /** The log read so far: entries of whole lines, and the bytes they took (the next read starts there). */
+  readonly #read: { entries: OwnershipEntry[]; bytes: number } = { entries: [], bytes: 0 };
 
   constructor(readonly identity: string, script: string, args: readonly string[], options: { dir: string; logFlag: string; initial: Omit<S, keyof ReplicaStatus> }) {
     this.logFile = join(options.dir, `${identity}.jsonl`);
@@ -45,11 +47,39 @@ export class ReplicaProcess<S extends ReplicaStatus> {
     this.child.once('exit', () => (this.exited = true));
   }
 
-  /** The ownership log so far (whole lines only: the replica may be appending the last one right now). */
+  /**
+   * The ownership log so far (whole lines only: the replica may be appending the last one right now).
+   * Only what was appended since the last call is read and parsed: `until` polls every 100 ms, and at
+   * 100 000 objects the whole log is hundreds of thousands of lines.
+   */
   entries(): OwnershipEntry[] {
-    if (!existsSync(this.logFile)) return [];
-    const text = readFileSync(this.logFile, 'utf8');
-    return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as OwnershipEntry);
+    if (!existsSync(this.logFile)) return this.#read.entries;
+    const fd = openSync(this.logFile, 'r');
+    try {
+      const buf = Buffer.alloc(Math.max(0, fstatSync(fd).size - this.#read.bytes));
+      const n = readSync(fd, buf, 0, buf.length, this.#read.bytes);
+      const end = buf.subarray(0, n).lastIndexOf(0x0a) + 1;
+      for (const l of buf.subarray(0, end).toString('utf8').split('\n')) if (l !== '') this.#read.entries.push(JSON.parse(l) as OwnershipEntry);
+      this.#read.bytes += end;
+    } finally {
+      closeSync(fd);
+    }
+    return this.#read.entries;
+  }
+
+  /** The process's peak resident set (VmHWM of /proc/<pid>/status) in MiB; undefined once exited or off Linux. */
+  peakRssMiB(): number | undefined {
+    return this.child.pid === undefined ? undefined : peakRssMiB(this.child.pid);
+  }
+}
+
+/** Peak resident set of process `pid` in MiB (VmHWM of /proc/<pid>/status); undefined when unknown (gone, not Linux). */
+export function peakRssMiB(pid: number): number | undefined {
+  try {
+    const kb = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? undefined : Math.round(Number(kb) / 1024);
+  } catch {
+    return undefined;
   }
 }
 

@@ -29,7 +29,7 @@ import { Controller } from '../../src/controller/controller.js';
 import { Action, exponentialBackoff, ReconcileScheduler } from '../../src/controller/scheduler.js';
 import { runWhileLeading } from '../../src/controller/leader.js';
 import { LeaderElector, LeaseLock, InMemoryLock } from '../../src/leaderelection/index.js';
-import { Manager, probeHandler, rbacManifests, startProbeServer, EventRecorder, DriftAudit, prometheusControllerMetricsProvider, registerInformerMetrics, MultiClusterController, MultiClusterManager, staticClusters, kubeconfigSecrets, clusterApiKubeconfigSecrets } from '../../src/operations/index.js';
+import { Manager, probeHandler, rbacManifests, startProbeServer, EventRecorder, DriftAudit, prometheusControllerMetricsProvider, registerInformerMetrics, MultiClusterController, MultiClusterManager, staticClusters, kubeconfigSecrets, clusterApiKubeconfigSecrets, shardedClusters } from '../../src/operations/index.js';
 import { defineCustomResource, ensureCustomResourceDefinitions, Type, waitForCustomResourceDefinitions } from '../../src/crd/index.js';
 import { allow, conversionWebhook, crdConversion, defaultingWebhook, prometheusWebhookMetricsProvider, reviewAdmission, validatingWebhook, validatingWebhookConfiguration, validationWebhook } from '../../src/webhook/index.js';
 import { InMemoryRingStore, LeaseRingStore, ShardedInformer, ShardRing } from '../../src/sharding/index.js';
@@ -135,6 +135,7 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['DriftAudit', () => new DriftAudit(undefined, informer(), js({ listWatch: source(), interval: 5 })), /^DriftAudit: unknown option interval \(did you mean intervalMs\?\)/],
   ['kubeconfigSecrets', () => kubeconfigSecrets(js({ factory: factory(), namespce: 'fleet' })), 'kubeconfigSecrets: unknown option namespce (did you mean namespace?)'],
   ['clusterApiKubeconfigSecrets', () => clusterApiKubeconfigSecrets(js({ factory: factory(), verifyTimeout: 5 })), 'clusterApiKubeconfigSecrets: unknown option verifyTimeout (did you mean verifyTimeoutMs?)'],
+  ['shardedClusters', () => shardedClusters(staticClusters({ one: kc }), new ShardRing({ store: new InMemoryRingStore(), name: 'r', identity: 'a' }), js({ loger: false })), 'shardedClusters: unknown option loger (did you mean logger?)'],
   // sharding
   ['ShardRing', () => new ShardRing(js({ store: new InMemoryRingStore(), name: 'r', identity: 'a', slot: 4 })), 'ShardRing: unknown option slot (did you mean slots?)'],
   ['LeaseRingStore', () => new LeaseRingStore(kc, js({ namespace: 'n', ring: 'r', leaseDurationSeconds: 15, leaseDurationMs: 1 })), /^LeaseRingStore: unknown option leaseDurationMs \(/],

@@ -60,7 +60,7 @@ describe('pod-logger as a program', () => {
     expect(result.stdout).toContain('pod-logger on embedded fake API server');
     expect(result.stdout).toContain('synced: 3 pods in 1 namespaces');
     expect(result.stdout).toContain('stopped: watch closed');
-    expect(result.stderr).toContain('SIGINT: stopping');
+    expect(result.stdout).toContain('received SIGINT: stopping in order'); // shutdownSignal's line (the default logger: console.info)
     expect(result.stderr).not.toContain('forced exit');
     expect(result.code).toBe(0);
   });

@@ -98,6 +98,60 @@ describe('ShardRing health', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it('warns once per crossing when the live members stay above slots / 10 for a lease duration, and says so in health() and /readyz', async () => {
+    const clock = new FakeClock();
+    const store = new InMemoryRingStore();
+    const log = memoryLog();
+    const timing = { slots: 20, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock };
+    const a = new ShardRing({ store, name: 'cms', identity: 'a', ...timing, logger: log.logger });
+    const warnings = (): string[] => log.lines.filter((l) => l.startsWith('warn: ') && l.includes('slots'));
+    const stops: AbortController[] = [];
+    const runs: Array<Promise<void>> = [];
+    const join = (identity: string): AbortController => {
+      const stop = new AbortController();
+      stops.push(stop);
+      runs.push(identity === 'a' ? a.run(stop.signal) : new ShardRing({ store, name: 'cms', identity, ...timing, logger: false }).run(stop.signal));
+      return stop;
+    };
+    try {
+      join('a');
+      join('b');
+      await clock.advance(2_000);
+      // 2 members, 20 slots: 10 × 2 = 20, within the rule.
+      expect(a.health()).toMatchObject({ members: ['a', 'b'], slots: 20, tooFewSlots: undefined });
+      expect(warnings()).toEqual([]);
+
+      const c = join('c');
+      await clock.advance(2_000);
+      expect(a.health().members).toEqual(['a', 'b', 'c']);
+      expect(a.health().tooFewSlots).toBeUndefined(); // not for a moment: a newcomer's stale view, a rolling update's surge
+      expect(warnings()).toEqual([]);
+      await clock.advance(1_500); // above for a lease duration (3 s)
+      expect(warnings()).toEqual([
+        'warn: shard ring cms: 3 live members but 20 slots: too coarse to keep each replica within 1.1/N of the objects (36.7 %; a replica may hold 7 slots, 35.0 %, before the hash\'s own unevenness); set slots: ≥ 10 × N (30 here), the same value on every replica, and restart them all (the slot count is fixed for the life of the ring)',
+      ]);
+      expect(a.health().tooFewSlots).toBe('3 live members need slots ≥ 30; the ring has 20');
+      expect(probeReport('readyz', { informers: [], rings: [a] }).rings).toMatchObject([{ name: 'cms', slots: 20, tooFewSlots: '3 live members need slots ≥ 30; the ring has 20' }]);
+      expect(log.lines.filter((l) => l.startsWith('warn: ') && !l.includes('20 slots'))).toEqual([]); // nothing else went wrong
+
+      await clock.advance(4_000); // still 3 members: no second warning
+      expect(warnings()).toHaveLength(1);
+
+      c.abort(); // back to 2: the crossing is over (an info line), and a new one warns again
+      await clock.advance(4_000);
+      expect(a.health()).toMatchObject({ members: ['a', 'b'], tooFewSlots: undefined });
+      expect(log.lines.filter((l) => l.startsWith('info: shard ring cms: 2 live members fit 20 slots again'))).toHaveLength(1);
+      join('d');
+      await clock.advance(4_000);
+      expect(warnings()).toHaveLength(2);
+      expect(warnings()[1]).toContain('3 live members but 20 slots');
+    } finally {
+      for (const stop of stops) stop.abort();
+      await clock.advance(20_000);
+      await Promise.all(runs);
+    }
+  });
+
   it('validates its timing', () => {
     const store = new InMemoryRingStore();
     expect(() => new ShardRing({ store, name: 'x', identity: 'a', leaseDurationMs: 1_000, renewDeadlineMs: 1_000 })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));

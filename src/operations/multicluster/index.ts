@@ -7,3 +7,5 @@ export { MultiClusterManager } from './manager.js';
 export type { ClusterVerdict, MultiClusterManagerOptions, MultiClusterManagerStats, MultiClusterReport, ProviderVerdict } from './manager.js';
 export { kubeconfigSecrets, clusterApiKubeconfigSecrets, KubeconfigSecretsProvider, KUBECONFIG_SECRET_LABEL } from './kubeconfig-secrets.js';
 export type { KubeconfigSecretsOptions, KubeconfigSecretsStats } from './kubeconfig-secrets.js';
+export { shardedClusters, ShardedClusterProvider } from './sharded.js';
+export type { ShardedClustersOptions, ShardedClustersState } from './sharded.js';
