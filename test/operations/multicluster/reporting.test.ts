@@ -3,8 +3,9 @@
 
 import * as promClient from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resources, SharedInformerFactory } from '../../../src/index.js';
-import { ClusterRefusedError, informerMetricNames, kubeconfigSecrets, MultiClusterManager, probeReport, registerInformerMetrics, staticClusters, type ClusterAware, type ClusterHandle, type ClusterProvider } from '../../../src/operations/index.js';
+import { resources, SharedInformerFactory, type InformerHealth } from '../../../src/index.js';
+import { ClusterRefusedError, informerMetricNames, kubeconfigSecrets, MultiClusterManager, probeReport, registerInformerMetrics, shardedClusters, staticClusters, type ClusterAware, type ClusterHandle, type ClusterProvider } from '../../../src/operations/index.js';
+import { InMemoryRingStore, ShardRing } from '../../../src/sharding/index.js';
 import { FakeClock, startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
 import { until } from '../../examples/helpers.js';
 import { metricValue } from '../prom.js';
@@ -144,6 +145,14 @@ describe('the management cluster in readiness', () => {
     expect(probeReport('readyz', { informers: manager.probeInformers() }).ok).toBe(true); // no cluster yet: the Secrets informer alone
     stop.abort();
     await running;
+  });
+
+  it('shardedClusters forwards its provider’s health (the Secrets still gate readiness); a wrapped static provider has none', () => {
+    const ring = () => new ShardRing({ store: new InMemoryRingStore(), name: 'fleet', identity: 'a', logger: false });
+    const health = { 'v1/secrets in fleet': { ready: false } } as unknown as Record<string, InformerHealth>;
+    const watching: ClusterProvider = { name: 'secrets', run: () => Promise.resolve(), health: () => health };
+    expect(shardedClusters(watching, ring(), { logger: false }).health?.()).toBe(health);
+    expect(shardedClusters(staticClusters({ east: east.kubeConfig }), ring(), { logger: false }).health).toBeUndefined();
   });
 
   it('a provider without informers (staticClusters) does not gate readiness', async () => {
