@@ -73,6 +73,11 @@ export interface SharedInformerFactoryOptions {
   watchCoalesceMs?: number;
   /** Builds the ListerWatcher of a resource. Default: `newListWatch(kubeConfig, gvr, { namespace, ... })`. */
   listWatchFor?: (gvr: GroupVersionResource) => ListerWatcher<unknown>;
+  /**
+   * The cluster's name, put before every informer's name (`east/v1/pods`: logs, errors, health, channels,
+   * metrics tell clusters apart); the factory's keys stay resource keys. Not empty. Default: none.
+   */
+  cluster?: string;
 }
 
 const FACTORY_OPTION_SCHEMA = {
@@ -89,6 +94,7 @@ const FACTORY_OPTION_SCHEMA = {
   agent: 'object',
   watchCoalesceMs: 'duration',
   listWatchFor: 'function',
+  cluster: 'string',
 } as const satisfies OptionSchemaFor<SharedInformerFactoryOptions>;
 
 /** The factory's key of a resource: `version/resource` for the core group, else `group/version/resource`. */
@@ -185,6 +191,7 @@ export class SharedInformerFactory implements HasPermissions {
     if (options.watchCoalesceMs !== undefined && options.listWatchFor !== undefined) {
       throw new InvalidOptionError('SharedInformerFactory: option watchCoalesceMs is passed to newListWatch, which listWatchFor replaces: give it to your own newListWatch instead');
     }
+    if (options.cluster === '') throw new InvalidOptionError('SharedInformerFactory: option cluster must not be empty (it names the cluster in every informer\'s name)');
     if (kubeConfig === undefined && options.listWatchFor === undefined) {
       throw new TypeError('SharedInformerFactory needs a kubeConfig unless listWatchFor is given');
     }
@@ -299,7 +306,7 @@ export class SharedInformerFactory implements HasPermissions {
     const settings = this.#settings(key, caller, o, defaults);
     if (settings.namespaces !== undefined) {
       const informer = new NamespaceSetInformer<unknown>({
-        name: key,
+        name: this.#named(key),
         namespaces: settings.namespaces,
         resource: gvr,
         logger: this.#options.logger,
@@ -352,12 +359,17 @@ export class SharedInformerFactory implements HasPermissions {
     return this.#informer(key, this.#listWatch(resource, settings, shard ?? this.#options.shard), settings, true, name);
   }
 
+  /** An informer's name: `name`, after the cluster's when the factory has one (option `cluster`). */
+  #named(name: string): string {
+    return this.#options.cluster === undefined ? name : `${this.#options.cluster}/${name}`;
+  }
+
   #informer(key: string, lw: ListerWatcher<unknown>, settings: CacheSettings, closeListerWatcher: boolean, name = key): SharedIndexInformer<unknown> {
     const o = this.#options;
     return new SharedIndexInformer<unknown>(lw, {
       logger: o.logger,
       ...o.informerOptions,
-      name,
+      name: this.#named(name),
       resyncPeriodMs: settings.resyncPeriodMs,
       indexers: settings.indexers,
       transform: settings.informerTransform(o.transform),

@@ -14,6 +14,8 @@ export type {
   HasDriftAuditStats,
   HasFactoryHealth,
   HasInformerHealth,
+  HasMultiClusterReport,
+  NamedReadiness,
   HasShardRingHealth,
   InformerHealthSource,
   InformerMetricsOptions,
@@ -46,6 +48,7 @@ export type {
 } from './multicluster/index.js';
 export { kubeconfigSecrets, clusterApiKubeconfigSecrets, KubeconfigSecretsProvider, KUBECONFIG_SECRET_LABEL } from './multicluster/index.js';
 export type { KubeconfigSecretsOptions, KubeconfigSecretsStats } from './multicluster/index.js';
+export type { ProviderVerdict } from './multicluster/index.js';
 export { shardedClusters, ShardedClusterProvider } from './multicluster/index.js';
 export type { ShardedClustersOptions, ShardedClustersState } from './multicluster/index.js';
 export { ClusterRefusedError } from '../core/index.js';

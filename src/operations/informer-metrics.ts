@@ -60,6 +60,18 @@ export const informerMetricNames = {
   shardLastRebalanceAge: 'kube_informer_shard_last_rebalance_age_seconds',
   /** Gauge, labels `ring`, `identity`: reads of the ring's Leases that failed in a row (0 when healthy). */
   shardReadFailures: 'kube_informer_shard_read_failures',
+  /** Gauge, label `state` (`ready`, `unready`): clusters a `MultiClusterManager` has engaged now. */
+  multiClusterClusters: 'kube_informer_multicluster_clusters',
+  /** Gauge, label `cluster`: 1 when every informer of the engaged cluster is ready, 0 when not (unreachable, refused, not synced). */
+  multiClusterClusterReady: 'kube_informer_multicluster_cluster_ready',
+  /** Gauge, label `provider`: 1 when the provider's informers are ready (the management cluster's Secrets), or it has none. */
+  multiClusterProviderReady: 'kube_informer_multicluster_provider_ready',
+  /** Counter: clusters engaged since the start (re-engages included). */
+  multiClusterEngages: 'kube_informer_multicluster_engages_total',
+  /** Counter: clusters disengaged since the start (re-engages included). */
+  multiClusterDisengages: 'kube_informer_multicluster_disengages_total',
+  /** Counter, label `reason` (`missing-key`, `unparsable`, `no-name`, `unauthorized`, `duplicate`, `conflict`, `other`): inputs the providers refused. */
+  multiClusterRefused: 'kube_informer_multicluster_refused_total',
 } as const;
 
 /** A prom-client metric as a collector uses it: labelled children, and a reset before each scrape. */
@@ -107,6 +119,40 @@ export interface InformerMetricsOptions {
   audits?: readonly HasDriftAuditStats[];
   /** Shard rings whose health is exported too (the `kube_informer_shard_*` metrics). Default: none. */
   rings?: readonly HasShardRingHealth[];
+  /**
+   * A `MultiClusterManager` whose clusters, providers and counters are exported too (the
+   * `kube_informer_multicluster_*` metrics); pass it as the source as well for its informers' metrics.
+   * Default: none.
+   */
+  multiCluster?: HasMultiClusterReport;
+}
+
+/** A cluster's or a provider's verdict, as the `kube_informer_multicluster_*` metrics read it. */
+export interface NamedReadiness {
+  /** The cluster's or the provider's name: the `cluster` or `provider` label. */
+  readonly name: string;
+  /** Whether its informers are ready. */
+  readonly ready: boolean;
+}
+
+/** What the `kube_informer_multicluster_*` metrics read: a `MultiClusterManager`. */
+export interface HasMultiClusterReport {
+  /** Each engaged cluster's and each provider's readiness now. */
+  readiness(): {
+    /** The engaged clusters. */
+    readonly clusters: readonly NamedReadiness[];
+    /** The providers. */
+    readonly providers: readonly NamedReadiness[];
+  };
+  /** The counters now. */
+  stats(): {
+    /** Clusters engaged since the start. */
+    readonly engages: number;
+    /** Clusters disengaged since the start. */
+    readonly disengages: number;
+    /** Inputs the providers refused, by reason. */
+    readonly refusedByReason: Readonly<Record<string, number>>;
+  };
 }
 
 /** Something with a shard ring's health (a `ShardRing`). */
@@ -152,7 +198,8 @@ function reasonOf(error: unknown): string {
  * synced / ready / live / watch connected. Every series has the label `informer` (its name, `v1/pods`).
  *
  * Errors by reason come from the `reflectorError` diagnostics channel, matched on the informer's name:
- * two factories with informers of the same name add up. Call `close()` to stop listening.
+ * two factories with informers of the same name add up, unless each names its cluster (the factory's
+ * option `cluster`: `east/v1/pods`, as the `MultiClusterManager`'s factories do). Call `close()` to stop listening.
  *
  * ```ts
  * import * as promClient from 'prom-client';
@@ -160,7 +207,7 @@ function reasonOf(error: unknown): string {
  * ```
  */
 export function registerInformerMetrics(promClient: PromCollectorClientLike, source: InformerHealthSource, options: InformerMetricsOptions = {}): InformerMetricsRegistration {
-  validateOptions('registerInformerMetrics', options, { registry: 'object', prefix: 'string', audits: 'any', rings: 'any' });
+  validateOptions('registerInformerMetrics', options, { registry: 'object', prefix: 'string', audits: 'any', rings: 'any', multiCluster: 'object' });
   const registry = options.registry ?? promClient.register;
   const prefix = options.prefix ?? '';
   const errorCounts = new Map<string, { informer: string; phase: string; reason: string; n: number }>();
@@ -252,6 +299,26 @@ export function registerInformerMetrics(promClient: PromCollectorClientLike, sou
     ring(n.shardMembers, 'Live members of the shard ring this replica sees, itself included.', (h) => h.members.length);
     ring(n.shardLastRebalanceAge, 'Seconds since the owned slots last changed.', (h) => seconds(h.msSinceLastRebalance));
     ring(n.shardReadFailures, 'Reads of the shard ring that failed in a row.', (h) => h.failuresInARow);
+  }
+  const fleet = options.multiCluster;
+  if (fleet !== undefined) {
+    define('Gauge', n.multiClusterClusters, 'Clusters engaged now, by state: ready (every informer ready) or unready.', ['state'], (m) => {
+      const clusters = fleet.readiness().clusters;
+      const ready = clusters.filter((c) => c.ready).length;
+      m.labels('ready').set(ready);
+      m.labels('unready').set(clusters.length - ready);
+    });
+    define('Gauge', n.multiClusterClusterReady, '1 when every informer of the engaged cluster is ready, 0 when not.', ['cluster'], (m) => {
+      for (const c of fleet.readiness().clusters) m.labels(c.name).set(Number(c.ready));
+    });
+    define('Gauge', n.multiClusterProviderReady, '1 when the cluster provider watches its source (its informers ready), or has none.', ['provider'], (m) => {
+      for (const p of fleet.readiness().providers) m.labels(p.name).set(Number(p.ready));
+    });
+    define('Counter', n.multiClusterEngages, 'Clusters engaged, re-engages included.', [], (m) => m.labels().inc(fleet.stats().engages));
+    define('Counter', n.multiClusterDisengages, 'Clusters disengaged, re-engages included.', [], (m) => m.labels().inc(fleet.stats().disengages));
+    define('Counter', n.multiClusterRefused, 'Inputs the cluster providers refused, by reason.', ['reason'], (m) => {
+      for (const [reason, count] of Object.entries(fleet.stats().refusedByReason)) m.labels(reason).inc(count);
+    });
   }
   return { close: () => diagnosticsChannel.unsubscribe(channelNames.reflectorError, onError) };
 }

@@ -54,6 +54,12 @@ export interface ClusterAware {
   disengage(name: string): void;
   /** Runs until `signal` aborts. */
   run(signal: AbortSignal): Promise<void>;
+  /**
+   * Why its work on the cluster `name` failed and stopped (`undefined` while it runs there): the
+   * manager's `readiness()` names it among the cluster's problems and counts the cluster unready.
+   * Optional.
+   */
+  failureOf?(name: string): Error | undefined;
 }
 
 /** The counts of a {@link MultiClusterController}: its clusters' Controllers summed (ended engagements' outcomes included), and its clusters. */

@@ -9,7 +9,7 @@ import { DeletedFinalStateUnknown, metaNamespaceKeyFunc } from '../../core/keys.
 import { InvalidOptionError, validateOptions, type OptionSchemaFor } from '../../core/options.js';
 import { resources, type ResourceDescriptor } from '../../core/resources.js';
 import type { DeepReadonly } from '../../core/types.js';
-import type { SharedInformerFactory } from '../../informer/index.js';
+import type { InformerHealth, SharedInformerFactory } from '../../informer/index.js';
 import { leanKubeConfigFromText, newResourceClient, type KubeConfigLike } from '../../listwatch/index.js';
 import type { ClusterProvider, ClusterSink } from './provider.js';
 
@@ -104,6 +104,8 @@ export class KubeconfigSecretsProvider implements ClusterProvider {
   readonly #verifyTimeoutMs: number;
   readonly #clock: Clock;
   #started = false;
+  /** The health of the Secrets' informer, once `run` asked the factory for it. */
+  #health: () => Record<string, InformerHealth> = () => ({});
   /** The latest state of each Secret not yet handled (`null`: deleted). */
   readonly #pending = new Map<string, DeepReadonly<Secret> | null>();
   #wake: (() => void) | undefined;
@@ -143,6 +145,15 @@ export class KubeconfigSecretsProvider implements ClusterProvider {
   }
 
   /**
+   * The health of the Secrets' informer (`ClusterProvider.health`): keyed `v1/secrets`, or
+   * `v1/secrets in <namespace>` with option `namespace`; empty before `run`. The manager's readiness
+   * fails while it is not ready (a 403 listing the Secrets, the management cluster unreachable).
+   */
+  health(): Record<string, InformerHealth> {
+    return this.#health();
+  }
+
+  /**
    * Watches the Secrets and reports their clusters to `sink` until `signal` aborts; starts `factory`
    * with `signal` (its other informers too, as `factory.start` does). Resolves after the abort; the
    * clusters stay engaged (the manager stops them). Runs once: a second call throws `ALREADY_STARTED`.
@@ -155,7 +166,14 @@ export class KubeconfigSecretsProvider implements ClusterProvider {
     if (this.#started) throw new AlreadyStartedError(`kubeconfigSecrets provider ${this.name}`);
     this.#started = true;
     const cache = { labelSelector: this.#labelSelector };
-    const informer = this.#namespace === undefined ? this.#factory.forResource(resources.secrets, cache) : this.#factory.forResource(resources.secrets, { ...cache, namespaces: [this.#namespace] });
+    let informer;
+    if (this.#namespace === undefined) {
+      const all = (informer = this.#factory.forResource(resources.secrets, cache));
+      this.#health = () => ({ 'v1/secrets': all.health() });
+    } else {
+      const set = (informer = this.#factory.forResource(resources.secrets, { ...cache, namespaces: [this.#namespace] }));
+      this.#health = () => Object.fromEntries(Object.entries(set.health()).map(([ns, h]) => [`v1/secrets in ${ns}`, h]));
+    }
     const offer = (secret: DeepReadonly<Secret> | DeletedFinalStateUnknown<DeepReadonly<Secret>>, deleted: boolean): void => {
       const key = secret instanceof DeletedFinalStateUnknown ? secret.key : metaNamespaceKeyFunc(secret);
       this.#pending.set(key, deleted || secret instanceof DeletedFinalStateUnknown ? null : secret);

@@ -1,7 +1,7 @@
 // The multi-cluster manager: the sink its providers report clusters to; per engaged cluster a factory of its
 // own, every controller engaged on it; a report per cluster for /readyz and metrics.
 
-import { AlreadyStartedError } from '../../core/errors.js';
+import { AlreadyStartedError, ClusterRefusedError } from '../../core/errors.js';
 import { errorFields, resolveLogger, type Logger, type LoggerOption } from '../../core/log.js';
 import { InvalidOptionError, validateOptions } from '../../core/options.js';
 import { SharedInformerFactory, type SharedInformerFactoryOptions } from '../../informer/index.js';
@@ -35,12 +35,34 @@ export interface ClusterVerdict {
   readonly problems: readonly string[];
 }
 
-/** The manager's readiness: ok while it runs, whatever one cluster's state; each cluster in `clusters`. */
+/** One provider in a {@link MultiClusterReport}. */
+export interface ProviderVerdict {
+  /** The provider's name. */
+  readonly name: string;
+  /**
+   * Every informer of its `health()` is ready (the management cluster's Secrets listed and watched);
+   * true for a provider without `health` (`staticClusters`); false while its `health()` is empty.
+   */
+  readonly ready: boolean;
+  /** What is wrong, one sentence each, naming the informer (a 403 listing the Secrets names it here). */
+  readonly problems: readonly string[];
+}
+
+/**
+ * The manager's readiness: ok while it runs and every provider is ready, whatever one cluster's state;
+ * each cluster in `clusters`, each provider in `providers`.
+ */
 export interface MultiClusterReport {
-  /** Running and not stopping; a cluster that is not ready does not make it false. */
+  /**
+   * Running, not stopping, and every provider ready: a provider that cannot watch its source (the
+   * management cluster's Secrets) makes it false — no cluster could come or go. A cluster that is not
+   * ready does not make it false.
+   */
   readonly ok: boolean;
   /** Every engaged cluster's verdict. */
   readonly clusters: readonly ClusterVerdict[];
+  /** Every provider's verdict, in the order of the option `providers`. */
+  readonly providers: readonly ProviderVerdict[];
   /** Inputs the providers refused, counted since the start. */
   readonly refused: number;
 }
@@ -57,6 +79,8 @@ export interface MultiClusterManagerStats {
   readonly disengages: number;
   /** Inputs the providers refused since the start. */
   readonly refused: number;
+  /** The same refusals by reason: a `ClusterRefusedError`'s `reason` (`missing-key`, `unauthorized`, ...), `other` for any other error. */
+  readonly refusedByReason: Readonly<Record<string, number>>;
 }
 
 interface Cluster {
@@ -66,6 +90,12 @@ interface Cluster {
 }
 
 const OWNER = 'MultiClusterManager';
+
+/** Ready when every informer is (and there is one); the problems prefixed with the informer's key. */
+function verdictOf(health: Record<string, InformerHealth>): { ready: boolean; problems: string[] } {
+  const entries = Object.entries(health);
+  return { ready: entries.length > 0 && entries.every(([, h]) => h.ready), problems: entries.flatMap(([key, h]) => h.problems.map((p) => `${key}: ${p}`)) };
+}
 
 /**
  * Runs controllers on a changing set of clusters (multicluster-runtime's manager): it is the
@@ -89,6 +119,7 @@ export class MultiClusterManager implements ClusterSink {
   #engages = 0;
   #disengages = 0;
   #refused = 0;
+  readonly #refusedByReason: Record<string, number> = {};
 
   /** Throws `INVALID_OPTION` for an unknown option, or no provider. */
   constructor(options: MultiClusterManagerOptions) {
@@ -153,7 +184,7 @@ export class MultiClusterManager implements ClusterSink {
     }
     if (old !== undefined) this.disengage(name, `re-engaged from ${from}`);
     const stop = new AbortController();
-    const factory = new SharedInformerFactory(kubeConfig, this.#factoryOptions);
+    const factory = new SharedInformerFactory(kubeConfig, { ...this.#factoryOptions, cluster: name });
     const handle: ClusterHandle = { name, epoch: ++this.#epoch, kubeConfig, factory, signal: stop.signal };
     this.#clusters.set(name, { handle, source: from, stop });
     this.#engages++;
@@ -176,9 +207,11 @@ export class MultiClusterManager implements ClusterSink {
     this.#logger.info('cluster disengaged', { cluster: name, source: cluster.source, reason: reason ?? 'unknown' });
   }
 
-  /** {@link ClusterSink.refuse}: a warning naming the cluster, the source and the error; counted in `stats().refused`. */
+  /** {@link ClusterSink.refuse}: a warning naming the cluster, the source and the error; counted in `stats().refused` and `refusedByReason`. */
   refuse(name: string | undefined, error: Error, source?: string): void {
     this.#refused++;
+    const reason = error instanceof ClusterRefusedError ? error.reason : 'other';
+    this.#refusedByReason[reason] = (this.#refusedByReason[reason] ?? 0) + 1;
     this.#logger.warn('cluster refused', { cluster: name ?? '(unknown)', source: source ?? 'unnamed source', ...errorFields(error) });
   }
 
@@ -192,29 +225,42 @@ export class MultiClusterManager implements ClusterSink {
     return this.#clusters.get(name)?.handle.factory;
   }
 
-  /** True while it runs: a cluster that is not ready does not change it (see {@link MultiClusterManager.readiness}). */
+  /**
+   * True while it runs and every provider is ready (see {@link MultiClusterReport.ok}): a cluster that
+   * is not ready does not change it.
+   */
   ready(): boolean {
-    return this.#running && this.#signal?.aborted === false;
+    return this.readiness().ok;
   }
 
-  /** Every cluster's verdict, for `/readyz`'s detail. */
+  /** Every cluster's and every provider's verdict, for `/readyz`'s detail. */
   readiness(): MultiClusterReport {
     const clusters = [...this.#clusters.entries()].map(([name, c]): ClusterVerdict => {
-      const health = Object.entries(c.handle.factory.health());
-      const problems = health.flatMap(([resource, h]) => h.problems.map((p) => `${resource}: ${p}`));
-      return { name, source: c.source, ready: health.length > 0 && health.every(([, h]) => h.ready), problems };
+      const caches = verdictOf(c.handle.factory.health());
+      const failed = this.#controllers.flatMap((ctl) => {
+        const failure = ctl.failureOf?.(name);
+        return failure === undefined ? [] : [`controller ${ctl.name} stopped on this cluster: ${failure.message}`];
+      });
+      return { name, source: c.source, ready: caches.ready && failed.length === 0, problems: [...failed, ...caches.problems] };
     });
-    return { ok: this.ready(), clusters, refused: this.#refused };
+    const providers = this.#providers.map((p): ProviderVerdict => {
+      if (p.health === undefined) return { name: p.name, ready: true, problems: [] };
+      const health = p.health();
+      return Object.keys(health).length === 0 ? { name: p.name, ready: false, problems: ['it watches nothing yet (not started)'] } : { name: p.name, ...verdictOf(health) };
+    });
+    const ok = this.#running && this.#signal?.aborted === false && providers.every((p) => p.ready);
+    return { ok, clusters, providers, refused: this.#refused };
   }
 
   /**
-   * Every informer of every engaged cluster, named `cluster/resource` (`east/v1/configmaps`): a
-   * `HasFactoryHealth` for `registerInformerMetrics`, so each cluster's caches have metrics of their own.
+   * Every informer the manager reads, for `registerInformerMetrics`: each provider's (its `health()`)
+   * keyed `provider <name>/<key>`, then each engaged cluster's keyed `cluster/resource`
+   * (`east/v1/configmaps`; the informers' names carry the cluster too: the factory's option `cluster`).
    */
   health(): Record<string, InformerHealth> {
-    const all: Record<string, InformerHealth> = {};
+    const all = this.#providerHealth();
     for (const [name, c] of this.#clusters) {
-      for (const [resource, h] of Object.entries(c.handle.factory.health())) all[`${name}/${resource}`] = { ...h, name: `${name}/${h.name}` };
+      for (const [resource, h] of Object.entries(c.handle.factory.health())) all[`${name}/${resource}`] = h;
     }
     return all;
   }
@@ -223,17 +269,19 @@ export class MultiClusterManager implements ClusterSink {
    * What `/readyz` and `/livez` read (`probeHandler({ informers: manager.probeInformers() })`): the
    * informers of {@link MultiClusterManager.health}, except that one of a cluster that is not ready is
    * reported live and ready with a `detail` naming the cluster, its source and its problems — one
-   * unreachable cluster neither restarts the process nor takes the others out of service.
+   * unreachable cluster neither restarts the process nor takes the others out of service. A provider's
+   * informers are reported as they are: the management cluster's Secrets not ready fail `/readyz`.
    */
   probeInformers(): HasFactoryHealth {
     return {
       health: () => {
-        const all = this.health();
-        for (const verdict of this.readiness().clusters) {
-          if (verdict.ready) continue;
-          const why = verdict.problems.length > 0 ? verdict.problems.join('; ') : 'its caches have not synced yet';
-          for (const [key, h] of Object.entries(all)) {
-            if (key.startsWith(`${verdict.name}/`)) all[key] = { ...h, live: true, ready: true, detail: `cluster ${verdict.name} (${verdict.source}) is not ready: ${why}` };
+        const all = this.#providerHealth();
+        const verdicts = new Map(this.readiness().clusters.map((v) => [v.name, v]));
+        for (const [name, c] of this.#clusters) {
+          const verdict = verdicts.get(name);
+          const why = verdict === undefined || verdict.problems.length === 0 ? 'its caches have not synced yet' : verdict.problems.join('; ');
+          for (const [resource, h] of Object.entries(c.handle.factory.health())) {
+            all[`${name}/${resource}`] = verdict?.ready === true ? h : { ...h, live: true, ready: true, detail: `cluster ${name} (${c.source}) is not ready: ${why}` };
           }
         }
         return all;
@@ -241,9 +289,15 @@ export class MultiClusterManager implements ClusterSink {
     };
   }
 
+  #providerHealth(): Record<string, InformerHealth> {
+    const all: Record<string, InformerHealth> = {};
+    for (const p of this.#providers) for (const [key, h] of Object.entries(p.health?.() ?? {})) all[`provider ${p.name}/${key}`] = h;
+    return all;
+  }
+
   /** Counts for metrics. */
   stats(): MultiClusterManagerStats {
     const unready = this.readiness().clusters.filter((c) => !c.ready).length;
-    return { engaged: this.#clusters.size, unready, engages: this.#engages, disengages: this.#disengages, refused: this.#refused };
+    return { engaged: this.#clusters.size, unready, engages: this.#engages, disengages: this.#disengages, refused: this.#refused, refusedByReason: { ...this.#refusedByReason } };
   }
 }

@@ -5,6 +5,7 @@
 // the manager's side: it starts and stops the per-cluster caches and controllers. Providers never see
 // the manager; the manager never sees where a cluster came from beyond the `source` text.
 
+import type { InformerHealth } from '../../informer/index.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
 
 /**
@@ -60,4 +61,11 @@ export interface ClusterProvider {
    * @param sink where to report clusters
    */
   run(signal: AbortSignal, sink: ClusterSink): Promise<void>;
+  /**
+   * The health of the informers the provider learns clusters from (a management cluster's Secrets), by
+   * a key of its choosing. While one is not ready no cluster comes or goes, so the manager is not ready:
+   * `readiness().ok` is false and `/readyz` fails, naming it. Optional: a provider with nothing to
+   * watch (`staticClusters`) has none and never gates readiness.
+   */
+  health?(): Record<string, InformerHealth>;
 }

@@ -6,6 +6,7 @@ import { ChildAbort } from '../../core/abort.js';
 import { AlreadyStartedError } from '../../core/errors.js';
 import { errorFields, resolveLogger, withFields, type Logger, type LoggerOption } from '../../core/log.js';
 import { InvalidOptionError, describeValue, validateOptions } from '../../core/options.js';
+import type { InformerHealth } from '../../informer/index.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
 import type { ShardRing } from '../../sharding/ring.js';
 import type { ClusterProvider, ClusterSink } from './provider.js';
@@ -45,6 +46,11 @@ export class ShardedClusterProvider implements ClusterProvider {
   readonly #engaged = new Map<string, () => void>();
   #sink: ClusterSink | undefined;
   #running = false;
+  /**
+   * The wrapped provider's `health()` (its management cluster's Secrets, say), so they gate the
+   * manager's readiness as they would unwrapped; absent when that provider has none.
+   */
+  readonly health?: () => Record<string, InformerHealth>;
 
   /** Use {@link shardedClusters}. */
   constructor(provider: ClusterProvider, ring: ShardRing, options: ShardedClustersOptions = {}) {
@@ -57,6 +63,7 @@ export class ShardedClusterProvider implements ClusterProvider {
     }
     this.#provider = provider;
     this.#ring = ring;
+    if (provider.health !== undefined) this.health = provider.health.bind(provider);
     this.#log = withFields(resolveLogger(options.logger), { component: 'sharded-clusters', provider: provider.name });
   }
 
