@@ -2,6 +2,7 @@
 // sources, caches, writes and clients), all on lanes of ONE shared scheduler whose keys carry the engagement.
 
 import { AlreadyStartedError, toError } from '../../core/errors.js';
+import { ChildAbort } from '../../core/abort.js';
 import { errorFields, resolveLogger, withFields, type Logger } from '../../core/log.js';
 import { InvalidOptionError, validateOptions } from '../../core/options.js';
 import type { ResourceDescriptor } from '../../core/resources.js';
@@ -191,10 +192,7 @@ export class MultiClusterController<T> implements ClusterAware {
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.#signal !== undefined) throw new AlreadyStartedError(OWNER);
-    const stop = new AbortController();
-    const onAbort = (): void => stop.abort(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    const stop = new ChildAbort(signal);
     this.#signal = stop.signal;
     for (const engagement of this.#engaged.values()) this.#start(engagement, stop.signal);
     let failure: unknown;
@@ -204,8 +202,8 @@ export class MultiClusterController<T> implements ClusterAware {
       failure = err;
       this.#log.error(`controller ${this.name} stopped: ${toError(err).message}`, errorFields(err));
     }
-    stop.abort(failure);
-    signal.removeEventListener('abort', onAbort);
+    stop.detach();
+    stop.controller.abort(failure);
     for (const engagement of [...this.#engaged.values()]) this.#end(engagement, stop.signal.reason);
     await Promise.all([...this.#ending].flatMap((e) => (e.done === undefined ? [] : [e.done])));
     if (failure !== undefined) throw toError(failure);

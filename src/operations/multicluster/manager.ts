@@ -2,6 +2,7 @@
 // own, every controller engaged on it; a report per cluster for /readyz and metrics.
 
 import { AlreadyStartedError, ClusterRefusedError } from '../../core/errors.js';
+import { ChildAbort } from '../../core/abort.js';
 import { errorFields, resolveLogger, type Logger, type LoggerOption } from '../../core/log.js';
 import { InvalidOptionError, validateOptions } from '../../core/options.js';
 import { SharedInformerFactory, type SharedInformerFactoryOptions } from '../../informer/index.js';
@@ -141,15 +142,12 @@ export class MultiClusterManager implements ClusterSink {
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.#signal !== undefined) throw new AlreadyStartedError(OWNER);
-    const stop = new AbortController();
-    const onAbort = (): void => stop.abort(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    const stop = new ChildAbort(signal);
     this.#signal = stop.signal;
     this.#running = true;
     const failed = (what: string) => (err: unknown): never => {
       if (!stop.signal.aborted) this.#logger.error(`${what} failed: stopping the manager`, errorFields(err));
-      stop.abort(err);
+      stop.controller.abort(err);
       throw err;
     };
     // Every controller and provider ends before the clusters stop, even after a failure (the first one is rethrown).
@@ -158,7 +156,7 @@ export class MultiClusterManager implements ClusterSink {
       ...this.#providers.map((p) => p.run(stop.signal, this).catch(failed(`cluster provider ${p.name}`))),
     ]);
     this.#running = false;
-    signal.removeEventListener('abort', onAbort);
+    stop.detach();
     for (const name of [...this.#clusters.keys()]) this.disengage(name, 'manager stopped');
     await Promise.all([...this.#stopping]);
     const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
