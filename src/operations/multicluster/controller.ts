@@ -251,6 +251,7 @@ export class MultiClusterController<T> implements ClusterAware {
    *   `factoryOptions.namespace`); default every namespace
    */
   permissions(options: { namespace?: string } = {}): Permission[] {
+    validateOptions(`${OWNER}.permissions`, options, { namespace: 'string' });
     const d = this.#described;
     const namespace = options.namespace === '' ? undefined : options.namespace;
     const cacheOf = sourceCaches(this.name, d.options.namespaces, d.options.sharded, namespace);

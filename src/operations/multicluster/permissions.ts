@@ -1,7 +1,7 @@
 // A fleet's RBAC is two documents: what each TARGET cluster grants the credentials of its kubeconfig (the
 // controllers' reads and uses) and what the MANAGEMENT cluster grants the process (the providers' Secrets).
 
-import { InvalidOptionError } from '../../core/options.js';
+import { InvalidOptionError, validateOptions } from '../../core/options.js';
 import { mergePermissions, type Permission } from '../../core/permissions.js';
 import type { PermissionReport } from '../permissions.js';
 import type { ClusterAware } from './controller.js';
@@ -37,6 +37,7 @@ export function fleetPermissionReport(
   controllers: readonly ClusterAware[],
   namespace: string | undefined,
 ): PermissionReport {
+  validateOptions(`${owner}.permissionReport`, options, { cluster: 'string' });
   const cluster = (options as Partial<FleetPermissionOptions> | undefined)?.cluster;
   if (cluster !== 'management' && cluster !== 'target') {
     throw new InvalidOptionError(`${owner}.permissionReport: option cluster must be 'management' or 'target', got ${JSON.stringify(cluster) ?? 'undefined'}`);
