@@ -24,8 +24,7 @@ import {
   type ScheduleRequest,
   type WatchOptions,
 } from '../../controller/index.js';
-import { ControllerPermissions } from '../../controller/permissions.js';
-import { sourceCaches } from '../../controller/namespaced.js';
+import { describedPermissions } from '../../controller/permissions.js';
 import { gvrKey, type SharedInformerFactory } from '../../informer/index.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
 import type { SettableGaugeMetric } from '../../observability/index.js';
@@ -252,11 +251,7 @@ export class MultiClusterController<T> implements ClusterAware {
    */
   permissions(options: { namespace?: string } = {}): Permission[] {
     validateOptions(`${OWNER}.permissions`, options, { namespace: 'string' });
-    const d = this.#described;
-    const namespace = options.namespace === '' ? undefined : options.namespace;
-    const cacheOf = sourceCaches(this.name, d.options.namespaces, d.options.sharded, namespace);
-    const sources = d.sources.map((s) => ({ ...s, cache: cacheOf(s) }));
-    return new ControllerPermissions({ name: this.name, sources, uses: d.uses, namespace, ring: d.options.sharded, log: this.#log }).permissions();
+    return describedPermissions(this.name, this.#described, options.namespace === '' ? undefined : options.namespace, this.#log);
   }
 
   /** Whether the builder declared any `uses` (each cluster's `ctx.client` then refuses a request none covers; see `Controller.declaresUses`). */
