@@ -8,6 +8,8 @@ import { misuse } from './outcomes.js';
 import { gvrKey } from '../informer/factory.js';
 import type { ShardRing } from '../sharding/ring.js';
 import type { SourceRole } from './sharded.js';
+import { sourceCaches } from './namespaced.js';
+import type { WatchSpec } from './sources.js';
 
 /** Options of `ControllerBuilder.uses`. */
 export interface UsesOptions {
@@ -128,6 +130,24 @@ export class ControllerPermissions {
       `${controller}: ${what} is not declared (it needs ${rule}): this controller declares no uses, so nothing is refused, but kube-informer rbac cannot grant it — add ${line} to the builder`,
     );
   }
+}
+
+/**
+ * What a `Controller` of a builder's description would report from `permissions()` on a factory of
+ * `namespace` (undefined: every namespace), without building one: its sources cached as the controller
+ * would cache them (option `namespaces` followed), its `uses`, its ring's Leases. A fleet's
+ * `MultiClusterController` reports each target cluster's rules with it. Throws `INVALID_OPTION` as the
+ * `Controller` would (option `namespaces` with a factory namespace).
+ */
+export function describedPermissions(
+  name: string,
+  described: { readonly sources: readonly WatchSpec[]; readonly uses: readonly DeclaredUse[]; readonly options: { readonly namespaces?: readonly string[]; readonly sharded?: ShardRing } },
+  namespace: string | undefined,
+  log: Logger,
+): Permission[] {
+  const cacheOf = sourceCaches(name, described.options.namespaces, described.options.sharded, namespace);
+  const sources = described.sources.map((s) => ({ ...s, cache: cacheOf(s) }));
+  return new ControllerPermissions({ name, sources, uses: described.uses, namespace, ring: described.options.sharded, log }).permissions();
 }
 
 function scoped(resource: ResourceDescriptor<unknown>, namespace: string | undefined, p: Pick<Permission, 'verbs' | 'reason'>): Permission {

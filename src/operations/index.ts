@@ -49,6 +49,7 @@ export type {
 export { kubeconfigSecrets, clusterApiKubeconfigSecrets, KubeconfigSecretsProvider, KUBECONFIG_SECRET_LABEL } from './multicluster/index.js';
 export type { KubeconfigSecretsOptions, KubeconfigSecretsStats } from './multicluster/index.js';
 export type { ProviderVerdict } from './multicluster/index.js';
+export type { FleetCluster, FleetPermissionOptions } from './multicluster/index.js';
 export { shardedClusters, ShardedClusterProvider } from './multicluster/index.js';
 export type { ShardedClustersOptions, ShardedClustersState } from './multicluster/index.js';
 export { ClusterRefusedError } from '../core/index.js';

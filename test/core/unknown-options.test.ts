@@ -121,6 +121,8 @@ const table: Array<[string, () => unknown, string | RegExp]> = [
   ['Manager', () => new Manager(factory(), js({ controller: [] })), 'Manager: unknown option controller (did you mean controllers?)'],
   ['MultiClusterManager', () => new MultiClusterManager(js({ providers: [staticClusters({ one: kc })], controller: [] })), 'MultiClusterManager: unknown option controller (did you mean controllers?)'],
   ['MultiClusterController', () => MultiClusterController.for(resources.configmaps).build(async () => Action.done(), js({ name: 'x', concurency: 2 })), 'MultiClusterController: unknown option concurency (did you mean concurrency?)'],
+  ['MultiClusterController.permissions', () => MultiClusterController.for(resources.configmaps).build(async () => Action.done(), { logger: false }).permissions(js({ namepsace: 'a' })), 'MultiClusterController.permissions: unknown option namepsace (did you mean namespace?)'],
+  ['MultiClusterManager.permissionReport', () => new MultiClusterManager({ providers: [staticClusters({ one: kc })] }).permissionReport(js({ cluster: 'target', clusters: 'x' })), 'MultiClusterManager.permissionReport: unknown option clusters (did you mean cluster?)'],
   ['Manager followCustomResources', () => new Manager(factory(), js({ followCustomResource: true })), 'Manager: unknown option followCustomResource (did you mean followCustomResources?)'],
   ['Manager probes', () => new Manager(factory(), js({ probes: { prot: 8081 } })), 'Manager: unknown option probes.prot (did you mean probes.port?)'],
   ['Manager leaderElection', () => new Manager(factory(), js({ leaderElection: { lock: lock(), renewDeadline: 1 } })), 'Manager: unknown option leaderElection.renewDeadline (did you mean leaderElection.renewDeadlineMs?)'],

@@ -5,6 +5,7 @@ import { AlreadyStartedError, toError } from '../../core/errors.js';
 import { ChildAbort } from '../../core/abort.js';
 import { errorFields, resolveLogger, withFields, type Logger } from '../../core/log.js';
 import { InvalidOptionError, validateOptions } from '../../core/options.js';
+import type { Permission } from '../../core/permissions.js';
 import type { ResourceDescriptor } from '../../core/resources.js';
 import type { PartialObjectMetadata } from '../../core/types.js';
 import {
@@ -24,6 +25,7 @@ import {
   type ScheduleRequest,
   type WatchOptions,
 } from '../../controller/index.js';
+import { describedPermissions } from '../../controller/permissions.js';
 import { gvrKey, type SharedInformerFactory } from '../../informer/index.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
 import type { SettableGaugeMetric } from '../../observability/index.js';
@@ -61,6 +63,12 @@ export interface ClusterAware {
    * Optional.
    */
   failureOf?(name: string): Error | undefined;
+  /**
+   * What each target cluster must grant it, given the namespace of the clusters' factories (undefined:
+   * every namespace): `MultiClusterManager.permissionReport({ cluster: 'target' })` reads it, and warns
+   * about a component without it. Optional.
+   */
+  permissions?(options?: { namespace?: string }): Permission[];
 }
 
 /** The counts of a {@link MultiClusterController}: its clusters' Controllers summed (ended engagements' outcomes included), and its clusters. */
@@ -228,6 +236,25 @@ export class MultiClusterController<T> implements ClusterAware {
    */
   requests(signal?: AbortSignal): AsyncIterableIterator<ReconcileRequest<T>> {
     return requestStream(this.#described.requests, this.name, signal);
+  }
+
+  /**
+   * What each TARGET cluster must grant the credentials of its kubeconfig (docs/rbac.md, "RBAC for a
+   * fleet"): what a single-cluster `Controller` of the same description on a factory of `namespace`
+   * needs — `list` and `watch` of each source (`for`, `owns`, `watches`; option `namespaces` followed),
+   * what the builder declared with `uses`, a ring's Leases — merged, each with its reason. The
+   * management cluster's needs are its providers' (`MultiClusterManager.permissionReport`).
+   * @param options `namespace`: the namespace of each cluster's factory (the manager's
+   *   `factoryOptions.namespace`); default every namespace
+   */
+  permissions(options: { namespace?: string } = {}): Permission[] {
+    validateOptions(`${OWNER}.permissions`, options, { namespace: 'string' });
+    return describedPermissions(this.name, this.#described, options.namespace === '' ? undefined : options.namespace, this.#log);
+  }
+
+  /** Whether the builder declared any `uses` (each cluster's `ctx.client` then refuses a request none covers; see `Controller.declaresUses`). */
+  get declaresUses(): boolean {
+    return this.#described.uses.length > 0;
   }
 
   /** Why the Controller of `cluster` failed, while the cluster stays disengaged after it; else `undefined`. */

@@ -9,3 +9,4 @@ export { kubeconfigSecrets, clusterApiKubeconfigSecrets, KubeconfigSecretsProvid
 export type { KubeconfigSecretsOptions, KubeconfigSecretsStats } from './kubeconfig-secrets.js';
 export { shardedClusters, ShardedClusterProvider } from './sharded.js';
 export type { ShardedClustersOptions, ShardedClustersState } from './sharded.js';
+export type { FleetCluster, FleetPermissionOptions } from './permissions.js';

@@ -7,6 +7,7 @@ import { realClock, type Clock } from '../../core/clock.js';
 import { AlreadyStartedError, ApiStatusError, ClusterRefusedError, toError, type ClusterRefusal } from '../../core/errors.js';
 import { DeletedFinalStateUnknown, metaNamespaceKeyFunc } from '../../core/keys.js';
 import { InvalidOptionError, validateOptions, type OptionSchemaFor } from '../../core/options.js';
+import type { HasPermissions, Permission } from '../../core/permissions.js';
 import { resources, type ResourceDescriptor } from '../../core/resources.js';
 import type { DeepReadonly } from '../../core/types.js';
 import type { InformerHealth, SharedInformerFactory } from '../../informer/index.js';
@@ -93,7 +94,7 @@ interface Held {
  * time, in the order its changes came, on its latest state: a change that comes while an earlier one
  * is being checked replaces it.
  */
-export class KubeconfigSecretsProvider implements ClusterProvider {
+export class KubeconfigSecretsProvider implements ClusterProvider, HasPermissions {
   readonly name: string;
   readonly #factory: SharedInformerFactory;
   readonly #namespace: string | undefined;
@@ -142,6 +143,19 @@ export class KubeconfigSecretsProvider implements ClusterProvider {
     const engaged: Record<string, string> = {};
     for (const [cluster, key] of [...this.#owner].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) engaged[cluster] = key;
     return { engaged, engages: this.#engages, disengages: this.#disengages, refused: { ...this.#refused }, ignored: this.#ignored };
+  }
+
+  /**
+   * What the MANAGEMENT cluster must grant (`ClusterProvider.permissions`): `list` and `watch` of
+   * Secrets in option `namespace` (default the factory's; every namespace when neither has one). Each
+   * target cluster's `SelfSubjectReview` (option `verify`) needs no rule: every authenticated user may
+   * create one (the `system:basic-user` ClusterRole).
+   */
+  permissions(): Permission[] {
+    const p: Permission = { group: '', resource: 'secrets', verbs: ['list', 'watch'], reason: `kubeconfig Secrets of provider ${this.name}` };
+    const namespace = this.#namespace ?? this.#factory.namespace;
+    if (namespace !== undefined) p.namespace = namespace;
+    return [p];
   }
 
   /**

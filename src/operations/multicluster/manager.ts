@@ -10,6 +10,8 @@ import type { InformerHealth } from '../../informer/index.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
 import type { HasFactoryHealth } from '../informer-metrics.js';
 import type { ClusterAware, ClusterHandle } from './controller.js';
+import type { PermissionReport } from '../permissions.js';
+import { fleetPermissionReport, type FleetPermissionOptions } from './permissions.js';
 import type { ClusterProvider, ClusterSink } from './provider.js';
 
 /** Options of a {@link MultiClusterManager}. */
@@ -211,6 +213,19 @@ export class MultiClusterManager implements ClusterSink {
     const reason = error instanceof ClusterRefusedError ? error.reason : 'other';
     this.#refusedByReason[reason] = (this.#refusedByReason[reason] ?? 0) + 1;
     this.#logger.warn('cluster refused', { cluster: name ?? '(unknown)', source: source ?? 'unnamed source', ...errorFields(error) });
+  }
+
+  /**
+   * What the fleet needs from one kind of its clusters, for `kube-informer rbac --cluster` (docs/rbac.md,
+   * "RBAC for a fleet"), with what the rules cannot cover. `{ cluster: 'target' }`: what EVERY engaged
+   * cluster must grant the credentials of its kubeconfig — each controller's `permissions()` in
+   * `factoryOptions.namespace` (a warning for a controller that declares no `uses` or has no
+   * `permissions()`). `{ cluster: 'management' }`: what the cluster the providers read must grant this
+   * process — each provider's `permissions()` (a warning for one without). Throws `INVALID_OPTION`
+   * for another `cluster`.
+   */
+  permissionReport(options: FleetPermissionOptions): PermissionReport {
+    return fleetPermissionReport(OWNER, options, this.#providers, this.#controllers, this.#factoryOptions.namespace);
   }
 
   /** The names of the clusters engaged now. */

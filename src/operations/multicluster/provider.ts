@@ -7,6 +7,7 @@
 
 import type { InformerHealth } from '../../informer/index.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
+import type { Permission } from '../../core/permissions.js';
 
 /**
  * Where a provider reports clusters: the manager implements it (tests use a recording fake).
@@ -68,4 +69,10 @@ export interface ClusterProvider {
    * watch (`staticClusters`) has none and never gates readiness.
    */
   health?(): Record<string, InformerHealth>;
+  /**
+   * What the provider needs from the MANAGEMENT cluster (the one it learns clusters from: `list` and
+   * `watch` of its Secrets), for `kube-informer rbac --cluster management` (docs/rbac.md). Optional:
+   * the manager's permission report warns about a provider without it; `staticClusters` returns none.
+   */
+  permissions?(): Permission[];
 }

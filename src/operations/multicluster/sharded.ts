@@ -6,6 +6,7 @@ import { ChildAbort } from '../../core/abort.js';
 import { AlreadyStartedError } from '../../core/errors.js';
 import { errorFields, resolveLogger, withFields, type Logger, type LoggerOption } from '../../core/log.js';
 import { InvalidOptionError, describeValue, validateOptions } from '../../core/options.js';
+import { hasPermissions, type HasPermissions, type Permission } from '../../core/permissions.js';
 import type { InformerHealth } from '../../informer/index.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
 import type { ShardRing } from '../../sharding/ring.js';
@@ -37,7 +38,7 @@ const OWNER = 'shardedClusters';
  * A {@link ClusterProvider} that shards the clusters of another one across replicas with a
  * {@link ShardRing} (see {@link shardedClusters}).
  */
-export class ShardedClusterProvider implements ClusterProvider {
+export class ShardedClusterProvider implements ClusterProvider, HasPermissions {
   readonly #provider: ClusterProvider;
   readonly #ring: ShardRing;
   readonly #log: Logger;
@@ -70,6 +71,14 @@ export class ShardedClusterProvider implements ClusterProvider {
   /** `sharded(<the provider's name>)`. */
   get name(): string {
     return `sharded(${this.#provider.name})`;
+  }
+
+  /**
+   * What the MANAGEMENT cluster must grant: the wrapped provider's permissions (none when it has no
+   * `permissions()`) and the ring's (its Leases, for a `LeaseRingStore`).
+   */
+  permissions(): Permission[] {
+    return [...(hasPermissions(this.#provider) ? this.#provider.permissions() : []), ...this.#ring.permissions()];
   }
 
   /** The clusters engaged here and the ones held for another replica, now. */

@@ -2,6 +2,7 @@
 
 import { InvalidOptionError } from '../../core/options.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
+import type { HasPermissions } from '../../core/permissions.js';
 import type { ClusterProvider, ClusterSink } from './provider.js';
 
 /**
@@ -14,7 +15,7 @@ import type { ClusterProvider, ClusterSink } from './provider.js';
  * const provider = staticClusters({ east: eastKubeConfig, west: westKubeConfig });
  * ```
  */
-export function staticClusters(clusters: Readonly<Record<string, KubeConfigLike>>): ClusterProvider {
+export function staticClusters(clusters: Readonly<Record<string, KubeConfigLike>>): ClusterProvider & HasPermissions {
   const entries = Object.entries(clusters ?? {});
   if (entries.length === 0) throw new InvalidOptionError('staticClusters: name at least one cluster');
   for (const [name, kc] of entries) {
@@ -25,6 +26,7 @@ export function staticClusters(clusters: Readonly<Record<string, KubeConfigLike>
   }
   return {
     name: 'static',
+    permissions: () => [],
     run: async (signal: AbortSignal, sink: ClusterSink): Promise<void> => {
       if (signal.aborted) return;
       for (const [name, kc] of entries) sink.engage(name, kc, `static ${name}`);
