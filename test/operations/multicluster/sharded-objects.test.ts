@@ -1,0 +1,174 @@
+// A fleet sharded by object: two replicas, each a MultiClusterController with `sharded: ring` of its own
+// (one in-memory Lease store, one fake clock), both engaged on east and west (two fake API servers). Every
+// object of every cluster is reconciled by the owner of its slot only, a slot handed over moves its
+// objects in both clusters, no object is reconciled by two replicas at once. And `concurrencyGroups` cap
+// each cluster of a fleet while `concurrency` caps them all.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ConfigMap } from 'kubernetes-types/core/v1.js';
+import { FakeClock, flushPromises, resources } from '../../../src/core/index.js';
+import { Action } from '../../../src/controller/index.js';
+import { SharedInformerFactory } from '../../../src/informer/index.js';
+import { MultiClusterController, type ClusterHandle } from '../../../src/operations/index.js';
+import { InMemoryRingStore, ShardRing } from '../../../src/sharding/index.js';
+import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
+import { failOnUnhandledRejections } from '../../helpers/async.js';
+import { settle } from '../../sharding/helpers.js';
+
+failOnUnhandledRejections();
+
+let east: FakeApiServer;
+let west: FakeApiServer;
+let stop: AbortController;
+const stops: Array<() => Promise<void>> = [];
+beforeEach(async () => {
+  east = await startFakeApiServer();
+  west = await startFakeApiServer();
+  stop = new AbortController();
+});
+afterEach(async () => {
+  stop.abort();
+  for (const s of stops.splice(0).reverse()) await s();
+  await Promise.all([east.close(), west.close()]);
+});
+
+/** Lets I/O and promise chains run (setImmediate turns, never a timer) until `cond()` holds. */
+async function until(cond: () => boolean, what: string, turns = 20_000): Promise<void> {
+  for (let i = 0; i < turns; i++) {
+    if (cond()) return;
+    await flushPromises(1);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const cm = (name: string): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns' } });
+
+let epoch = 2000;
+/** Engages `server` on `fleet` as the manager would: a factory of its own, started right after, stopped by `signal`. */
+function engage(fleet: MultiClusterController<ConfigMap>, name: string, server: FakeApiServer, signal: AbortSignal): void {
+  const factory = new SharedInformerFactory(server.kubeConfig, { logger: false });
+  const handle: ClusterHandle = { name, epoch: ++epoch, kubeConfig: server.kubeConfig, factory, signal: new AbortController().signal };
+  fleet.engage(handle);
+  factory.start(signal);
+}
+
+describe('MultiClusterController with sharded: ring (shard by object within each cluster)', () => {
+  it('two replicas on east and west: each object reconciled by its slot’s owner only, a handover moves both clusters’ objects, never two at once', async () => {
+    const N = 24;
+    const servers = { east, west };
+    for (const server of Object.values(servers)) for (let i = 0; i < N; i++) server.create(resources.configmaps, cm(`cm-${i}`));
+    const clock = new FakeClock();
+    const store = new InMemoryRingStore(); // the ring's Leases: in a management cluster in production (a LeaseRingStore on its kubeconfig)
+    const running = new Map<string, string>(); // `cluster ns/name` → the replica reconciling it now
+    const overlaps: string[] = [];
+    const reconciledBy = new Map<string, Set<string>>();
+
+    const replica = (identity: string) => {
+      const ring = new ShardRing({ store, name: 'fleet', identity, slots: 8, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, logger: false });
+      const fleet = MultiClusterController.for(resources.configmaps).build(
+        async (key, ctx) => {
+          const id = `${ctx.cluster} ${key}`;
+          const other = running.get(id);
+          if (other !== undefined) overlaps.push(`${id}: ${other} and ${identity}`);
+          running.set(id, identity);
+          await new Promise((resolve) => setImmediate(resolve));
+          running.delete(id);
+          (reconciledBy.get(id) ?? reconciledBy.set(id, new Set()).get(id)!).add(identity);
+          return Action.done();
+        },
+        { name: `fleet-${identity}`, sharded: ring, concurrency: 4, logger: false },
+      );
+      const own = new AbortController();
+      const signal = AbortSignal.any([own.signal, stop.signal]);
+      for (const [name, server] of Object.entries(servers)) engage(fleet, name, server, signal);
+      const done = Promise.all([ring.run(signal), fleet.run(signal)]);
+      const leave = async (): Promise<void> => {
+        own.abort();
+        await clock.advance(20_000);
+        await done;
+      };
+      stops.push(leave);
+      return { identity, ring, fleet, leave };
+    };
+    type Replica = ReturnType<typeof replica>;
+    const uidOf = (id: string): string | undefined => {
+      const [cluster, key] = id.split(' ');
+      return servers[cluster as keyof typeof servers].get(resources.configmaps, key.split('/')[1], 'ns')?.metadata?.uid;
+    };
+    const ownerOf = (rs: Replica[], id: string): string | undefined => rs.find((r) => r.ring.owns(r.ring.slotOf({ metadata: { uid: uidOf(id) } })))?.identity;
+    const all = Object.keys(servers).flatMap((c) => [...Array(N).keys()].map((i) => `${c} ns/cm-${i}`));
+
+    const a = replica('a');
+    const b = replica('b');
+    await settle(clock, 'a and b own 4 slots each and every object of both clusters was reconciled', () => a.ring.ownedSlots().length === 4 && b.ring.ownedSlots().length === 4 && reconciledBy.size === 2 * N);
+    await settle(clock, 'quiet', () => running.size === 0);
+    // Every object of both clusters was reconciled by its slot's owner (and maybe, before the split, by the
+    // replica that held every slot first: one after the other — see `overlaps`).
+    expect([...reconciledBy.keys()].sort()).toEqual([...all].sort());
+    for (const [id, who] of reconciledBy) expect([id, who.has(ownerOf([a, b], id)!)]).toEqual([id, true]);
+    // Both replicas have work in both clusters (the slots are by uid, the objects spread over them).
+    const clustersOf = (r: Replica): string[] => [...new Set(all.filter((id) => ownerOf([a, b], id) === r.identity).map((id) => id.split(' ')[0]))].sort();
+    expect(clustersOf(a)).toEqual(['east', 'west']);
+    expect(clustersOf(b)).toEqual(['east', 'west']);
+    // Asked for every object on both replicas: each replica reconciles its own slots' objects only.
+    reconciledBy.clear();
+    a.fleet.reconcileAll();
+    b.fleet.reconcileAll();
+    await settle(clock, 'every object reconciled again', () => reconciledBy.size === 2 * N && running.size === 0);
+    await until(() => a.fleet.stats().queued + b.fleet.stats().queued === 0 && running.size === 0, 'the queues empty');
+    for (const id of all) expect([id, [...reconciledBy.get(id)!]]).toEqual([id, [ownerOf([a, b], id)]]);
+
+    // b leaves: its slots are handed to a, which reconciles exactly b's objects of both clusters.
+    const bHad = all.filter((id) => ownerOf([a, b], id) === 'b').sort();
+    reconciledBy.clear();
+    await b.leave();
+    await settle(clock, 'a owns every slot and reconciled b’s objects', () => a.ring.ownedSlots().length === 8 && bHad.every((id) => reconciledBy.get(id)?.has('a')));
+    await settle(clock, 'quiet', () => running.size === 0);
+    expect([...reconciledBy.keys()].sort()).toEqual(bHad);
+    expect([...reconciledBy.values()].every((who) => who.size === 1 && who.has('a'))).toBe(true);
+    expect(overlaps).toEqual([]);
+    expect(a.fleet.stats()).toMatchObject({ clusters: ['east', 'west'], failed: 0 });
+  }, 60_000);
+});
+
+describe('MultiClusterController: concurrencyGroups cap each cluster, concurrency caps the fleet', () => {
+  it('a storm in east takes at most its group’s 2 runs: west’s keys run beside it up to the fleet’s 4', async () => {
+    for (let i = 0; i < 20; i++) east.create(resources.configmaps, cm(`storm-${i}`));
+    for (let i = 0; i < 3; i++) west.create(resources.configmaps, cm(`w-${i}`));
+    const running = { east: 0, west: 0 };
+    const most = { east: 0, west: 0, all: 0 };
+    const release: Array<() => void> = [];
+    const done: string[] = [];
+    const fleet = MultiClusterController.for(resources.configmaps).build(
+      async (key, ctx) => {
+        const c = ctx.cluster as 'east' | 'west';
+        running[c]++;
+        most[c] = Math.max(most[c], running[c]);
+        most.all = Math.max(most.all, running.east + running.west);
+        await new Promise<void>((resolve) => release.push(resolve));
+        running[c]--;
+        done.push(`${c} ${key}`);
+        return Action.done();
+      },
+      { name: 'capped', logger: false, concurrency: 4, concurrencyGroups: { keyOf: () => 'all', concurrency: 2 } },
+    );
+    // east is engaged (and its 20 keys queued) first: without the per-cluster group it would take all 4 runs.
+    engage(fleet, 'east', east, stop.signal);
+    const run = fleet.run(stop.signal);
+    await until(() => running.east >= 2, 'east’s storm running');
+    engage(fleet, 'west', west, stop.signal);
+    await until(() => running.west >= 2, 'west running beside the storm');
+    await flushPromises(50);
+    expect(running).toEqual({ east: 2, west: 2 });
+    // Release one at a time until all 23 ran: neither cluster ever ran more than 2, the fleet never more than 4.
+    while (done.length < 23) {
+      await until(() => release.length > 0, 'a run waiting');
+      release.shift()!();
+      await flushPromises(5);
+    }
+    expect(most).toEqual({ east: 2, west: 2, all: 4 });
+    expect(new Set(done).size).toBe(23);
+    stop.abort();
+    await run;
+  });
+});
