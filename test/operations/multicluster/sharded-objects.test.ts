@@ -1,8 +1,10 @@
-// A fleet sharded by object: two replicas, each a MultiClusterController with `sharded: ring` of its own
-// (one in-memory Lease store, one fake clock), both engaged on east and west (two fake API servers). Every
-// object of every cluster is reconciled by the owner of its slot only, a slot handed over moves its
-// objects in both clusters, no object is reconciled by two replicas at once. And `concurrencyGroups` cap
-// each cluster of a fleet while `concurrency` caps them all.
+// A fleet sharded by object: replicas (two, then a third joins), each a MultiClusterController with `sharded: ring` of its own
+// (one in-memory Lease store, one fake clock), all engaged on east and west (two fake API servers). Every
+// object of every cluster is reconciled by the owner of its slot only; a slot handed over (a join, a
+// leave) moves its objects in both clusters, and only after its reconciles in both clusters ended (the
+// per-cluster Controllers all track their work on the one ring); no object, and no slot, is worked by
+// two replicas at once. And `concurrencyGroups` cap each cluster of a fleet while `concurrency` caps
+// them all.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
@@ -53,15 +55,27 @@ function engage(fleet: MultiClusterController<ConfigMap>, name: string, server: 
 }
 
 describe('MultiClusterController with sharded: ring (shard by object within each cluster)', () => {
-  it('two replicas on east and west: each object reconciled by its slot’s owner only, a handover moves both clusters’ objects, never two at once', async () => {
-    const N = 24;
+  it('replicas on east and west: each object reconciled by its slot’s owner only, a join or leave moves both clusters’ objects after their reconciles ended, never two at once', async () => {
     const servers = { east, west };
-    for (const server of Object.values(servers)) for (let i = 0; i < N; i++) server.create(resources.configmaps, cm(`cm-${i}`));
     const clock = new FakeClock();
     const store = new InMemoryRingStore(); // the ring's Leases: in a management cluster in production (a LeaseRingStore on its kubeconfig)
+    // 40 objects per cluster, more until each of the 8 slots has objects of both clusters (uids are random).
+    const all: string[] = [];
+    const place = new ShardRing({ store, name: 'fleet', identity: 'placing', slots: 8, clock, logger: false });
+    for (const [name, server] of Object.entries(servers)) {
+      const slots = new Set<number>();
+      for (let i = 0; i < 40 || slots.size < 8; i++) {
+        slots.add(place.slotOf(server.create(resources.configmaps, cm(`cm-${i}`))));
+        all.push(`${name} ns/cm-${i}`);
+      }
+    }
     const running = new Map<string, string>(); // `cluster ns/name` → the replica reconciling it now
     const overlaps: string[] = [];
     const reconciledBy = new Map<string, Set<string>>();
+    const slotBusy = new Map<number, Map<string, number>>(); // slot → replica → its reconciles of the slot running now
+    const slotOverlaps: string[] = [];
+    const hold: Record<string, Promise<void> | undefined> = {}; // a replica's reconciles wait for it
+    const held: string[] = [];
 
     const replica = (identity: string) => {
       const ring = new ShardRing({ store, name: 'fleet', identity, slots: 8, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, logger: false });
@@ -71,12 +85,21 @@ describe('MultiClusterController with sharded: ring (shard by object within each
           const other = running.get(id);
           if (other !== undefined) overlaps.push(`${id}: ${other} and ${identity}`);
           running.set(id, identity);
+          const slot = ring.slotOf({ metadata: { uid: uidOf(id) } });
+          const busy = slotBusy.get(slot) ?? slotBusy.set(slot, new Map()).get(slot)!;
+          for (const [who, n] of busy) if (who !== identity && n > 0) slotOverlaps.push(`slot ${slot}: ${who} and ${identity} (${id})`);
+          busy.set(identity, (busy.get(identity) ?? 0) + 1);
+          if (hold[identity] !== undefined) {
+            held.push(id);
+            await hold[identity];
+          }
           await new Promise((resolve) => setImmediate(resolve));
+          busy.set(identity, busy.get(identity)! - 1);
           running.delete(id);
           (reconciledBy.get(id) ?? reconciledBy.set(id, new Set()).get(id)!).add(identity);
           return Action.done();
         },
-        { name: `fleet-${identity}`, sharded: ring, concurrency: 4, logger: false },
+        { name: `fleet-${identity}`, sharded: ring, concurrency: 100, logger: false },
       );
       const own = new AbortController();
       const signal = AbortSignal.any([own.signal, stop.signal]);
@@ -96,11 +119,10 @@ describe('MultiClusterController with sharded: ring (shard by object within each
       return servers[cluster as keyof typeof servers].get(resources.configmaps, key.split('/')[1], 'ns')?.metadata?.uid;
     };
     const ownerOf = (rs: Replica[], id: string): string | undefined => rs.find((r) => r.ring.owns(r.ring.slotOf({ metadata: { uid: uidOf(id) } })))?.identity;
-    const all = Object.keys(servers).flatMap((c) => [...Array(N).keys()].map((i) => `${c} ns/cm-${i}`));
 
     const a = replica('a');
     const b = replica('b');
-    await settle(clock, 'a and b own 4 slots each and every object of both clusters was reconciled', () => a.ring.ownedSlots().length === 4 && b.ring.ownedSlots().length === 4 && reconciledBy.size === 2 * N);
+    await settle(clock, 'a and b own 4 slots each and every object of both clusters was reconciled', () => a.ring.ownedSlots().length === 4 && b.ring.ownedSlots().length === 4 && reconciledBy.size === all.length);
     await settle(clock, 'quiet', () => running.size === 0);
     // Every object of both clusters was reconciled by its slot's owner (and maybe, before the split, by the
     // replica that held every slot first: one after the other — see `overlaps`).
@@ -114,19 +136,55 @@ describe('MultiClusterController with sharded: ring (shard by object within each
     reconciledBy.clear();
     a.fleet.reconcileAll();
     b.fleet.reconcileAll();
-    await settle(clock, 'every object reconciled again', () => reconciledBy.size === 2 * N && running.size === 0);
+    await settle(clock, 'every object reconciled again', () => reconciledBy.size === all.length && running.size === 0);
     await until(() => a.fleet.stats().queued + b.fleet.stats().queued === 0 && running.size === 0, 'the queues empty');
     for (const id of all) expect([id, [...reconciledBy.get(id)!]]).toEqual([id, [ownerOf([a, b], id)]]);
 
-    // b leaves: its slots are handed to a, which reconciles exactly b's objects of both clusters.
-    const bHad = all.filter((id) => ownerOf([a, b], id) === 'b').sort();
+    // c joins while every reconcile of b (both clusters) is running, held: each of a and b must give c a
+    // slot (3, 3, 2 of 8); a slot b hands over waits for its reconciles in BOTH clusters, and c starts
+    // none of that slot's objects before they ended.
+    const bKeys = all.filter((id) => ownerOf([a, b], id) === 'b');
+    let release!: () => void;
+    hold.b = new Promise<void>((resolve) => (release = resolve));
+    stops.push(async () => release()); // a failure below must not leave b's reconciles held
+    b.fleet.reconcileAll();
+    await until(() => held.length === bKeys.length, 'every reconcile of b running, held');
+    reconciledBy.clear();
+    const c = replica('c');
+    const bSlots = b.ring.ownedSlots();
+    await settle(clock, 'b draining a slot for c (or c owning one)', () => b.ring.health().pendingHandovers.length > 0 || bSlots.some((slot) => c.ring.owns(slot)));
+    expect(bSlots.filter((slot) => c.ring.owns(slot))).toEqual([]);
+    const draining = b.ring.health().pendingHandovers;
+    const heldClusters = (slot: number): string[] => [...new Set(held.filter((id) => b.ring.slotOf({ metadata: { uid: uidOf(id) } }) === slot).map((id) => id.split(' ')[0]))].sort();
+    expect(draining.map(heldClusters)).toContainEqual(['east', 'west']); // not vacuous: work of both clusters in flight
+    for (let i = 0; i < 20; i++) await clock.advance(500);
+    expect(b.ring.health().pendingHandovers).toEqual(draining); // still draining: its work holds it
+    expect(draining.filter((slot) => c.ring.owns(slot))).toEqual([]);
+    hold.b = undefined;
+    release();
+    await settle(clock, 'c owns its share and reconciled its slots’ objects', () => {
+      const cKeys = all.filter((id) => ownerOf([a, b, c], id) === 'c');
+      return [2, 3].includes(c.ring.ownedSlots().length) && b.ring.health().pendingHandovers.length === 0 && cKeys.length > 0 && cKeys.every((id) => reconciledBy.get(id)?.has('c'));
+    });
+    await settle(clock, 'quiet', () => running.size === 0);
+    const moved = all.filter((id) => ownerOf([a, b, c], id) === 'c');
+    expect(['east', 'west'].every((cluster) => moved.some((id) => id.startsWith(`${cluster} `)))).toBe(true);
+    expect([...reconciledBy].filter(([, who]) => who.has('c')).map(([id]) => id).sort()).toEqual(moved.sort());
+
+    // b leaves: its slots are handed to a and c (and the two may rebalance a slot between them): exactly
+    // the objects of both clusters whose slot changed owner are reconciled, each by its new owner only.
+    const before = new Map(all.map((id) => [id, ownerOf([a, b, c], id)]));
+    const bHad = all.filter((id) => before.get(id) === 'b');
     reconciledBy.clear();
     await b.leave();
-    await settle(clock, 'a owns every slot and reconciled b’s objects', () => a.ring.ownedSlots().length === 8 && bHad.every((id) => reconciledBy.get(id)?.has('a')));
+    await settle(clock, 'a and c own every slot and reconciled b’s objects', () => a.ring.ownedSlots().length + c.ring.ownedSlots().length === 8 && bHad.every((id) => reconciledBy.has(id)));
     await settle(clock, 'quiet', () => running.size === 0);
-    expect([...reconciledBy.keys()].sort()).toEqual(bHad);
-    expect([...reconciledBy.values()].every((who) => who.size === 1 && who.has('a'))).toBe(true);
+    const changed = all.filter((id) => ownerOf([a, c], id) !== before.get(id)).sort();
+    expect(changed).toEqual(expect.arrayContaining(bHad));
+    expect([...reconciledBy.keys()].sort()).toEqual(changed);
+    for (const [id, who] of reconciledBy) expect([id, [...who]]).toEqual([id, [ownerOf([a, c], id)]]);
     expect(overlaps).toEqual([]);
+    expect(slotOverlaps).toEqual([]);
     expect(a.fleet.stats()).toMatchObject({ clusters: ['east', 'west'], failed: 0 });
   }, 60_000);
 });
