@@ -11,7 +11,7 @@ import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { FakeClock, flushPromises, resources } from '../../../src/core/index.js';
 import { Action } from '../../../src/controller/index.js';
 import { SharedInformerFactory } from '../../../src/informer/index.js';
-import { MultiClusterController, type ClusterHandle } from '../../../src/operations/index.js';
+import { MultiClusterController, MultiClusterManager, shardedClusters, staticClusters, type ClusterHandle } from '../../../src/operations/index.js';
 import { InMemoryRingStore, ShardRing } from '../../../src/sharding/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
 import { failOnUnhandledRejections } from '../../helpers/async.js';
@@ -228,5 +228,28 @@ describe('MultiClusterController: concurrencyGroups cap each cluster, concurrenc
     expect(new Set(done).size).toBe(23);
     stop.abort();
     await run;
+  });
+});
+
+describe('shard by cluster and by object at once, on the same replicas', () => {
+  // Tried first as a fleet (two replicas, shardedClusters on one ring, sharded: on another): 15 of 32
+  // objects were never reconciled — a cluster is engaged on one replica only, and that replica's
+  // Controller takes only its own object slots. The manager refuses the pair instead.
+  it('is refused: the manager throws INVALID_OPTION naming the provider and the controller', () => {
+    const clock = new FakeClock();
+    const store = new InMemoryRingStore();
+    const timing = { slots: 8, clock, logger: false } as const;
+    const clusters = new ShardRing({ ...timing, store, name: 'clusters', identity: 'a' });
+    const objects = new ShardRing({ ...timing, store, name: 'objects', identity: 'a' });
+    const provider = shardedClusters(staticClusters({ east: east.kubeConfig, west: west.kubeConfig }), clusters);
+    const byObject = MultiClusterController.for(resources.configmaps).build(async () => Action.done(), { name: 'by-object', sharded: objects, logger: false });
+    const plain = MultiClusterController.for(resources.configmaps).build(async () => Action.done(), { name: 'plain', logger: false });
+    const quiet = { factoryOptions: { logger: false }, logger: false } as const;
+    expect(() => new MultiClusterManager({ providers: [provider], controllers: [plain, byObject], ...quiet })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTION', message: expect.stringMatching(/provider sharded\(static\).*controller by-object.*never be reconciled/) }),
+    );
+    // Each alone is fine.
+    expect(() => new MultiClusterManager({ providers: [provider], controllers: [plain], ...quiet })).not.toThrow();
+    expect(() => new MultiClusterManager({ providers: [staticClusters({ east: east.kubeConfig })], controllers: [byObject], ...quiet })).not.toThrow();
   });
 });
