@@ -4,7 +4,7 @@
 // leave) moves its objects in both clusters, and only after its reconciles in both clusters ended (the
 // per-cluster Controllers all track their work on the one ring); no object, and no slot, is worked by
 // two replicas at once. And `concurrencyGroups` cap each cluster of a fleet while `concurrency` caps
-// them all.
+// them all; and the manager refuses shard by cluster beside shard by object.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
