@@ -29,6 +29,7 @@ import { describedPermissions } from '../../controller/permissions.js';
 import { gvrKey, type SharedInformerFactory } from '../../informer/index.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
 import type { SettableGaugeMetric } from '../../observability/index.js';
+import type { ShardRing } from '../../sharding/ring.js';
 
 /** What the manager hands a {@link ClusterAware} component for one engaged cluster. */
 export interface ClusterHandle {
@@ -93,6 +94,13 @@ interface Engagement<T> {
 }
 
 const OWNER = 'MultiClusterController';
+/** The `sharded` ring of each MultiClusterController built with one (for the manager's check, {@link objectRingOf}). */
+const objectRings = new WeakMap<object, ShardRing>();
+
+/** The ring a {@link MultiClusterController} shards its objects on (option `sharded`); undefined for any other component. */
+export function objectRingOf(component: ClusterAware): ShardRing | undefined {
+  return objectRings.get(component);
+}
 const ZERO = { succeeded: 0, failed: 0, timedOut: 0, terminal: 0, stopped: 0, hookFailures: 0, tracingFaults: 0 };
 type Counts = typeof ZERO;
 
@@ -156,6 +164,7 @@ export class MultiClusterController<T> implements ClusterAware {
     // Every cluster's Controller reports under the one name: its active-workers gauge is their sum.
     this.#described = o.metricsProvider === undefined ? described : { ...described, options: { ...o, metricsProvider: summedActiveWorkers(o.metricsProvider) } };
     this.name = o.name ?? gvrKey(described.primary);
+    if (o.sharded !== undefined) objectRings.set(this, o.sharded);
     this.#log = withFields(resolveLogger(o.logger), { component: 'controller', controller: this.name });
     this.#shared = new SharedScheduler({
       concurrency: o.concurrency,

@@ -9,10 +9,11 @@ import { SharedInformerFactory, type SharedInformerFactoryOptions } from '../../
 import type { InformerHealth } from '../../informer/index.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
 import type { HasFactoryHealth } from '../informer-metrics.js';
-import type { ClusterAware, ClusterHandle } from './controller.js';
+import { objectRingOf, type ClusterAware, type ClusterHandle } from './controller.js';
 import type { PermissionReport } from '../permissions.js';
 import { fleetPermissionReport, type FleetPermissionOptions } from './permissions.js';
 import type { ClusterProvider, ClusterSink } from './provider.js';
+import { ShardedClusterProvider } from './sharded.js';
 
 /** Options of a {@link MultiClusterManager}. */
 export interface MultiClusterManagerOptions {
@@ -124,7 +125,10 @@ export class MultiClusterManager implements ClusterSink {
   #refused = 0;
   readonly #refusedByReason: Record<string, number> = {};
 
-  /** Throws `INVALID_OPTION` for an unknown option, or no provider. */
+  /**
+   * Throws `INVALID_OPTION` for an unknown option, no provider, or a `shardedClusters` provider beside a
+   * `MultiClusterController` built with `sharded` (the two cannot divide the same replicas).
+   */
   constructor(options: MultiClusterManagerOptions) {
     validateOptions(OWNER, options, { providers: 'any', controllers: 'any', factoryOptions: 'object', logger: 'any' });
     if (!Array.isArray(options.providers) || options.providers.length === 0) {
@@ -132,6 +136,14 @@ export class MultiClusterManager implements ClusterSink {
     }
     this.#providers = options.providers;
     this.#controllers = options.controllers ?? [];
+    const byCluster = this.#providers.find((p) => p instanceof ShardedClusterProvider);
+    const byObject = this.#controllers.find((c) => objectRingOf(c) !== undefined);
+    if (byCluster !== undefined && byObject !== undefined) {
+      throw new InvalidOptionError(
+        `${OWNER}: provider ${byCluster.name} shards the clusters across the replicas (shardedClusters) and controller ${byObject.name} shards the objects (option sharded): ` +
+          `a cluster is engaged on one replica only, so its objects in the other replicas' slots would never be reconciled; shard by one of the two (docs/multicluster.md#with-the-shard-ring)`,
+      );
+    }
     this.#factoryOptions = options.factoryOptions ?? {};
     this.#logger = resolveLogger(options.logger);
   }
