@@ -135,19 +135,21 @@ export class ControllerPermissions {
 /**
  * What a `Controller` of a builder's description would report from `permissions()` on a factory of
  * `namespace` (undefined: every namespace), without building one: its sources cached as the controller
- * would cache them (option `namespaces` followed), its `uses`, its ring's Leases. A fleet's
- * `MultiClusterController` reports each target cluster's rules with it. Throws `INVALID_OPTION` as the
- * `Controller` would (option `namespaces` with a factory namespace).
+ * would cache them (option `namespaces` followed), its `uses`, and — with `withRing` — its ring's
+ * Leases. A fleet's `MultiClusterController` reports each target cluster's rules with it, without the
+ * ring (its Leases are where the ring's store points, not in every target). Throws `INVALID_OPTION` as
+ * the `Controller` would (option `namespaces` with a factory namespace).
  */
 export function describedPermissions(
   name: string,
   described: { readonly sources: readonly WatchSpec[]; readonly uses: readonly DeclaredUse[]; readonly options: { readonly namespaces?: readonly string[]; readonly sharded?: ShardRing } },
   namespace: string | undefined,
   log: Logger,
+  withRing: boolean,
 ): Permission[] {
   const cacheOf = sourceCaches(name, described.options.namespaces, described.options.sharded, namespace);
   const sources = described.sources.map((s) => ({ ...s, cache: cacheOf(s) }));
-  return new ControllerPermissions({ name, sources, uses: described.uses, namespace, ring: described.options.sharded, log }).permissions();
+  return new ControllerPermissions({ name, sources, uses: described.uses, namespace, ring: withRing ? described.options.sharded : undefined, log }).permissions();
 }
 
 function scoped(resource: ResourceDescriptor<unknown>, namespace: string | undefined, p: Pick<Permission, 'verbs' | 'reason'>): Permission {

@@ -251,14 +251,15 @@ export class MultiClusterController<T> implements ClusterAware {
    * What each TARGET cluster must grant the credentials of its kubeconfig (docs/rbac.md, "RBAC for a
    * fleet"): what a single-cluster `Controller` of the same description on a factory of `namespace`
    * needs — `list` and `watch` of each source (`for`, `owns`, `watches`; option `namespaces` followed),
-   * what the builder declared with `uses`, a ring's Leases — merged, each with its reason. The
-   * management cluster's needs are its providers' (`MultiClusterManager.permissionReport`).
+   * what the builder declared with `uses` — merged, each with its reason. A `sharded` ring's Leases are
+   * not among them: they are where the ring's store points, and `MultiClusterManager.permissionReport`
+   * lists them with the management cluster's needs (its providers').
    * @param options `namespace`: the namespace of each cluster's factory (the manager's
    *   `factoryOptions.namespace`); default every namespace
    */
   permissions(options: { namespace?: string } = {}): Permission[] {
     validateOptions(`${OWNER}.permissions`, options, { namespace: 'string' });
-    return describedPermissions(this.name, this.#described, options.namespace === '' ? undefined : options.namespace, this.#log);
+    return describedPermissions(this.name, this.#described, options.namespace === '' ? undefined : options.namespace, this.#log, false);
   }
 
   /** Whether the builder declared any `uses` (each cluster's `ctx.client` then refuses a request none covers; see `Controller.declaresUses`). */

@@ -4,7 +4,7 @@
 import { InvalidOptionError, validateOptions } from '../../core/options.js';
 import { mergePermissions, type Permission } from '../../core/permissions.js';
 import type { PermissionReport } from '../permissions.js';
-import type { ClusterAware } from './controller.js';
+import { objectRingOf, type ClusterAware } from './controller.js';
 import type { ClusterProvider } from './provider.js';
 
 /** Which cluster of a fleet a permission report is for (see `MultiClusterManager.permissionReport`). */
@@ -48,6 +48,11 @@ export function fleetPermissionReport(
     for (const p of providers) {
       if (typeof p.permissions === 'function') out.push(...p.permissions());
       else warnings.push(`provider ${p.name} has no permissions(): what it reads from the management cluster is not in the rules — grant it by hand`);
+    }
+    // A controller's shard ring (option sharded) keeps its Leases where its store points: the management cluster, as docs/multicluster.md sets it up.
+    for (const c of controllers) {
+      const ring = objectRingOf(c);
+      if (ring !== undefined) out.push(...ring.permissions());
     }
     return { permissions: mergePermissions(out), warnings };
   }

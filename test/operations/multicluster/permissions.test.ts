@@ -88,4 +88,15 @@ describe('MultiClusterManager.permissionReport({ cluster })', () => {
     expect(resourcesOf).toContain('fleet//secrets');
     expect(resourcesOf).toContain('fleet/coordination.k8s.io/leases');
   });
+
+  it("a controller sharded by object: its ring's Leases are the management cluster's rules, not every target's", async () => {
+    const { LeaseRingStore, ShardRing } = await import('../../../src/sharding/index.js');
+    const store = new LeaseRingStore(kubeConfig, { namespace: 'fleet', ring: 'objects', leaseDurationSeconds: 15 });
+    const ring = new ShardRing({ store, name: 'objects', identity: 'r1', logger: false });
+    const fleet = MultiClusterController.for(resources.configmaps).build(done, { name: 'cms', sharded: ring, logger: false });
+    const manager = new MultiClusterManager({ providers: [staticClusters({ east: kubeConfig })], controllers: [fleet], logger: false });
+    const rules = (cluster: 'management' | 'target') => manager.permissionReport({ cluster }).permissions.map((p) => `${p.namespace ?? '*'}/${p.group}/${p.resource}`);
+    expect(rules('target')).toEqual(['*//configmaps']);
+    expect(rules('management')).toEqual(['fleet/coordination.k8s.io/leases']);
+  });
 });
