@@ -2,39 +2,24 @@
 // for all clusters, a disengage forgetting a key in backoff at once, onError seeing the object key, and
 // one cluster's Controller failing while the other reconciles on. Two fake API servers, handles made by hand.
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
 import { FakeClock, flushPromises, resources } from '../../../src/core/index.js';
 import { Action, type ControllerMetricsProvider } from '../../../src/controller/index.js';
 import { SharedInformerFactory } from '../../../src/informer/index.js';
 import { MultiClusterController, type ClusterAware, type ClusterHandle } from '../../../src/operations/index.js';
-import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
+import { type FakeApiServer } from '../../../src/testing/index.js';
 import { failOnUnhandledRejections } from '../../helpers/async.js';
+import { useTwoClusters, until } from './clusters.js';
 
 failOnUnhandledRejections();
 
 let east: FakeApiServer;
 let west: FakeApiServer;
 let stop: AbortController;
-beforeEach(async () => {
-  east = await startFakeApiServer();
-  west = await startFakeApiServer();
-  stop = new AbortController();
-});
-afterEach(async () => {
-  stop.abort();
-  await Promise.all([east.close(), west.close()]);
-});
+useTwoClusters((c) => ({ east, west, stop } = c));
 
-/** Lets I/O and promise chains run (setImmediate turns, never a timer) until `cond()` holds. */
-async function until(cond: () => boolean, what: string, turns = 20_000): Promise<void> {
-  for (let i = 0; i < turns; i++) {
-    if (cond()) return;
-    await flushPromises(1);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const cm = (name: string, data: Record<string, string> = {}): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns' }, data });
 

@@ -2,24 +2,18 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
-import { flushPromises, resources } from '../../../src/core/index.js';
+import { resources } from '../../../src/core/index.js';
 import { Action } from '../../../src/controller/index.js';
 import { SharedInformerFactory } from '../../../src/index.js';
 import { KUBECONFIG_SECRET_LABEL, kubeconfigSecrets, MultiClusterController, MultiClusterManager } from '../../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
+import { until } from './clusters.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function until(cond: () => boolean, what: string, turns = 20_000): Promise<void> {
-  for (let i = 0; i < turns; i++) {
-    if (cond()) return;
-    await flushPromises(1);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 async function server(): Promise<FakeApiServer> {
   const s = await startFakeApiServer({ logger: false });

@@ -3,7 +3,7 @@
 // cluster reported without making the others unready; a disengage drops the cluster's queued keys.
 
 import * as promClient from 'prom-client';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { flushPromises, resources } from '../../../src/core/index.js';
 import { Action } from '../../../src/controller/index.js';
@@ -11,28 +11,13 @@ import type { KubeConfigLike } from '../../../src/listwatch/index.js';
 import { MultiClusterController, MultiClusterManager, probeReport, registerInformerMetrics, staticClusters, type ClusterProvider, type ClusterSink } from '../../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
 import { metricValue } from '../prom.js';
+import { useTwoClusters, until } from './clusters.js';
 
 let east: FakeApiServer;
 let west: FakeApiServer;
 let stop: AbortController;
-beforeEach(async () => {
-  east = await startFakeApiServer();
-  west = await startFakeApiServer();
-  stop = new AbortController();
-});
-afterEach(async () => {
-  stop.abort();
-  await Promise.all([east.close(), west.close()]);
-});
+useTwoClusters((c) => ({ east, west, stop } = c));
 
-/** Lets I/O and promise chains run (setImmediate turns, never a timer) until `cond()` holds. */
-async function until(cond: () => boolean, what: string, turns = 20_000): Promise<void> {
-  for (let i = 0; i < turns; i++) {
-    if (cond()) return;
-    await flushPromises(1);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const cm = (name: string, data: Record<string, string>): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns' }, data });
 

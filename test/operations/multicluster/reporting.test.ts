@@ -2,26 +2,19 @@
 // metrics; the management cluster's Secret informer failing /readyz; the manager's own metrics.
 
 import * as promClient from 'prom-client';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resources, SharedInformerFactory, type InformerHealth } from '../../../src/index.js';
 import { ClusterRefusedError, informerMetricNames, kubeconfigSecrets, MultiClusterManager, probeReport, registerInformerMetrics, shardedClusters, staticClusters, type ClusterAware, type ClusterHandle, type ClusterProvider } from '../../../src/operations/index.js';
 import { InMemoryRingStore, ShardRing } from '../../../src/sharding/index.js';
 import { FakeClock, startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
 import { until } from '../../examples/helpers.js';
 import { metricValue } from '../prom.js';
+import { useTwoClusters } from './clusters.js';
 
 let east: FakeApiServer;
 let west: FakeApiServer;
 let stop: AbortController;
-beforeEach(async () => {
-  east = await startFakeApiServer();
-  west = await startFakeApiServer();
-  stop = new AbortController();
-});
-afterEach(async () => {
-  stop.abort();
-  await Promise.all([east.close(), west.close()]);
-});
+useTwoClusters((c) => ({ east, west, stop } = c));
 
 const quiet = { logger: false as const };
 const fastRetry = { ...quiet, informerOptions: { reflector: { backoff: { initialMs: 1, maxMs: 5 } } } };

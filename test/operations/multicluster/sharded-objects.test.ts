@@ -6,16 +6,17 @@
 // two replicas at once. And `concurrencyGroups` cap each cluster of a fleet while `concurrency` caps
 // them all; and the manager refuses shard by cluster beside shard by object.
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { FakeClock, flushPromises, resources } from '../../../src/core/index.js';
 import { Action } from '../../../src/controller/index.js';
 import { SharedInformerFactory } from '../../../src/informer/index.js';
 import { MultiClusterController, MultiClusterManager, shardedClusters, staticClusters, type ClusterHandle } from '../../../src/operations/index.js';
 import { InMemoryRingStore, ShardRing } from '../../../src/sharding/index.js';
-import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
+import { type FakeApiServer } from '../../../src/testing/index.js';
 import { failOnUnhandledRejections } from '../../helpers/async.js';
 import { settle } from '../../sharding/helpers.js';
+import { useTwoClusters, until } from './clusters.js';
 
 failOnUnhandledRejections();
 
@@ -23,25 +24,8 @@ let east: FakeApiServer;
 let west: FakeApiServer;
 let stop: AbortController;
 const stops: Array<() => Promise<void>> = [];
-beforeEach(async () => {
-  east = await startFakeApiServer();
-  west = await startFakeApiServer();
-  stop = new AbortController();
-});
-afterEach(async () => {
-  stop.abort();
-  for (const s of stops.splice(0).reverse()) await s();
-  await Promise.all([east.close(), west.close()]);
-});
+useTwoClusters((c) => ({ east, west, stop } = c), stops);
 
-/** Lets I/O and promise chains run (setImmediate turns, never a timer) until `cond()` holds. */
-async function until(cond: () => boolean, what: string, turns = 20_000): Promise<void> {
-  for (let i = 0; i < turns; i++) {
-    if (cond()) return;
-    await flushPromises(1);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const cm = (name: string): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns' } });
 
