@@ -17,4 +17,4 @@ export * from './metrics.js';
 export type { RateLimitOptions, RateLimitCause } from './rate-limit.js';
 export { Priority, defaultPriority, type PriorityFunction, type ConcurrencyGroups } from './priority.js';
 export { PermissionNotDeclaredError } from '../core/permissions.js';
-export type { UsesOptions } from './permissions.js';
+export { describedPermissions, type UsesOptions } from './permissions.js';

@@ -24,8 +24,8 @@ import {
   type ReconcileRequest,
   type ScheduleRequest,
   type WatchOptions,
+  describedPermissions,
 } from '../../controller/index.js';
-import { describedPermissions } from '../../controller/permissions.js';
 import { gvrKey, type SharedInformerFactory } from '../../informer/index.js';
 import type { KubeConfigLike } from '../../listwatch/index.js';
 import type { SettableGaugeMetric } from '../../observability/index.js';
