@@ -7,6 +7,7 @@ import { newResourceClient, type KubeConfigLike } from '../../src/listwatch/inde
 import { kubeconfigSecrets, KUBECONFIG_SECRET_LABEL, type ClusterSink } from '../../src/operations/index.js';
 import { until } from '../examples/helpers.js';
 import { freshNamespace, startRealApiServer, type RealApiServer } from './harness.js';
+import { kubeconfigText } from '../helpers/kubeconfig.js';
 
 describe('kubeconfigSecrets on kube-apiserver', () => {
   let server: RealApiServer;
@@ -20,16 +21,7 @@ describe('kubeconfigSecrets on kube-apiserver', () => {
   });
 
   /** A kubeconfig (as a Secret holds it) for the real server: its CA inline, `token` as the user's. */
-  const kubeconfig = (token: string): string =>
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      `clusters:\n- name: real\n  cluster:\n    server: ${server.server}\n    certificate-authority-data: ${Buffer.from(server.ca).toString('base64')}`,
-      `users:\n- name: u\n  user:\n    token: ${token}`,
-      'contexts:\n- name: ctx\n  context:\n    cluster: real\n    user: u',
-      'current-context: ctx',
-      '',
-    ].join('\n');
+  const kubeconfig = (token: string): string => kubeconfigText({ server: server.server, ca: server.ca, user: token, name: 'real' });
 
   it('engages a cluster whose credentials the server accepts, and refuses one whose token it does not know (401), never engaging it', async () => {
     const events: string[] = [];

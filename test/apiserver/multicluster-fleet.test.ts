@@ -15,6 +15,7 @@ import { ConfigMapSetFleet } from '../../examples/configmapset/fleet.js';
 import { clusterRegistry, FileRegistry } from '../../examples/configmapset/registry.js';
 import { configMapSet, runScenario } from '../../examples/configmapset/scenario.js';
 import { freshNamespace, startRealApiServer, type RealApiServer } from './harness.js';
+import { kubeconfigText } from '../helpers/kubeconfig.js';
 
 let east: RealApiServer;
 let west: RealApiServer;
@@ -42,15 +43,7 @@ afterAll(async () => {
 
 /** A kubeconfig Secret for `server` (as kubeconfigSecrets reads it: the CA inline, a bearer token — no file paths). */
 function kubeconfigSecret(name: string, server: RealApiServer): Secret {
-  const kubeconfig = [
-    'apiVersion: v1',
-    'kind: Config',
-    `clusters:\n- name: ${name}\n  cluster:\n    server: ${server.server}\n    certificate-authority-data: ${Buffer.from(server.ca).toString('base64')}`,
-    `users:\n- name: admin\n  user:\n    token: ${server.token}`,
-    `contexts:\n- name: ${name}\n  context:\n    cluster: ${name}\n    user: admin`,
-    `current-context: ${name}`,
-    '',
-  ].join('\n');
+  const kubeconfig = kubeconfigText({ server: server.server, ca: server.ca, user: server.token, name });
   return { metadata: { name, namespace: secretsNamespace, labels: { [KUBECONFIG_SECRET_LABEL]: 'true' } }, data: { kubeconfig: Buffer.from(kubeconfig).toString('base64') } };
 }
 

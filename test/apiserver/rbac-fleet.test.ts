@@ -13,6 +13,7 @@ import { leanKubeConfigFromText } from '../../src/listwatch/index.js';
 import { KUBECONFIG_SECRET_LABEL, kubeconfigSecrets, MultiClusterController, MultiClusterManager, rbacManifests } from '../../src/operations/index.js';
 import { freshNamespace, startRealApiServer, type RealApiServer } from './harness.js';
 import { ServiceAccountIdentity } from './service-account.js';
+import { kubeconfigText } from '../helpers/kubeconfig.js';
 
 let server: RealApiServer;
 let sa: ServiceAccountIdentity;
@@ -34,21 +35,13 @@ afterAll(async () => {
 });
 
 /** A kubeconfig (text) of the ServiceAccount's token for the server: CA inline, no file paths. */
-function kubeconfigText(): string {
-  return [
-    'apiVersion: v1',
-    'kind: Config',
-    `clusters:\n- name: api\n  cluster:\n    server: ${server.server}\n    certificate-authority-data: ${Buffer.from(server.ca).toString('base64')}`,
-    `users:\n- name: fleet\n  user:\n    token: ${token}`,
-    'contexts:\n- name: api\n  context:\n    cluster: api\n    user: fleet',
-    'current-context: api',
-    '',
-  ].join('\n');
+function serviceAccountKubeconfig(): string {
+  return kubeconfigText({ server: server.server, ca: server.ca, user: token, name: 'api' });
 }
 
 /** The fleet as the ServiceAccount: Secrets read from `secretsNamespace`, a labeler of ConfigMaps in `workNamespace` of each cluster. */
 function fleet(): { manager: MultiClusterManager; factory: SharedInformerFactory; provider: ReturnType<typeof kubeconfigSecrets> } {
-  const factory = new SharedInformerFactory(leanKubeConfigFromText(kubeconfigText(), 'the fleet ServiceAccount'), { logger: false });
+  const factory = new SharedInformerFactory(leanKubeConfigFromText(serviceAccountKubeconfig(), 'the fleet ServiceAccount'), { logger: false });
   const provider = kubeconfigSecrets({ factory, namespace: secretsNamespace });
   const labeler = MultiClusterController.for(resources.configmaps)
     .uses(resources.configmaps, ['patch'])
@@ -86,7 +79,7 @@ describe('a fleet bound only to its generated RBAC (management and target)', () 
 
     const secrets = newResourceClient(server.kubeConfig, resources.secrets);
     const configmaps = newResourceClient(server.kubeConfig, resources.configmaps);
-    const secret: Secret = { metadata: { name: 'hub', namespace: secretsNamespace, labels: { [KUBECONFIG_SECRET_LABEL]: 'true' } }, stringData: { kubeconfig: kubeconfigText() } };
+    const secret: Secret = { metadata: { name: 'hub', namespace: secretsNamespace, labels: { [KUBECONFIG_SECRET_LABEL]: 'true' } }, stringData: { kubeconfig: serviceAccountKubeconfig() } };
     await secrets.create(secret);
     const cm: ConfigMap = { metadata: { name: 'a', namespace: workNamespace }, data: { x: '1' } };
     await configmaps.create(cm);

@@ -10,6 +10,7 @@ import { FakeClock, startFakeApiServer, type FakeApiServer } from '../../src/tes
 import { until } from '../examples/helpers.js';
 import { kubeConfigFor } from '../listwatch/helpers.js';
 import { failOnUnhandledRejections } from '../helpers/async.js';
+import { kubeconfigText } from '../helpers/kubeconfig.js';
 
 failOnUnhandledRejections();
 
@@ -47,15 +48,7 @@ async function server(options: { token?: string } = {}): Promise<FakeApiServer> 
 
 /** A kubeconfig (the text a Secret holds) for the fake server at `port`, with `user`. */
 function kubeconfig(port: number, user: Record<string, unknown> = { token: 'fake-token' }): string {
-  return [
-    'apiVersion: v1',
-    'kind: Config',
-    `clusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:${port}`,
-    `users:\n- name: u\n  user: ${JSON.stringify(user)}`,
-    'contexts:\n- name: ctx\n  context:\n    cluster: c\n    user: u',
-    'current-context: ctx',
-    '',
-  ].join('\n');
+  return kubeconfigText({ server: `http://127.0.0.1:${port}`, user });
 }
 
 const b64 = (text: string): string => Buffer.from(text).toString('base64');

@@ -3,6 +3,7 @@
 
 import { afterEach, beforeEach } from 'vitest';
 import { flushPromises } from '../../../src/core/index.js';
+import type { ClusterProvider, ClusterSink } from '../../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
 
 /** What {@link useTwoClusters} hands each test. */
@@ -39,4 +40,17 @@ export async function until(cond: () => boolean, what: string, turns = 20_000): 
     await flushPromises(1);
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A provider a test drives by hand: the sink it was given, once `run` started. */
+export function handProvider(): ClusterProvider & { sink: ClusterSink | undefined } {
+  const p: ClusterProvider & { sink: ClusterSink | undefined } = {
+    name: 'hand',
+    sink: undefined,
+    run: async (signal, sink) => {
+      p.sink = sink;
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    },
+  };
+  return p;
 }

@@ -8,6 +8,7 @@ import { SharedInformerFactory } from '../../../src/index.js';
 import { KUBECONFIG_SECRET_LABEL, kubeconfigSecrets, MultiClusterController, MultiClusterManager } from '../../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
 import { until } from './clusters.js';
+import { kubeconfigText } from '../../helpers/kubeconfig.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -21,16 +22,7 @@ async function server(): Promise<FakeApiServer> {
   return s;
 }
 
-const kubeconfig = (s: FakeApiServer): string =>
-  [
-    'apiVersion: v1',
-    'kind: Config',
-    `clusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:${s.port}`,
-    'users:\n- name: u\n  user:\n    token: fake-token',
-    'contexts:\n- name: ctx\n  context:\n    cluster: c\n    user: u',
-    'current-context: ctx',
-    '',
-  ].join('\n');
+const kubeconfig = (s: FakeApiServer): string => kubeconfigText({ server: `http://127.0.0.1:${s.port}` });
 
 const secret = (name: string, target: FakeApiServer, cluster = name): Secret => ({
   apiVersion: 'v1',

@@ -8,10 +8,10 @@ import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { flushPromises, resources } from '../../../src/core/index.js';
 import { Action } from '../../../src/controller/index.js';
 import type { KubeConfigLike } from '../../../src/listwatch/index.js';
-import { MultiClusterController, MultiClusterManager, probeReport, registerInformerMetrics, staticClusters, type ClusterProvider, type ClusterSink } from '../../../src/operations/index.js';
+import { MultiClusterController, MultiClusterManager, probeReport, registerInformerMetrics, staticClusters, type ClusterProvider } from '../../../src/operations/index.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/testing/index.js';
 import { metricValue } from '../prom.js';
-import { useTwoClusters, until } from './clusters.js';
+import { handProvider, useTwoClusters, until } from './clusters.js';
 
 let east: FakeApiServer;
 let west: FakeApiServer;
@@ -21,18 +21,6 @@ useTwoClusters((c) => ({ east, west, stop } = c));
 
 const cm = (name: string, data: Record<string, string>): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns' }, data });
 
-/** A provider a test drives by hand: the sink it was given, once `run` started. */
-function handProvider(): ClusterProvider & { sink: ClusterSink | undefined } {
-  const p: ClusterProvider & { sink: ClusterSink | undefined } = {
-    name: 'hand',
-    sink: undefined,
-    run: async (signal, sink) => {
-      p.sink = sink;
-      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    },
-  };
-  return p;
-}
 
 const quiet = { logger: false as const };
 

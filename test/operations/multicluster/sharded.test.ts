@@ -9,23 +9,12 @@ import { shardedClusters, type ClusterProvider, type ClusterSink } from '../../.
 import { InMemoryRingStore, ShardRing } from '../../../src/sharding/index.js';
 import { memoryLog } from '../../controller/fixture.js';
 import { CuttableStore } from '../../sharding/helpers.js';
+import { handProvider } from './clusters.js';
 
 const TIMING = { slots: 8, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, logger: false } as const;
 const kc = (name: string): KubeConfigLike => ({ getCurrentCluster: () => ({ name, server: `https://${name}` }) }) as unknown as KubeConfigLike;
 const CLUSTERS = Array.from({ length: 12 }, (_, i) => `cluster-${i}`);
 
-/** A provider a test drives by hand: the sink it was given, once `run` started. */
-function handProvider(): ClusterProvider & { sink: ClusterSink | undefined } {
-  const p: ClusterProvider & { sink: ClusterSink | undefined } = {
-    name: 'hand',
-    sink: undefined,
-    run: async (signal, sink) => {
-      p.sink = sink;
-      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    },
-  };
-  return p;
-}
 
 /** A sink that records what is engaged (as the manager does: another source for an engaged name throws). */
 class RecordingSink implements ClusterSink {
