@@ -122,7 +122,7 @@ type Counts = typeof ZERO;
  * (same name, new epoch) is a new Controller, which reconciles every object of the cluster again.
  *
  * Failure isolation: a cluster's Controller that fails (an informer failed for good, its factory
- * stopped) is logged, counted (`stats().failed Clusters`, {@link MultiClusterController.failureOf}) and
+ * stopped) is logged, counted (`stats().failedClusters`, {@link MultiClusterController.failureOf}) and
  * dropped — kept disengaged until the cluster is engaged again — while the others reconcile on. A
  * programming error in the reconcile (a misuse of the runtime, a result that is not an `Action`)
  * stops the whole controller: `run` rejects with it, as a `Controller`'s does.
