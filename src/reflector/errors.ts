@@ -20,15 +20,11 @@ export interface RegressionInfo {
   /**
    * `held`: a change not newer than (a bookmark or list older than) the reflector's resource version;
    * `stored`: an ADDED/MODIFIED older than the copy
-   * of the same object already in `knownObjects` (then `storedResourceVersion` is set);
-   * `streamed`: a MODIFIED/DELETED in a streaming list's initial events not newer than an event the
-   * stream already carried (then `streamedResourceVersion` is set).
+   * of the same object already in `knownObjects` (then `storedResourceVersion` is set).
    */
-  readonly reason: 'held' | 'stored' | 'streamed';
+  readonly reason: 'held' | 'stored';
   /** The resource version of the stored copy, when `reason` is `stored`. */
   readonly storedResourceVersion?: string;
-  /** The newest resource version the stream had carried, when `reason` is `streamed`. */
-  readonly streamedResourceVersion?: string;
   /**
    * True only for a consistent list (`resourceVersion: ""`) that answered older than held: the server's
    * history went back (etcd restored), so the reflector adopted it rather than refuse the truth forever.
@@ -45,10 +41,7 @@ export class ResourceVersionRegressionError extends KubeInformerError {
   readonly info: RegressionInfo;
   constructor(info: RegressionInfo) {
     const what = info.key === '' ? info.eventType : `${info.eventType} ${info.key}`;
-    const than =
-      info.reason === 'stored' ? `older than the stored copy (${info.storedResourceVersion})`
-      : info.reason === 'streamed' ? `not newer than the streaming list's ${info.streamedResourceVersion}`
-      : `not newer than the held ${info.heldResourceVersion}`;
+    const than = info.reason === 'stored' ? `older than the stored copy (${info.storedResourceVersion})` : `not newer than the held ${info.heldResourceVersion}`;
     super(
       ErrorCodes.RESOURCE_VERSION_REGRESSION,
       `${info.name}: rejected ${what} at resourceVersion ${info.eventResourceVersion}, ${than}; relisting`,

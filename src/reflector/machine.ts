@@ -13,8 +13,7 @@
 // | refetching    | unpaged list    | page → as listing's last page · failed, timedOut, storeFailed → as listing                 |
 // | streamOpening | streaming watch | opened → streaming · failed, timedOut → FALLBACK; under 'auto', refused as invalid (no     |
 // |               |                 |   streaming lists on that server) → listing (watchListUnsupported, not an error)            |
-// | streaming     | next event      | change → streaming (collected), or, a MODIFIED/DELETED not newer than the stream's latest  |
-// |               |                 |   event, FALLBACK (regression) · other bookmark, foreign → streaming · initial-events-end   |
+// | streaming     | next event      | change → streaming (collected) · other bookmark, foreign → streaming · initial-events-end  |
 // |               |                 |   bookmark → watching (listed; replace), or, older than held, FALLBACK (regression) ·      |
 // |               |                 |   ERROR, invalid, closed, timedOut, failed, storeFailed → FALLBACK                          |
 // | watchOpening  | watch           | opened → watching · failed refused/429, timedOut → REWATCH · failed 410 → EXPIRED ·      |
@@ -75,9 +74,7 @@ export type State<T> =
       readonly pages: Chain<readonly T[]>; readonly next: ListOptions }
   | { readonly kind: 'refetching'; readonly mem: Memory; readonly request: ListOptions; readonly options: ListOptions }
   | { readonly kind: 'streamOpening'; readonly mem: Memory; readonly options: ListOptions }
-  | { readonly kind: 'streaming'; readonly mem: Memory; readonly initial: Chain<readonly [string, T | undefined]> | undefined;
-      /** The newest version an event of this stream carried (undefined before the first). */
-      readonly latest?: string }
+  | { readonly kind: 'streaming'; readonly mem: Memory; readonly initial: Chain<readonly [string, T | undefined]> | undefined }
   | { readonly kind: 'watchOpening'; readonly mem: Memory; readonly options: ListOptions }
   | { readonly kind: 'watching'; readonly mem: Memory; readonly session: Session }
   | { readonly kind: 'waiting'; readonly mem: Memory; readonly then: 'cycle' | 'watch'; readonly atLeastMs: number }
@@ -326,21 +323,10 @@ function onStreamedEvent<T>(fx: Effects<T>, state: Extract<State<T>, { kind: 'st
       fx.error(v.error, 'event', 'skip', false);
       return fx.to(state);
     case 'change': {
-      // The initial ADDED events come in no version order, but a change the stream carries after them
-      // happened after the snapshot: it is newer than every event before it. A MODIFIED or DELETED that
-      // is not is stale (kubernetes #58545); collected, it would take a live object out of the replace.
-      const check = compare(mem.versions, v.resourceVersion, state.latest);
-      const versions = fx.versions(check);
-      if (v.type !== 'ADDED' && (check.order === 'older' || check.order === 'same')) {
-        fx.seen(v, 'dropped');
-        const info = regression(fx, v.key, v.type, versions.held, v.resourceVersion, 'streamed', { streamedResourceVersion: state.latest });
-        return fallback(fx, { ...withVersions(mem, versions), repair: true }, new ResourceVersionRegressionError(info), 'guard', false);
-      }
       fx.seen(v, 'collected');
       // An object the cache holds at this very version: its cached copy is kept, the decoded one dropped.
       const kept = v.type === 'DELETED' ? undefined : (fx.env.unchanged?.(v.key, v.resourceVersion) ?? v.object);
-      const latest = state.latest === undefined || check.order === 'newer' ? v.resourceVersion : state.latest;
-      return fx.to({ kind: 'streaming', mem: withVersions(mem, versions), initial: chain(state.initial, [v.key, kept] as const), latest });
+      return fx.to({ ...state, initial: chain(state.initial, [v.key, kept] as const) });
     }
     case 'bookmark': {
       fx.report({ kind: 'bookmark', payload: { resourceVersion: v.resourceVersion, initialEventsEnd: v.initialEventsEnd } });
@@ -470,7 +456,7 @@ function reject<T>(fx: Effects<T>, mem: Memory, info: RegressionInfo): Transitio
 }
 
 /** Reports a regression and returns its info. */
-function regression<T>(fx: Effects<T>, key: string, eventType: string, held: string, rv: string, reason: RegressionInfo['reason'], extra: Partial<RegressionInfo> = {}): RegressionInfo {
+function regression<T>(fx: Effects<T>, key: string, eventType: string, held: string, rv: string, reason: 'held' | 'stored', extra: Partial<RegressionInfo> = {}): RegressionInfo {
   const info: RegressionInfo = { name: fx.env.name, key, eventType, heldResourceVersion: held, eventResourceVersion: rv, reason, ...extra };
   fx.report({ kind: 'regression', payload: info });
   return info;
